@@ -1,0 +1,12 @@
+export {
+  DatalystError,
+  SandboxUnavailableError,
+  ImageMissingError,
+  SandboxFailureError,
+  ModelUnavailableError,
+  WorkspaceError,
+  ConfigError,
+  TraceError,
+  CancelledError,
+} from './datalyst-error.ts';
+export type { Fault, DatalystErrorOptions } from './datalyst-error.ts';

@@ -1,0 +1,79 @@
+import type { CellResult } from './cell-result.ts';
+import type { WorkspaceProfile } from './workspace-profile.ts';
+
+export type SandboxBackendName = 'docker' | 'local';
+
+/** Limits of one session. Every field has a default; see `defaultSandboxLimits`. */
+export interface SandboxLimits {
+  /** Wall-clock limit of one cell. Default 120 000 (`DATALYST_CELL_TIMEOUT_MS`). */
+  cellTimeoutMs: number;
+  /** How long an interrupted cell may take to return before the kernel is restarted. Default 5 000. */
+  interruptGraceMs: number;
+  /** Memory of the container; swap is not allowed (memory = memory+swap). Default 2048. */
+  memoryMb: number;
+  /** CPU quota in cores. Default 1.5. */
+  cpus: number;
+  /** Processes and threads in the container. Default 256. */
+  pidsLimit: number;
+  /** Bytes of stdout and of stderr kept per cell; more stops the cell with `output-limit`. Default 1 MiB. */
+  maxOutputBytes: number;
+  /** Size of the writable working directory (tmpfs). Default 1024. */
+  workdirMb: number;
+  /** Size of /tmp (tmpfs). Default 256. */
+  scratchMb: number;
+  /** Largest file a process may write (RLIMIT_FSIZE). Default 512 MiB. */
+  maxFileBytes: number;
+  /** Open files per process (RLIMIT_NOFILE). Default 1024. */
+  maxOpenFiles: number;
+}
+
+export interface SandboxOptions {
+  /** Default `docker` (`DATALYST_SANDBOX`). `local` runs without any isolation. */
+  backend?: SandboxBackendName;
+  /** Host folder copied into the session's working directory. The original is never written. */
+  workspaceDir?: string;
+  /** Runner image; default the tag computed from `docker/python-runner` (see `runnerImageTag`). */
+  image?: string;
+  limits?: Partial<SandboxLimits>;
+  signal?: AbortSignal;
+}
+
+export interface ExecuteOptions {
+  /** Overrides `limits.cellTimeoutMs` for this cell. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** A regular file read out of the session's working directory. */
+export interface CollectedFile {
+  path: string;
+  bytes: Uint8Array;
+}
+
+export interface ReadFilesOptions {
+  /** Total bytes to read at most. Default 64 MiB. */
+  maxTotalBytes?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * One container (or process) with one persistent Python kernel: variables,
+ * imports and loaded frames survive from cell to cell.
+ */
+export interface SandboxSession extends AsyncDisposable {
+  readonly id: string;
+  readonly backend: SandboxBackendName;
+  readonly limits: Readonly<SandboxLimits>;
+  /**
+   * Runs one cell. A failing cell is a result, not a throw. Throws
+   * `SandboxFailureError` only when the sandbox is gone and cannot be restarted,
+   * `CancelledError` when the signal aborts (the cell is interrupted first).
+   */
+  execute(code: string, options?: ExecuteOptions): Promise<CellResult>;
+  /** Profiles every workspace file inside the sandbox, without touching the kernel's variables. */
+  profileWorkspace(options?: { signal?: AbortSignal }): Promise<WorkspaceProfile>;
+  /** Reads regular files (never links) from the working directory, with byte caps. */
+  readFiles(paths: readonly string[], options?: ReadFilesOptions): Promise<CollectedFile[]>;
+  /** Stops the kernel and removes the container. Safe to call twice. */
+  close(): Promise<void>;
+}
