@@ -1,0 +1,6 @@
+#!/usr/bin/env node
+// Runs the TypeScript CLI directly through tsx (no build step to forget).
+import { register } from 'tsx/esm/api';
+
+register();
+await import('../src/cli/main.ts');

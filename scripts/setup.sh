@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Everything the main job needs: npm packages, a Docker engine, the runner image.
+# Quick when all of it is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+
+# npm packages: reinstall only when package-lock.json changed since the last install.
+stamp=node_modules/.datalyst-lock-hash
+lock_hash=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$lock_hash" ]; then
+  log "installing npm packages"
+  # `npm install` rather than `npm ci`: npm 11 here leaves rollup's optional
+  # platform packages out of the lock file and then refuses `npm ci`.
+  npm install --no-audit --no-fund --loglevel=error
+  echo "$lock_hash" > "$stamp"
+fi
+
+bash scripts/setup-engine.sh
+npx tsx scripts/ensure-runner-image.ts ${DATALYST_SETUP_VERBOSE:+--verbose}

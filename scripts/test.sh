@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The test command (README, CI): sets up what the tests need, then type-checks,
+# lints and runs every test, the Docker and browser ones included.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+
+bash scripts/setup.sh
+# Browser tests drive Debian's Chromium with playwright-core (no browser download).
+[ -x /usr/bin/chromium ] || apt_install chromium fonts-dejavu-core
+
+log "type-checking"
+npx tsc --noEmit
+log "linting"
+npx eslint . --cache --cache-location node_modules/.cache/eslint
+npx prettier --check . --log-level warn
+log "running the tests"
+mkdir -p test-artifacts
+status=0
+npx vitest run --reporter=default --reporter=json --outputFile.json=test-artifacts/vitest.json "$@" || status=$?
+# One plain closing line that any CI can read.
+node -e '
+  const r = JSON.parse(require("fs").readFileSync("test-artifacts/vitest.json", "utf8"));
+  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed` + (r.numPendingTests ? `, ${r.numPendingTests} skipped` : ""));
+' || true
+exit $status
