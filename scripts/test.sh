@@ -8,6 +8,8 @@ source scripts/lib.sh
 bash scripts/setup.sh
 # Browser tests drive Debian's Chromium with playwright-core (no browser download).
 [ -x /usr/bin/chromium ] || apt_install chromium fonts-dejavu-core
+# The local (unisolated) backend's tests run the kernel with Debian's own Python.
+apt_install python3 python3-pandas python3-matplotlib python3-openpyxl
 
 log "type-checking"
 npx tsc --noEmit
