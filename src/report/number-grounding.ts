@@ -1,0 +1,193 @@
+/**
+ * Grounding: are the numbers an answer states found in what the code printed?
+ *
+ * Pure functions, no I/O. The answer is split into text segments by the
+ * caller (the markdown renderer hands over each text run, so list markers,
+ * inline code and link targets never reach this module); each segment's
+ * numbers are looked up in an index built from the execution outputs.
+ *
+ * Rules (decisions, documented here because they decide what a reader sees):
+ * - A stated number with d decimals matches an output number that rounds OR
+ *   truncates to it at d decimals: "6.39" matches 6.391960, "6.4" matches
+ *   6.391960, "1194" matches 1194.000000.
+ * - Thousands separators are ignored on both sides: "1,194" matches 1194.
+ * - Signs are ignored: "fell by 0.25" is grounded by an output of -0.25.
+ * - "24.5%" matches an output of 24.5 or of 0.245 (a ratio printed raw).
+ * - Trivial numbers are not checked: whole numbers from 0 to 10 (counts a
+ *   reader checks at a glance, and they occur in almost every output, so a
+ *   "verified" mark would mean nothing); numbers glued to letters (E3, 8B,
+ *   2nd, COVID-19); ISO dates and clock times; and in headings, a leading
+ *   section number ("2.", "3.1") and years 1900-2100. Years in body text ARE
+ *   checked: "sales peaked in 2019" is a claim about the data.
+ */
+
+/** One number as written in the answer. */
+export interface NumberMention {
+  /** The text as written, e.g. `1,194` or `24.5%`. */
+  text: string;
+  /** Offsets into the segment it was found in. */
+  start: number;
+  end: number;
+  /** Absolute value, separators removed, percent sign not applied. */
+  value: number;
+  /** Digits after the decimal point as written. */
+  decimals: number;
+  percent: boolean;
+}
+
+/** A mention and what it was found in. */
+export interface GroundedNumber extends NumberMention {
+  verified: boolean;
+  /** The output (e.g. `E3`) holding the number; null when unverified. */
+  outputId: string | null;
+  /** The number as the output printed it; null when unverified. */
+  matchedText: string | null;
+}
+
+/** The text of one execution output: stdout, the echoed value, table cells. */
+export interface GroundingSource {
+  outputId: string;
+  text: string;
+}
+
+export interface SegmentContext {
+  /** The segment is (part of) a heading: section numbers and years are not checked. */
+  inHeading?: boolean;
+  /** The segment starts its line or heading (where a section number would stand). */
+  atLineStart?: boolean;
+}
+
+interface IndexEntry {
+  outputId: string;
+  text: string;
+}
+
+/** Output numbers keyed by `decimals:digits` for every rounding and truncation the rules allow. */
+export interface NumberIndex {
+  readonly byKey: ReadonlyMap<string, IndexEntry>;
+  readonly sourceCount: number;
+}
+
+/** Decimals indexed: a stated number with more decimals must be printed exactly. */
+const MAX_INDEXED_DECIMALS = 8;
+
+// A number body: grouped thousands or plain digits, optional fraction. The
+// lookbehind keeps digits that continue a word, number or decimal out.
+const mentionPattern = /(?<![\p{L}\p{N}_.,])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:\s?(%))?/gu;
+const sourcePattern = /(?<![\p{L}\p{N}_.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:[eE]([-+]?\d{1,3}))?/gu;
+const datePattern = /\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?\b|\b\d{1,2}:\d{2}(?::\d{2})?\b/g;
+const sectionNumberPattern = /^\s*\d+(?:\.\d+)*\.?(?=\s|$)/;
+
+/** Finds the numbers in one segment of answer text, leaving out the trivial ones. */
+export function findNumberMentions(segment: string, context: SegmentContext = {}): NumberMention[] {
+  const masked = segment.replace(datePattern, (match) => ' '.repeat(match.length));
+  const sectionEnd = context.inHeading && context.atLineStart !== false ? (sectionNumberPattern.exec(masked)?.[0].length ?? 0) : 0;
+  const mentions: NumberMention[] = [];
+  for (const match of masked.matchAll(mentionPattern)) {
+    const start = match.index;
+    const integerPart = match[1] ?? '';
+    const fraction = match[2] ?? '';
+    const percent = match[3] !== undefined;
+    const numberEnd = start + integerPart.length + fraction.length;
+    const next = masked[numberEnd] ?? '';
+    if (/[\p{L}_]/u.test(next) && !percent) continue; // 8B, 2nd, 3D: an identifier, not a quantity
+    if (isHyphenatedName(masked, start)) continue; // COVID-19, DeepAnalyze-8B
+    if (start < sectionEnd) continue;
+    const value = Number(integerPart.replaceAll(',', '') + fraction);
+    if (!Number.isFinite(value)) continue;
+    const decimals = fraction.length === 0 ? 0 : fraction.length - 1;
+    if (!percent && decimals === 0 && value <= 10) continue;
+    if (context.inHeading && !percent && decimals === 0 && !integerPart.includes(',') && value >= 1900 && value <= 2100) continue;
+    const end = start + match[0].length;
+    mentions.push({ text: segment.slice(start, end), start, end, value, decimals, percent });
+  }
+  return mentions;
+}
+
+function isHyphenatedName(text: string, start: number): boolean {
+  const before = text[start - 1];
+  if (before !== '-' && before !== '\u2011') return false;
+  return /\p{L}/u.test(text[start - 2] ?? '');
+}
+
+/** Indexes every number printed in the outputs; the first output that printed a number wins. */
+export function buildNumberIndex(sources: readonly GroundingSource[]): NumberIndex {
+  const byKey = new Map<string, IndexEntry>();
+  const add = (key: string, entry: IndexEntry): void => {
+    if (!byKey.has(key)) byKey.set(key, entry);
+  };
+  for (const source of sources) {
+    for (const match of source.text.matchAll(sourcePattern)) {
+      const integerPart = match[1] ?? '';
+      const fraction = match[2] ?? '';
+      const exponent = match[3];
+      const entry = { outputId: source.outputId, text: match[0] };
+      const readings = [integerPart.replaceAll(',', '')];
+      // "100,200,300" in printed CSV is three numbers, not one.
+      if (integerPart.includes(',')) readings.push(...integerPart.split(','));
+      for (const [readingIndex, digits] of readings.entries()) {
+        const ownFraction = readingIndex === 0 || readingIndex === readings.length - 1 ? fraction : '';
+        const literal = `${digits}${ownFraction}${exponent === undefined || readingIndex !== 0 ? '' : `e${exponent}`}`;
+        const value = Math.abs(Number(literal));
+        if (!Number.isFinite(value)) continue;
+        indexValue(value, exponent === undefined ? decimalText(digits, ownFraction) : null, entry, add);
+      }
+    }
+  }
+  return { byKey, sourceCount: sources.length };
+}
+
+function decimalText(digits: string, fraction: string): { integer: string; fraction: string } {
+  return { integer: digits.replace(/^0+(?=\d)/, ''), fraction: fraction.slice(1) };
+}
+
+function indexValue(
+  value: number,
+  written: { integer: string; fraction: string } | null,
+  entry: IndexEntry,
+  add: (key: string, entry: IndexEntry) => void,
+): void {
+  for (let decimals = 0; decimals <= MAX_INDEXED_DECIMALS; decimals++) {
+    add(`${decimals}:${value.toFixed(decimals)}`, entry);
+    if (written !== null) {
+      // Truncation as printed, digit for digit (no binary rounding surprises).
+      const kept = written.fraction.slice(0, decimals).padEnd(decimals, '0');
+      add(`${decimals}:${written.integer}${decimals > 0 ? `.${kept}` : ''}`, entry);
+    }
+  }
+}
+
+/** Looks one mention up; a percent is also tried as a ratio (24.5% = 0.245). */
+export function groundMention(mention: NumberMention, index: NumberIndex): GroundedNumber {
+  const found = lookup(mention.value, mention.decimals, index) ?? (mention.percent ? lookup(mention.value / 100, mention.decimals + 2, index) : undefined);
+  return {
+    ...mention,
+    verified: found !== undefined,
+    outputId: found?.outputId ?? null,
+    matchedText: found?.text ?? null,
+  };
+}
+
+function lookup(value: number, decimals: number, index: NumberIndex): IndexEntry | undefined {
+  if (decimals > MAX_INDEXED_DECIMALS) {
+    // Stated with more digits than indexed: only a literal match will do.
+    return index.byKey.get(`${MAX_INDEXED_DECIMALS}:${value.toFixed(MAX_INDEXED_DECIMALS)}`);
+  }
+  return index.byKey.get(`${decimals}:${value.toFixed(decimals)}`);
+}
+
+/** Finds and grounds the numbers of one segment. */
+export function groundSegment(segment: string, index: NumberIndex, context: SegmentContext = {}): GroundedNumber[] {
+  return findNumberMentions(segment, context).map((mention) => groundMention(mention, index));
+}
+
+export interface GroundingSummary {
+  checked: number;
+  verified: number;
+  unverified: number;
+}
+
+export function summarizeGrounding(numbers: readonly GroundedNumber[]): GroundingSummary {
+  const verified = numbers.filter((number) => number.verified).length;
+  return { checked: numbers.length, verified, unverified: numbers.length - verified };
+}

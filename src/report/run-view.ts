@@ -1,0 +1,160 @@
+import type { WorkspaceProfile } from '../sandbox/workspace-profile.ts';
+import type {
+  ArtifactRecord,
+  ExecutionRecord,
+  ModelTurnRecord,
+  NoticeRecord,
+  RunEndRecord,
+  RunStartRecord,
+  StepRecord,
+  TraceRecord,
+  Usage,
+} from '../trace/schema.ts';
+import { TraceError } from '../errors/index.ts';
+
+/** One entry of the process, in the order it happened. */
+export type ProcessEntry =
+  | { kind: 'step'; step: StepRecord }
+  /** A code step and the execution of that code (null when it never ran). */
+  | { kind: 'cell'; step: StepRecord | null; execution: ExecutionRecord | null }
+  | { kind: 'notice'; notice: NoticeRecord };
+
+/** How the run ended, as a reader should be told. */
+export type RunOutcome = 'answered' | 'not-answered' | 'cancelled' | 'incomplete';
+
+/** The trace folded into what a report shows. */
+export interface RunView {
+  start: RunStartRecord;
+  end: RunEndRecord | null;
+  profile: WorkspaceProfile | null;
+  process: ProcessEntry[];
+  executions: ExecutionRecord[];
+  artifacts: ArtifactRecord[];
+  modelTurns: ModelTurnRecord[];
+  answer: string | null;
+  outcome: RunOutcome;
+  /** One sentence for the banner at the top; null when the run answered normally. */
+  outcomeMessage: string | null;
+  rounds: number;
+  usage: Usage;
+  durationMs: number | null;
+}
+
+export function buildRunView(records: readonly TraceRecord[]): RunView {
+  const start = records[0];
+  if (start?.type !== 'run-start') throw new TraceError('The trace does not start with a run-start record.');
+  let end: RunEndRecord | null = null;
+  let profile: WorkspaceProfile | null = null;
+  const process: ProcessEntry[] = [];
+  const executions: ExecutionRecord[] = [];
+  const artifacts: ArtifactRecord[] = [];
+  const modelTurns: ModelTurnRecord[] = [];
+  let lastAnswerStep: StepRecord | null = null;
+  // A code step waits here for its execution, which the agent writes right after it.
+  let pendingCode: Extract<ProcessEntry, { kind: 'cell' }> | null = null;
+
+  for (const record of records) {
+    switch (record.type) {
+      case 'run-start':
+        break;
+      case 'workspace-profile':
+        profile = record.profile;
+        break;
+      case 'model-turn':
+        modelTurns.push(record);
+        break;
+      case 'step':
+        if (record.kind === 'code') {
+          pendingCode = { kind: 'cell', step: record, execution: null };
+          process.push(pendingCode);
+        } else {
+          pendingCode = null;
+          process.push({ kind: 'step', step: record });
+          if (record.kind === 'answer') lastAnswerStep = record;
+        }
+        break;
+      case 'execution':
+        executions.push(record);
+        if (pendingCode !== null && pendingCode.execution === null) pendingCode.execution = record;
+        else process.push({ kind: 'cell', step: null, execution: record });
+        pendingCode = null;
+        break;
+      case 'artifact':
+        artifacts.push(record);
+        break;
+      case 'notice':
+        process.push({ kind: 'notice', notice: record });
+        break;
+      case 'run-end':
+        end = record;
+        break;
+    }
+  }
+
+  const answer = end?.answer ?? lastAnswerStep?.text ?? null;
+  const usage = end?.usage ?? sumUsage(modelTurns);
+  const rounds = end?.rounds ?? Math.max(0, ...records.map((record) => ('round' in record ? record.round : 0)));
+  const { outcome, outcomeMessage } = describeOutcome(end, answer);
+  return {
+    start,
+    end,
+    profile,
+    process,
+    executions,
+    artifacts,
+    modelTurns,
+    answer,
+    outcome,
+    outcomeMessage,
+    rounds,
+    usage,
+    durationMs: end?.durationMs ?? null,
+  };
+}
+
+function sumUsage(turns: readonly ModelTurnRecord[]): Usage {
+  return turns.reduce(
+    (total, turn) => ({
+      promptTokens: total.promptTokens + (turn.usage?.promptTokens ?? 0),
+      completionTokens: total.completionTokens + (turn.usage?.completionTokens ?? 0),
+    }),
+    { promptTokens: 0, completionTokens: 0 },
+  );
+}
+
+function describeOutcome(end: RunEndRecord | null, answer: string | null): { outcome: RunOutcome; outcomeMessage: string | null } {
+  if (end === null) {
+    return {
+      outcome: 'incomplete',
+      outcomeMessage: 'The trace ends before the run did (it crashed or is still going): this report shows everything up to that point.',
+    };
+  }
+  const { reason, detail } = end.termination;
+  const because = detail.trim() === '' ? '' : `: ${detail.trim()}`;
+  if (reason === 'cancelled') {
+    return { outcome: 'cancelled', outcomeMessage: `This run was cancelled before it finished${because}.${answer === null ? ' There is no answer.' : ''}` };
+  }
+  if (reason !== 'answered' || answer === null) {
+    return {
+      outcome: 'not-answered',
+      outcomeMessage: `This run ended without ${answer === null ? 'an' : 'a complete'} answer (${terminationLabel(reason)})${because}.`,
+    };
+  }
+  return { outcome: 'answered', outcomeMessage: null };
+}
+
+const terminationLabels: Record<RunEndRecord['termination']['reason'], string> = {
+  answered: 'answered',
+  'max-rounds': 'the round limit was reached',
+  'context-budget': 'the context budget was used up',
+  deadline: 'the deadline passed',
+  'no-progress': 'no progress was being made',
+  'repeated-failure': 'the same failure repeated',
+  'model-unavailable': 'the model could not be reached',
+  'sandbox-failure': 'the sandbox failed',
+  cancelled: 'cancelled',
+};
+
+export function terminationLabel(reason: RunEndRecord['termination']['reason']): string {
+  return terminationLabels[reason];
+}

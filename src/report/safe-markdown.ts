@@ -1,0 +1,137 @@
+import MarkdownIt from 'markdown-it';
+import type Token from 'markdown-it/lib/token.mjs';
+import { escapeHtml } from './html-escape.ts';
+import { groundSegment } from './number-grounding.ts';
+import type { GroundedNumber, NumberIndex } from './number-grounding.ts';
+
+/**
+ * Markdown for untrusted text (model output). Raw HTML is escaped, not
+ * passed through (markdown-it `html: false`); links are kept only for
+ * http/https/mailto and in-report `#` targets; images are never loaded: they
+ * become a link (safe scheme) or their alt text.
+ */
+
+const safeLinkPattern = /^(?:https?:|mailto:|#)/i;
+
+export function isSafeLink(url: string): boolean {
+  return safeLinkPattern.test(url.trim());
+}
+
+function createSafeMarkdown(): MarkdownIt {
+  const markdown = new MarkdownIt({ html: false, linkify: false, typographer: false });
+  markdown.validateLink = isSafeLink;
+  const rules = markdown.renderer.rules;
+  rules.image = (tokens, index) => {
+    const token = tokens[index];
+    const source = token?.attrGet('src') ?? '';
+    const alt = token?.content ?? '';
+    const label = `image: ${alt || source}`;
+    return isSafeLink(source) && source.trim().startsWith('http')
+      ? `<a href="${escapeHtml(source)}" rel="noopener noreferrer nofollow">[${escapeHtml(label)}]</a>`
+      : `<span class="image-omitted">[${escapeHtml(label)}]</span>`;
+  };
+  rules.link_open = (tokens, index, options, _env, self) => {
+    const token = tokens[index];
+    const href = token?.attrGet('href') ?? '';
+    if (token && !href.startsWith('#')) token.attrSet('rel', 'noopener noreferrer nofollow');
+    return self.renderToken(tokens, index, options);
+  };
+  return markdown;
+}
+
+const safeMarkdown = createSafeMarkdown();
+
+/** Renders untrusted markdown to inert HTML. */
+export function renderSafeMarkdown(text: string): string {
+  return safeMarkdown.render(text);
+}
+
+export interface GroundedAnswer {
+  html: string;
+  /** Every checked number, in reading order. */
+  numbers: GroundedNumber[];
+}
+
+interface GroundedTextMeta {
+  grounded: GroundedNumber[];
+}
+
+/** How an output id becomes an in-report anchor. */
+export type OutputAnchor = (outputId: string) => string;
+
+interface GroundedRenderEnv {
+  anchorFor: OutputAnchor;
+}
+
+// A second instance whose text rule marks the numbers that grounding attached to each token.
+const groundedMarkdown = createSafeMarkdown();
+groundedMarkdown.renderer.rules.text = (tokens, index, _options, env: GroundedRenderEnv) => {
+  const token = tokens[index];
+  if (!token) return '';
+  const meta = token.meta as GroundedTextMeta | null;
+  return meta?.grounded ? markNumbers(token.content, meta.grounded, env.anchorFor) : escapeHtml(token.content);
+};
+
+/**
+ * Renders the answer with each checked number marked: a verified number links
+ * to the output it came from, an unverified one is flagged. Grounding runs on
+ * markdown-it's text tokens, so list markers, inline code and link targets are
+ * never mistaken for stated figures.
+ */
+export function renderGroundedAnswer(text: string, index: NumberIndex, anchorFor: OutputAnchor): GroundedAnswer {
+  const tokens = groundedMarkdown.parse(text, {});
+  const numbers: GroundedNumber[] = [];
+  let inHeading = false;
+  for (const token of tokens) {
+    if (token.type === 'heading_open') inHeading = true;
+    if (token.type === 'heading_close') inHeading = false;
+    if (token.type !== 'inline' || !token.children) continue;
+    groundInlineChildren(token.children, index, inHeading, numbers);
+  }
+  const env: GroundedRenderEnv = { anchorFor };
+  return { html: groundedMarkdown.renderer.render(tokens, groundedMarkdown.options, env), numbers };
+}
+
+function groundInlineChildren(children: Token[], index: NumberIndex, inHeading: boolean, numbers: GroundedNumber[]): void {
+  let atLineStart = true;
+  let linkDepth = 0;
+  for (const child of children) {
+    if (child.type === 'softbreak' || child.type === 'hardbreak') {
+      atLineStart = true;
+      continue;
+    }
+    if (child.type === 'link_open') linkDepth++;
+    if (child.type === 'link_close') linkDepth--;
+    if (child.type !== 'text') {
+      atLineStart = false;
+      continue;
+    }
+    // Numbers inside link text are left alone: the link already points somewhere.
+    if (linkDepth === 0) {
+      const grounded = groundSegment(child.content, index, { inHeading, atLineStart });
+      if (grounded.length > 0) {
+        const meta: GroundedTextMeta = { grounded };
+        child.meta = meta;
+        numbers.push(...grounded);
+      }
+    }
+    if (child.content.trim() !== '') atLineStart = false;
+  }
+}
+
+function markNumbers(text: string, grounded: readonly GroundedNumber[], anchorFor: OutputAnchor): string {
+  let html = '';
+  let position = 0;
+  for (const number of grounded) {
+    html += escapeHtml(text.slice(position, number.start));
+    const shown = escapeHtml(text.slice(number.start, number.end));
+    if (number.verified && number.outputId !== null) {
+      const title = `Verified: output ${number.outputId} printed ${number.matchedText ?? ''}`;
+      html += `<a class="num num-verified" href="#${escapeHtml(anchorFor(number.outputId))}" title="${escapeHtml(title)}">${shown}<sup>${escapeHtml(number.outputId)}</sup></a>`;
+    } else {
+      html += `<span class="num num-unverified" title="Unverified: no execution output printed this number">${shown}<sup>?</sup></span>`;
+    }
+    position = number.end;
+  }
+  return html + escapeHtml(text.slice(position));
+}
