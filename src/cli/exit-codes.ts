@@ -1,0 +1,78 @@
+import { DatalystError } from '../index.ts';
+import type { TerminationReason } from '../index.ts';
+
+/**
+ * The process exit codes, decided here and nowhere else: from a run's
+ * termination reason, or from the error that stopped the command (by its
+ * `code`, then its `fault`).
+ */
+export const ExitCode = {
+  /** The run ended with an answer (or another command succeeded). */
+  answered: 0,
+  /** A bug in Datalyst. */
+  internal: 1,
+  /** Bad arguments, configuration, workspace or output folder: the message says what to change. */
+  usage: 2,
+  /** The run ended without an answer: max rounds, deadline, context budget, no progress, repeated failures. */
+  notAnswered: 3,
+  /** Docker (or the runner image, or the local Python) is not usable. */
+  sandboxUnavailable: 4,
+  /** The model endpoint could not be reached or does not serve the model. */
+  modelUnavailable: 5,
+  /** Ctrl-C (or SIGTERM). 128 + SIGINT, as shells report it. */
+  cancelled: 130,
+} as const;
+export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
+
+export function exitCodeForTermination(reason: TerminationReason): ExitCodeValue {
+  switch (reason) {
+    case 'answered':
+      return ExitCode.answered;
+    case 'cancelled':
+      return ExitCode.cancelled;
+    case 'model-unavailable':
+      return ExitCode.modelUnavailable;
+    case 'sandbox-failure':
+      return ExitCode.sandboxUnavailable;
+    case 'max-rounds':
+    case 'context-budget':
+    case 'deadline':
+    case 'no-progress':
+    case 'repeated-failure':
+      return ExitCode.notAnswered;
+  }
+}
+
+const exitCodeByErrorCode: Readonly<Record<string, ExitCodeValue>> = {
+  CANCELLED: ExitCode.cancelled,
+  MODEL_UNAVAILABLE: ExitCode.modelUnavailable,
+  SANDBOX_UNAVAILABLE: ExitCode.sandboxUnavailable,
+  SANDBOX_FAILURE: ExitCode.sandboxUnavailable,
+  IMAGE_MISSING: ExitCode.sandboxUnavailable,
+};
+
+export function exitCodeForError(error: unknown): ExitCodeValue {
+  if (!DatalystError.isInstance(error)) return ExitCode.internal;
+  const byCode = exitCodeByErrorCode[error.code];
+  if (byCode !== undefined) return byCode;
+  switch (error.fault) {
+    case 'user':
+      return ExitCode.usage;
+    case 'system':
+      return ExitCode.sandboxUnavailable;
+    case 'third-party':
+      return ExitCode.modelUnavailable;
+    case 'internal':
+      return ExitCode.internal;
+  }
+}
+
+/** The table shown by `--help` (and pasted into the README). */
+export const exitCodeHelp = `Exit codes:
+  0    answered (the run ended with an answer; other commands: success)
+  1    internal error (a bug in Datalyst)
+  2    usage or input error (arguments, config, workspace, output folder)
+  3    ran but did not answer (max rounds, deadline, context budget, no progress)
+  4    sandbox unavailable (Docker engine, runner image, local Python)
+  5    model unavailable (endpoint unreachable, model not served)
+  130  cancelled (Ctrl-C)`;

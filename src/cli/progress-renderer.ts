@@ -1,0 +1,425 @@
+import { formatBytes, formatDuration } from './format.ts';
+import type { DatalystError, StepKind } from '../index.ts';
+// TODO(index): import these from '../index.ts' once src/agent and src/sandbox have their index.ts.
+import type { AgentEvent } from '../agent/events.ts';
+import type { CellResult } from '../sandbox/cell-result.ts';
+import type { WorkspaceProfile } from '../sandbox/workspace-profile.ts';
+import { createTerminalStyle, sanitizeForTerminal, type TerminalStyle } from './terminal-style.ts';
+
+/**
+ * Turns agent events into what a person watches. Fed one event at a time and
+ * writing through a function, so it runs the same under a terminal, a log file
+ * and a test.
+ *
+ * - live (a terminal): model text streams as it comes, each line behind a
+ *   gutter that names and colours its tag; a running cell shows a line with
+ *   its elapsed time, redrawn in place.
+ * - plain (a pipe, a CI log): whole steps once they end, every line with its
+ *   tag in front, no cursor movement; stable to grep.
+ * - quiet: errors, warnings and the closing lines only.
+ */
+export interface ProgressRendererOptions {
+  write: (text: string) => void;
+  live: boolean;
+  color: boolean;
+  quiet: boolean;
+  /** Width to clip the redrawn line to. Default 100. */
+  columns?: number;
+  /** Clock for elapsed times. Default `performance.now`. */
+  now?: () => number;
+  /** Live mode: how often the running-cell line is redrawn. Default 250; 0 draws it once (tests). */
+  tickMs?: number;
+  /** Shown in round headers (`round 3/30`) when known. */
+  maxRounds?: number;
+  /** Lines of a cell's stdout shown under its result. Default 6. */
+  outputPreviewLines?: number;
+}
+
+const labelWidth = 10;
+
+interface StreamingStep {
+  key: string;
+  tag: StepKind;
+  atLineStart: boolean;
+  firstLine: boolean;
+  /** Whitespace held back: trailing newlines are printed only when more text follows. */
+  pending: string;
+  chars: number;
+}
+
+interface RunningCell {
+  outputId: string;
+  startedAt: number;
+  timer: ReturnType<typeof setInterval> | null;
+}
+
+export class ProgressRenderer {
+  private readonly style: TerminalStyle;
+  private readonly now: () => number;
+  private readonly columns: number;
+  private readonly tickMs: number;
+  private readonly previewLines: number;
+  private streaming: StreamingStep | null = null;
+  private running: RunningCell | null = null;
+  private statusLineShown = false;
+  /** Steps already printed in full, so `answer-end` does not print the answer twice. */
+  private readonly printedAnswers = new Set<number>();
+  private readonly streamedSteps = new Set<string>();
+
+  constructor(private readonly options: ProgressRendererOptions) {
+    this.style = createTerminalStyle(options.color);
+    this.now = options.now ?? (() => performance.now());
+    this.columns = Math.max(40, options.columns ?? 100);
+    this.tickMs = options.tickMs ?? 250;
+    this.previewLines = options.outputPreviewLines ?? 6;
+  }
+
+  handle(event: AgentEvent): void {
+    switch (event.type) {
+      case 'run-start':
+        this.info(
+          `${this.style.bold('Datalyst')} · model ${sanitizeForTerminal(event.modelId)} · run ${event.runId}`,
+        );
+        this.info(`Instruction: ${sanitizeForTerminal(event.instruction)}`);
+        return;
+      case 'profile-end':
+        this.renderProfile(event.profile);
+        return;
+      case 'round-start':
+        this.endStream();
+        if (this.options.quiet) return;
+        this.line(
+          this.options.live
+            ? this.style.dim(`── round ${this.roundLabel(event.round)} ${'─'.repeat(30)}`)
+            : `[round ${this.roundLabel(event.round)}]`,
+        );
+        return;
+      case 'text-delta':
+        if (this.options.live && !this.options.quiet) this.streamText(event.round, event.tag, event.text);
+        return;
+      case 'step-end':
+        this.endStep(event.round, event.kind, event.text);
+        return;
+      case 'code-end':
+        // The code was shown as it streamed (live) or at its step-end (plain).
+        return;
+      case 'execution-start':
+        this.startCell(event.outputId);
+        return;
+      case 'execution-end':
+        this.endCell(event.outputId, event.result);
+        return;
+      case 'artifact-saved':
+        this.info(
+          `  ${this.style.green('+')} ${sanitizeForTerminal(event.path)} ${this.style.dim(`(${formatBytes(event.sizeBytes)})`)}`,
+        );
+        return;
+      case 'notice':
+        this.warn(`${event.kind}: ${event.text}`);
+        return;
+      case 'answer-end':
+        if (!this.printedAnswers.has(event.round)) this.endStep(event.round, 'answer', event.answer);
+        return;
+      case 'run-end':
+        this.renderRunEnd(event.result);
+        return;
+      case 'error':
+        this.error(event.error);
+        return;
+    }
+  }
+
+  /** A line of progress (not shown with --quiet). */
+  info(text: string): void {
+    if (!this.options.quiet) this.line(text);
+  }
+
+  /** Something the person should know even with --quiet. */
+  warn(text: string): void {
+    this.line(`${this.style.yellow('!')} ${sanitizeForTerminal(text)}`);
+  }
+
+  /** An error with its code and fix. */
+  error(error: Pick<DatalystError, 'code' | 'message' | 'fix'>): void {
+    this.line(`${this.style.red(this.style.bold(`✗ ${error.code}`))} ${sanitizeForTerminal(error.message)}`);
+    this.line(`  ${this.style.bold('fix:')} ${sanitizeForTerminal(error.fix)}`);
+  }
+
+  /** A closing line that is always shown (where the report is). */
+  result(text: string): void {
+    this.line(text);
+  }
+
+  /** Stops the redraw timer and ends a half-written line. Safe to call twice. */
+  close(): void {
+    this.stopTimer();
+    this.clearStatusLine();
+    this.running = null;
+    this.endStream();
+  }
+
+  private roundLabel(round: number): string {
+    return this.options.maxRounds === undefined ? String(round) : `${round}/${this.options.maxRounds}`;
+  }
+
+  // ---- output primitives -------------------------------------------------
+
+  private emit(text: string): void {
+    this.clearStatusLine();
+    this.options.write(text);
+    this.drawStatusLine();
+  }
+
+  private line(text: string): void {
+    this.endStream();
+    this.emit(`${text}\n`);
+  }
+
+  private clearStatusLine(): void {
+    if (!this.statusLineShown) return;
+    this.options.write('\r\x1b[2K');
+    this.statusLineShown = false;
+  }
+
+  private drawStatusLine(): void {
+    if (!this.options.live || this.running === null || this.statusLineShown || this.streaming !== null)
+      return;
+    const elapsed = formatDuration(this.now() - this.running.startedAt);
+    const text = `  ⏵ ${this.running.outputId} running · ${elapsed}`.slice(0, this.columns - 1);
+    this.options.write(this.style.yellow(text));
+    this.statusLineShown = true;
+  }
+
+  // ---- model text --------------------------------------------------------
+
+  private gutter(tag: StepKind, first: boolean): string {
+    const color = tagColor(this.style, tag);
+    const label = (first ? tag : '').padEnd(labelWidth);
+    return `${color(label)}${color(this.options.live ? '│' : '|')} `;
+  }
+
+  private streamText(round: number, tag: StepKind, delta: string): void {
+    const key = `${round}:${tag}`;
+    if (this.streaming?.key !== key) {
+      this.endStream();
+      this.streaming = { key, tag, atLineStart: true, firstLine: true, pending: '', chars: 0 };
+    }
+    const step = this.streaming;
+    let text = step.pending + sanitizeForTerminal(delta);
+    if (step.chars === 0) text = text.replace(/^\s+/, '');
+    const trailing = /\s*$/.exec(text)?.[0] ?? '';
+    const head = text.slice(0, text.length - trailing.length);
+    step.pending = trailing;
+    if (head === '') return;
+    step.chars += head.length;
+    this.streamedSteps.add(key);
+    this.writeWithGutter(step, head);
+  }
+
+  private writeWithGutter(step: StreamingStep, text: string): void {
+    const parts = text.split('\n');
+    let out = '';
+    parts.forEach((part, index) => {
+      if (index > 0) {
+        out += '\n';
+        step.atLineStart = true;
+      }
+      if (step.atLineStart) {
+        out += this.gutter(step.tag, step.firstLine);
+        step.firstLine = false;
+        step.atLineStart = false;
+      }
+      out += step.tag === 'text' ? this.style.dim(part) : part;
+    });
+    this.clearStatusLine();
+    this.options.write(out);
+  }
+
+  /** Ends a streamed step's line; held-back whitespace is dropped. */
+  private endStream(): void {
+    const step = this.streaming;
+    if (step === null) return;
+    this.streaming = null;
+    if (!step.atLineStart) this.options.write('\n');
+    this.drawStatusLine();
+  }
+
+  private endStep(round: number, kind: StepKind, text: string): void {
+    const key = `${round}:${kind}`;
+    if (kind === 'answer') this.printedAnswers.add(round);
+    if (this.options.quiet) return;
+    if (this.options.live && this.streamedSteps.has(key) && this.streaming?.key === key) {
+      this.endStream();
+      this.streamedSteps.delete(key);
+      return;
+    }
+    this.streamedSteps.delete(key);
+    // Plain mode, or a step that arrived without deltas: print it whole.
+    const clean = sanitizeForTerminal(text).trim();
+    if (clean === '') return;
+    this.endStream();
+    const block: StreamingStep = {
+      key,
+      tag: kind,
+      atLineStart: true,
+      firstLine: true,
+      pending: '',
+      chars: 0,
+    };
+    this.writeWithGutter(block, clean);
+    this.options.write('\n');
+    this.drawStatusLine();
+  }
+
+  // ---- cells -------------------------------------------------------------
+
+  private startCell(outputId: string): void {
+    this.endStream();
+    this.stopTimer();
+    this.running = { outputId, startedAt: this.now(), timer: null };
+    if (this.options.quiet) return;
+    if (!this.options.live) {
+      this.line(`  ${outputId} running…`);
+      return;
+    }
+    this.drawStatusLine();
+    if (this.tickMs > 0) {
+      const timer = setInterval(() => {
+        this.clearStatusLine();
+        this.drawStatusLine();
+      }, this.tickMs);
+      timer.unref();
+      this.running.timer = timer;
+    }
+  }
+
+  private stopTimer(): void {
+    if (this.running?.timer) clearInterval(this.running.timer);
+    if (this.running) this.running.timer = null;
+  }
+
+  private endCell(outputId: string, result: CellResult): void {
+    this.stopTimer();
+    this.clearStatusLine();
+    this.running = null;
+    if (this.options.quiet) return;
+    const ok = result.status === 'ok';
+    const mark = ok ? this.style.green('✓') : this.style.red('✗');
+    const status = ok ? 'ok' : this.style.red(result.status);
+    const parts = [
+      `${mark} ${outputId} ${status}`,
+      formatDuration(result.durationMs),
+      ...describeOutputs(result),
+    ];
+    this.line(`  ${parts.join(' · ')}`);
+    if (result.error) {
+      this.line(
+        `    ${this.style.red(sanitizeForTerminal(`${result.error.name}: ${result.error.value}`).split('\n')[0] ?? '')}`,
+      );
+    } else if (!ok && result.statusDetail) {
+      this.line(`    ${this.style.red(sanitizeForTerminal(result.statusDetail))}`);
+    }
+    if (result.stateLost)
+      this.line(`    ${this.style.yellow('the kernel was restarted: variables and imports are gone')}`);
+    this.renderPreview(result.stdout.text);
+  }
+
+  private renderPreview(stdout: string): void {
+    if (this.previewLines <= 0) return;
+    const lines = sanitizeForTerminal(stdout).replace(/\s+$/, '').split('\n');
+    if (lines.length === 1 && lines[0] === '') return;
+    const width = this.columns - 6;
+    for (const text of lines.slice(0, this.previewLines)) {
+      const clipped = text.length > width ? `${text.slice(0, width - 1)}…` : text;
+      this.line(this.style.dim(`    ┆ ${clipped}`));
+    }
+    if (lines.length > this.previewLines)
+      this.line(this.style.dim(`    ┆ … ${lines.length - this.previewLines} more lines`));
+  }
+
+  // ---- workspace and run -------------------------------------------------
+
+  private renderProfile(profile: WorkspaceProfile): void {
+    const tables = profile.files.reduce((sum, file) => sum + file.tables.length, 0);
+    this.info(`Workspace profiled: ${plural(profile.files.length, 'file')}, ${plural(tables, 'table')}`);
+    const shownFiles = 12;
+    for (const file of profile.files.slice(0, shownFiles)) {
+      const name = sanitizeForTerminal(file.path);
+      if (file.error !== null) {
+        this.warn(`${name}: could not be read (${file.error}); the other files are still analysed`);
+      } else if (file.format === 'unsupported') {
+        this.info(`  ${this.style.dim(`- ${name}: unsupported type, skipped`)}`);
+      } else {
+        const shapes = file.tables
+          .slice(0, 3)
+          .map(
+            (table) =>
+              `${table.name ? `${sanitizeForTerminal(table.name)} ` : ''}${table.rows}×${table.columns.length}`,
+          )
+          .join(', ');
+        const more = file.tables.length > 3 ? `, +${file.tables.length - 3}` : '';
+        this.info(
+          `  ${name} ${this.style.dim(`${file.format} · ${formatBytes(file.sizeBytes)}${shapes ? ` · ${shapes}${more}` : ''}`)}`,
+        );
+      }
+    }
+    if (profile.files.length > shownFiles)
+      this.info(this.style.dim(`  … ${profile.files.length - shownFiles} more files`));
+    for (const file of profile.files.slice(shownFiles)) {
+      if (file.error !== null)
+        this.warn(`${sanitizeForTerminal(file.path)}: could not be read (${file.error})`);
+    }
+  }
+
+  private renderRunEnd(result: Extract<AgentEvent, { type: 'run-end' }>['result']): void {
+    this.close();
+    const tokens =
+      result.usage.promptTokens + result.usage.completionTokens > 0
+        ? ` · ${result.usage.promptTokens} + ${result.usage.completionTokens} tokens`
+        : '';
+    const facts = `${plural(result.rounds, 'round')} · ${formatDuration(result.durationMs)}${tokens}`;
+    const reason = result.termination.reason;
+    if (reason === 'answered') {
+      this.result(`${this.style.green(this.style.bold('✓ Answered'))} in ${facts}`);
+    } else if (reason === 'cancelled') {
+      this.result(`${this.style.yellow(this.style.bold('■ Cancelled'))} after ${facts}`);
+    } else {
+      this.result(
+        `${this.style.red(this.style.bold(`✗ Stopped without an answer (${reason})`))} after ${facts}`,
+      );
+    }
+    if (result.termination.detail && reason !== 'answered')
+      this.result(`  ${sanitizeForTerminal(result.termination.detail)}`);
+  }
+}
+
+function tagColor(style: TerminalStyle, tag: StepKind): (text: string) => string {
+  switch (tag) {
+    case 'analyze':
+      return style.blue;
+    case 'understand':
+      return style.magenta;
+    case 'code':
+      return style.cyan;
+    case 'answer':
+      return (text: string) => style.bold(style.green(text));
+    case 'text':
+      return style.gray;
+  }
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+function describeOutputs(result: CellResult): string[] {
+  const parts: string[] = [];
+  if (result.figures.length > 0) parts.push(plural(result.figures.length, 'figure'));
+  if (result.charts.length > 0) parts.push(plural(result.charts.length, 'chart'));
+  if (result.tables.length > 0) parts.push(plural(result.tables.length, 'table'));
+  if (result.files.length > 0) {
+    const names = result.files.slice(0, 3).map((file) => sanitizeForTerminal(file.path));
+    parts.push(`files: ${names.join(', ')}${result.files.length > 3 ? ` +${result.files.length - 3}` : ''}`);
+  }
+  return parts;
+}
