@@ -25,6 +25,8 @@ export type AgentEvent =
   | { type: 'profile-end'; profile: WorkspaceProfile }
   | { type: 'round-start'; round: number }
   | { type: 'text-delta'; round: number; tag: StepKind; text: string }
+  /** The model request broke after text had streamed; the turn starts over and its earlier deltas are void. */
+  | { type: 'turn-restart'; round: number; reason: string }
   | { type: 'step-end'; round: number; kind: StepKind; text: string; closed: boolean }
   | { type: 'code-end'; round: number; code: string }
   | { type: 'execution-start'; round: number; outputId: string; code: string }

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { closingTagToAppend, createOpenAIChatModel } from '../../src/agent/openai-chat-model.ts';
 import type { ModelChunk, ModelRequest } from '../../src/agent/language-model.ts';
-import type { DatalystError} from '../../src/errors/index.ts';
+import type { DatalystError } from '../../src/errors/index.ts';
 import { CancelledError, ModelUnavailableError } from '../../src/errors/index.ts';
 import {
   startFakeOpenAIServer,

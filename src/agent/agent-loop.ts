@@ -1,0 +1,681 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  CancelledError,
+  DatalystError,
+  ModelUnavailableError,
+  SandboxFailureError,
+} from '../errors/index.ts';
+import type { CellResult } from '../sandbox/cell-result.ts';
+import type { SandboxSession } from '../sandbox/sandbox.ts';
+import type { TraceRecord, Usage } from '../trace/schema.ts';
+import { TraceWriter } from '../trace/writer.ts';
+import type { AnalyzeOptions } from './analyze-options.ts';
+import { collectArtifacts, type ArtifactBudget } from './artifacts.ts';
+import { compactConversation, type ConversationEntry } from './context-compaction.ts';
+import { estimateMessagesTokens, TokenCalibration } from './context-budget.ts';
+import type { AgentEvent, AnalysisResult } from './events.ts';
+import { defaultExecuteTextOptions, formatExecuteText, type ExecuteTextOptions } from './execute-text.ts';
+import { defaultFirstMessageLimits, formatFirstMessage } from './first-message.ts';
+import { hashWorkspaceFiles } from './input-files.ts';
+import type { ChatMessage } from './language-model.ts';
+import { executeMessages, resolveModelProfile, type ModelProfile } from './model-profile.ts';
+import { createTagParser, type ParsedStep } from './tag-parser.ts';
+import {
+  defaultStopConditions,
+  firstStop,
+  type LoopState,
+  type StopCondition,
+  type StopDecision,
+} from './stop-conditions.ts';
+
+type NoticeKind = Extract<TraceRecord, { type: 'notice' }>['kind'];
+type FailureReason = NonNullable<LoopState['failure']>['reason'];
+type Phase = 'setup' | 'sandbox' | 'model';
+
+const packageVersion = ((): string => {
+  try {
+    const packagePath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../package.json');
+    const parsed: unknown = JSON.parse(readFileSync(packagePath, 'utf8'));
+    return typeof parsed === 'object' &&
+      parsed !== null &&
+      'version' in parsed &&
+      typeof parsed.version === 'string'
+      ? parsed.version
+      : '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+})();
+
+// Used in run-start when the session could not be opened (its limits are unknown then).
+const unknownSandboxLimits = { cellTimeoutMs: 120_000, memoryMb: 2048, cpus: 1.5 };
+
+function newRunId(): string {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  return `${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+const nowIso = () => new Date().toISOString();
+
+interface ModelTurn {
+  /** The reply as the model wrote it (with the re-appended closing tag), cut before an <Execute> it wrote. */
+  text: string;
+  steps: ParsedStep[];
+  finishReason: string | null;
+  usage: Usage | null;
+  durationMs: number;
+  cutAtExecute: boolean;
+  estimatedPromptTokens: number;
+}
+
+/** Why an unclosed <Code> block was not run, as told to the model. */
+function unclosedCodeNote(step: ParsedStep, finishReason: string | null): string {
+  if (finishReason === 'length') {
+    return 'Your reply reached the token limit inside a <Code> block, so that code was not run. Write shorter code (split the work into several cells).';
+  }
+  if (step.fenceOpen && step.raw.trimEnd().endsWith('</Code>')) {
+    return 'Your code contains the text </Code>, which ends a code block, so the code was cut there and not run. Build such strings from parts, e.g. "</" + "Code>".';
+  }
+  return 'Your <Code> block was not closed with </Code>, so it was not run. Close each code block with </Code>.';
+}
+
+function normalizeCode(code: string): string {
+  return code.replace(/\s+/g, ' ').trim();
+}
+
+class AnalysisRun {
+  readonly runId: string;
+  readonly outDir: string;
+  private readonly profile: ModelProfile;
+  private readonly trace: TraceWriter;
+  private readonly controller = new AbortController();
+  private stopCause: 'cancelled' | 'deadline' | null = null;
+  private deadlineTimer: NodeJS.Timeout | undefined;
+  private readonly removeAbortListener: () => void;
+  private readonly startedAtMs = Date.now();
+  private readonly startedAt = new Date(this.startedAtMs).toISOString();
+  private session: SandboxSession | null = null;
+  private readonly entries: ConversationEntry[] = [];
+  private readonly calibration = new TokenCalibration();
+  private readonly stopConditions: StopCondition[];
+  private readonly executeTextOptions: ExecuteTextOptions;
+  private readonly artifactBudget: ArtifactBudget;
+  private readonly maxRounds: number;
+  private readonly deadlineMs: number | null;
+  readonly contextBudgetTokens: number;
+  private readonly replyReserveTokens: number;
+  private readonly usage: Usage = { promptTokens: 0, completionTokens: 0 };
+  private executions = 0;
+  private lastFailedCode: string | null = null;
+  /** Notes for the model gathered during a turn; sent after its execution results. */
+  private pendingNotes: string[] = [];
+  private ended = false;
+
+  private readonly state: {
+    -readonly [K in keyof LoopState]: LoopState[K];
+  };
+
+  constructor(
+    private readonly options: AnalyzeOptions,
+    private readonly inputFiles: Awaited<ReturnType<typeof hashWorkspaceFiles>>,
+  ) {
+    this.runId = options.runId ?? newRunId();
+    this.outDir = path.resolve(options.outDir ?? path.join(options.runsDir ?? 'runs', this.runId));
+    this.profile = resolveModelProfile(options.profile);
+    this.maxRounds = options.maxRounds ?? 30;
+    this.deadlineMs = options.deadlineMs ?? null;
+    this.contextBudgetTokens =
+      options.contextBudgetTokens ?? Math.floor(options.model.contextWindowTokens * 0.85);
+    this.replyReserveTokens =
+      options.replyReserveTokens ?? Math.min(4096, Math.floor(this.contextBudgetTokens / 8));
+    this.executeTextOptions = { ...defaultExecuteTextOptions, ...options.executeText };
+    this.artifactBudget = {
+      remainingBytes: options.maxArtifactBytes ?? 64 * 1024 * 1024,
+      remainingFiles: options.maxArtifactFiles ?? 200,
+    };
+    this.stopConditions = [
+      ...defaultStopConditions({
+        maxRounds: this.maxRounds,
+        maxStalledTurns: options.maxStalledTurns ?? 3,
+        maxRepeatedFailures: options.maxRepeatedFailures ?? 3,
+      }),
+      ...(options.stopWhen ?? []),
+    ];
+    this.state = {
+      round: 0,
+      answer: null,
+      elapsedMs: 0,
+      deadlineMs: this.deadlineMs,
+      contextTokens: 0,
+      contextBudgetTokens: this.contextBudgetTokens,
+      finalAnswerRequestedAtRound: null,
+      stalledTurns: 0,
+      repeatedFailures: 0,
+      failure: null,
+    };
+
+    this.trace = TraceWriter.open(
+      this.outDir,
+      options.traceSync === undefined ? {} : { sync: options.traceSync },
+    );
+    const userSignal = options.signal;
+    const onAbort = () => this.stop('cancelled', userSignal?.reason);
+    userSignal?.addEventListener('abort', onAbort, { once: true });
+    this.removeAbortListener = () => userSignal?.removeEventListener('abort', onAbort);
+    if (userSignal?.aborted) this.stop('cancelled', userSignal.reason);
+    if (this.deadlineMs !== null) {
+      this.deadlineTimer = setTimeout(() => this.stop('deadline', new Error('deadline')), this.deadlineMs);
+    }
+  }
+
+  private get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  private stop(cause: 'cancelled' | 'deadline', reason: unknown): void {
+    this.stopCause ??= cause;
+    this.controller.abort(reason);
+  }
+
+  private notice(round: number, kind: NoticeKind, text: string): AgentEvent {
+    this.trace.append({ type: 'notice', at: nowIso(), round, kind, text });
+    return { type: 'notice', round, kind, text };
+  }
+
+  private messages(): ChatMessage[] {
+    return this.entries.map((entry) => entry.message);
+  }
+
+  /** Adds a note for the model; merged into a user message that is already last (templates want alternating roles). */
+  private tellModel(text: string): void {
+    const last = this.entries.at(-1);
+    if (last !== undefined && last.message.role === 'user' && last.kind !== 'first') {
+      this.entries[this.entries.length - 1] = {
+        kind: last.kind,
+        message: { role: 'user', content: `${last.message.content}\n\n${text}` },
+      };
+      return;
+    }
+    this.entries.push({ kind: 'nudge', message: { role: 'user', content: text } });
+  }
+
+  private writeRunStart(): void {
+    const limits = this.session?.limits ?? { ...unknownSandboxLimits, ...this.options.sandbox?.limits };
+    this.trace.append({
+      type: 'run-start',
+      version: 1,
+      runId: this.runId,
+      startedAt: this.startedAt,
+      instruction: this.options.instruction,
+      workspace: { path: path.resolve(this.options.workspaceDir), files: this.inputFiles },
+      model: {
+        id: this.options.model.id,
+        profile: this.options.model.offline === true ? 'offline' : this.profile.name,
+        baseUrl: this.options.model.baseUrl ?? null,
+        offline: this.options.model.offline === true,
+      },
+      limits: {
+        maxRounds: this.maxRounds,
+        cellTimeoutMs: limits.cellTimeoutMs,
+        memoryMb: limits.memoryMb,
+        cpus: limits.cpus,
+        deadlineMs: this.deadlineMs,
+        contextBudgetTokens: this.contextBudgetTokens,
+      },
+      environment: {
+        datalystVersion: packageVersion,
+        nodeVersion: process.version,
+        sandboxBackend: this.session?.backend ?? this.options.sandbox?.backend ?? 'docker',
+        image: this.options.sandbox?.image ?? null,
+      },
+    });
+  }
+
+  /** Maps what ended the run's work to a termination (the caller's stop wins over the error it caused). */
+  private failureFrom(error: unknown, phase: Phase): { reason: FailureReason; error: DatalystError } {
+    if (this.stopCause === 'deadline') {
+      return { reason: 'deadline', error: new CancelledError(error) };
+    }
+    if (this.stopCause === 'cancelled' || (DatalystError.isInstance(error) && error.code === 'CANCELLED')) {
+      return {
+        reason: 'cancelled',
+        error: DatalystError.isInstance(error) ? error : new CancelledError(error),
+      };
+    }
+    if (DatalystError.isInstance(error)) {
+      if (error.code === 'MODEL_UNAVAILABLE') return { reason: 'model-unavailable', error };
+      if (phase !== 'model') return { reason: 'sandbox-failure', error };
+    }
+    if (phase === 'model') {
+      const message = error instanceof Error ? error.message : String(error);
+      return {
+        reason: 'model-unavailable',
+        error: DatalystError.isInstance(error)
+          ? error
+          : new ModelUnavailableError(`The model failed: ${message}`, {
+              fix: 'Check the model endpoint; run again.',
+              cause: error,
+            }),
+      };
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    return {
+      reason: 'sandbox-failure',
+      error: DatalystError.isInstance(error)
+        ? error
+        : new SandboxFailureError(`The sandbox failed: ${message}`, { cause: error }),
+    };
+  }
+
+  private updateState(): void {
+    this.state.elapsedMs = Date.now() - this.startedAtMs;
+    this.state.contextTokens = this.calibration.tokens(this.messages());
+  }
+
+  async *run(): AsyncGenerator<AgentEvent, void, undefined> {
+    let decision: StopDecision | null = null;
+    let phase: Phase = 'setup';
+    try {
+      yield {
+        type: 'run-start',
+        runId: this.runId,
+        outDir: this.outDir,
+        instruction: this.options.instruction,
+        modelId: this.options.model.id,
+      };
+      phase = 'sandbox';
+      try {
+        this.session = await this.options.createSandbox({
+          ...this.options.sandbox,
+          workspaceDir: this.options.workspaceDir,
+          signal: this.signal,
+        });
+      } finally {
+        this.writeRunStart();
+      }
+      const profile = await this.session.profileWorkspace({ signal: this.signal });
+      this.trace.append({ type: 'workspace-profile', at: nowIso(), profile });
+      yield { type: 'profile-end', profile };
+
+      if (this.profile.systemPrompt !== null) {
+        this.entries.push({
+          kind: 'system',
+          message: { role: 'system', content: this.profile.systemPrompt },
+        });
+      }
+      const firstMessage = formatFirstMessage(this.options.instruction, profile, {
+        ...defaultFirstMessageLimits,
+        ...this.options.firstMessageLimits,
+      });
+      this.entries.push({ kind: 'first', message: { role: 'user', content: firstMessage } });
+
+      for (;;) {
+        this.updateState();
+        decision = firstStop(this.stopConditions, this.state);
+        if (decision !== null) break;
+        const round = this.state.round + 1;
+        yield { type: 'round-start', round };
+
+        phase = 'model';
+        const turn = yield* this.modelTurn(round);
+        phase = 'sandbox';
+        yield* this.afterTurn(round, turn);
+        this.state.round = round;
+        if (this.state.answer === null && round < this.maxRounds) yield* this.manageContext(round);
+      }
+    } catch (error) {
+      const failure = this.failureFrom(error, phase);
+      this.state.failure = failure;
+      if (failure.reason === 'model-unavailable' || failure.reason === 'sandbox-failure') {
+        yield { type: 'error', error: failure.error };
+      }
+      decision =
+        failure.reason === 'deadline'
+          ? {
+              reason: 'deadline',
+              detail: `The run reached its wall-clock limit of ${this.deadlineMs ?? 0} ms.`,
+            }
+          : { reason: failure.reason, detail: failure.error.message };
+    } finally {
+      clearTimeout(this.deadlineTimer);
+      this.removeAbortListener();
+      if (this.session !== null) {
+        const session = this.session;
+        this.session = null;
+        await session.close().catch(() => undefined);
+      }
+      if (!this.ended) {
+        // The trace is ended here so that it ends however the run stops, also
+        // when the caller stops reading the events (then nothing says why).
+        this.endTrace(
+          decision ?? { reason: 'cancelled', detail: 'The caller stopped reading the run before it ended.' },
+        );
+      }
+    }
+    yield { type: 'run-end', result: this.result(decision) };
+  }
+
+  private endResult: AnalysisResult | null = null;
+
+  private endTrace(decision: StopDecision): AnalysisResult {
+    this.ended = true;
+    const durationMs = Date.now() - this.startedAtMs;
+    const result: AnalysisResult = {
+      runId: this.runId,
+      outDir: this.outDir,
+      tracePath: this.trace.jsonlPath,
+      answer: this.state.answer,
+      termination: decision,
+      rounds: this.state.round,
+      usage: { ...this.usage },
+      durationMs,
+    };
+    try {
+      this.trace.append({
+        type: 'run-end',
+        endedAt: nowIso(),
+        durationMs,
+        rounds: this.state.round,
+        usage: { ...this.usage },
+        termination: decision,
+        answer: this.state.answer,
+      });
+    } finally {
+      this.trace.finish();
+    }
+    this.endResult = result;
+    return result;
+  }
+
+  private result(decision: StopDecision | null): AnalysisResult {
+    return (
+      this.endResult ?? this.endTrace(decision ?? { reason: 'cancelled', detail: 'The run ended early.' })
+    );
+  }
+
+  private async *modelTurn(round: number): AsyncGenerator<AgentEvent, ModelTurn, undefined> {
+    const messages = this.messages();
+    const estimatedPromptTokens = estimateMessagesTokens(messages);
+    const startedMs = performance.now();
+    let parser = createTagParser();
+    let text = '';
+    let steps: ParsedStep[] = [];
+    let finishReason: string | null = null;
+    let usage: Usage | null = null;
+    let cutAtExecute = false;
+
+    const stream = this.options.model.stream({ messages, stop: this.profile.stop, signal: this.signal });
+    read: for await (const chunk of stream) {
+      switch (chunk.type) {
+        case 'text-delta': {
+          text += chunk.text;
+          for (const event of parser.push(chunk.text)) {
+            if (event.type === 'step-start') {
+              if (event.kind === 'execute') {
+                cutAtExecute = true;
+                break read;
+              }
+            } else if (event.type === 'text-delta') {
+              if (event.kind !== 'execute')
+                yield { type: 'text-delta', round, tag: event.kind, text: event.text };
+            } else if (event.step.kind !== 'execute') {
+              steps.push(event.step);
+              yield* this.stepEvents(round, event.step);
+            }
+          }
+          break;
+        }
+        case 'usage':
+          usage = { promptTokens: chunk.promptTokens, completionTokens: chunk.completionTokens };
+          break;
+        case 'finish':
+          finishReason = chunk.reason;
+          break;
+        case 'retry': {
+          yield this.notice(
+            round,
+            'retry',
+            `Model request failed (${chunk.reason}); retry ${chunk.retry} in ${chunk.delayMs} ms.`,
+          );
+          if (chunk.discardText) {
+            parser = createTagParser();
+            text = '';
+            steps = [];
+            yield { type: 'turn-restart', round, reason: chunk.reason };
+          }
+          break;
+        }
+      }
+    }
+    if (this.signal.aborted) throw new CancelledError(this.signal.reason);
+    if (cutAtExecute) {
+      const match = [...text.matchAll(/<execute>/gi)].at(-1);
+      text = text.slice(0, match?.index ?? text.length).trimEnd();
+    } else {
+      for (const event of parser.end()) {
+        if (event.type === 'step-end' && event.step.kind !== 'execute') {
+          steps.push(event.step);
+          yield* this.stepEvents(round, event.step);
+        }
+      }
+    }
+    return {
+      text,
+      steps,
+      finishReason,
+      usage,
+      durationMs: performance.now() - startedMs,
+      cutAtExecute,
+      estimatedPromptTokens,
+    };
+  }
+
+  private *stepEvents(round: number, step: ParsedStep): Generator<AgentEvent, void, undefined> {
+    if (step.kind === 'execute') return;
+    yield { type: 'step-end', round, kind: step.kind, text: step.text, closed: step.closed };
+    if (step.kind === 'code' && step.closed) yield { type: 'code-end', round, code: step.text };
+  }
+
+  private async *afterTurn(round: number, turn: ModelTurn): AsyncGenerator<AgentEvent, void, undefined> {
+    const at = nowIso();
+    this.trace.append({
+      type: 'model-turn',
+      round,
+      at,
+      text: turn.text,
+      usage: turn.usage,
+      durationMs: turn.durationMs,
+      finishReason: turn.finishReason,
+    });
+    for (const step of turn.steps) {
+      if (step.kind === 'execute') continue;
+      this.trace.append({ type: 'step', round, at, kind: step.kind, text: step.text, closed: step.closed });
+    }
+    if (turn.usage !== null) {
+      this.usage.promptTokens += turn.usage.promptTokens;
+      this.usage.completionTokens += turn.usage.completionTokens;
+      this.calibration.observe(turn.estimatedPromptTokens, turn.usage.promptTokens);
+    }
+    this.entries.push({ kind: 'assistant', message: { role: 'assistant', content: turn.text } });
+    if (turn.cutAtExecute) {
+      yield this.notice(
+        round,
+        'warning',
+        'The model wrote an <Execute> block itself (invented results); its reply was cut there and its code run for real.',
+      );
+    }
+
+    const codes = turn.steps.filter((step) => step.kind === 'code' && step.closed && step.text.length > 0);
+    const answer = turn.steps.find((step) => step.kind === 'answer');
+    if (answer !== undefined) {
+      this.state.answer = answer.text;
+      if (codes.length > 0) {
+        yield this.notice(round, 'warning', 'The reply holds both code and an answer; the code was not run.');
+      }
+      yield { type: 'answer-end', round, answer: answer.text };
+      return;
+    }
+    if (this.state.finalAnswerRequestedAtRound !== null && codes.length > 0) {
+      yield this.notice(round, 'warning', 'Code written after the request for a final answer was not run.');
+      return;
+    }
+
+    const executeTexts: string[] = [];
+    for (const code of codes) {
+      executeTexts.push(yield* this.runCell(round, code.text));
+    }
+    for (const message of executeMessages(this.profile, executeTexts)) {
+      this.entries.push({ kind: 'execute', message });
+    }
+
+    for (const step of turn.steps) {
+      if (step.kind === 'code' && !step.closed) {
+        const note = unclosedCodeNote(step, turn.finishReason);
+        this.pendingNotes.push(note);
+        yield this.notice(round, 'nudge', note);
+      }
+    }
+    if (codes.length === 0) {
+      this.state.stalledTurns += 1;
+      const nudge =
+        'Continue the analysis: write a <Code> block to run next, or give your final <Answer> if the results so far support it.';
+      this.pendingNotes.push(nudge);
+      yield this.notice(round, 'nudge', nudge);
+    } else {
+      this.state.stalledTurns = 0;
+    }
+    for (const note of this.pendingNotes) this.tellModel(note);
+    this.pendingNotes = [];
+  }
+
+  private async *runCell(round: number, code: string): AsyncGenerator<AgentEvent, string, undefined> {
+    const session = this.session;
+    if (session === null) throw new SandboxFailureError('The sandbox session is closed.');
+    this.executions += 1;
+    const outputId = `E${this.executions}`;
+    yield { type: 'execution-start', round, outputId, code };
+    const result = await session.execute(code, { signal: this.signal });
+    const executeText = formatExecuteText(result, this.executeTextOptions);
+    this.trace.append({ type: 'execution', round, at: nowIso(), outputId, code, result, executeText });
+    yield { type: 'execution-end', round, outputId, result };
+    yield* this.saveArtifacts(round, session, result, outputId);
+    yield* this.trackFailure(round, code, result);
+    return executeText;
+  }
+
+  private async *saveArtifacts(
+    round: number,
+    session: SandboxSession,
+    result: CellResult,
+    outputId: string,
+  ): AsyncGenerator<AgentEvent, void, undefined> {
+    if (result.files.length === 0) return;
+    let collection;
+    try {
+      collection = await collectArtifacts(
+        session,
+        result.files,
+        this.outDir,
+        this.artifactBudget,
+        this.signal,
+      );
+    } catch (error) {
+      if (this.signal.aborted) throw error;
+      const message = error instanceof Error ? error.message : String(error);
+      yield this.notice(
+        round,
+        'warning',
+        `Files of ${outputId} could not be copied out of the sandbox: ${message}`,
+      );
+      return;
+    }
+    for (const artifact of collection.saved) {
+      this.trace.append({ type: 'artifact', at: nowIso(), outputId, ...artifact });
+      yield { type: 'artifact-saved', outputId, path: artifact.path, sizeBytes: artifact.sizeBytes };
+    }
+    if (collection.skipped.length > 0) {
+      const list = collection.skipped.map((file) => `${file.path} (${file.why})`).join(', ');
+      yield this.notice(round, 'warning', `Not copied from ${outputId}: ${list}`);
+    }
+  }
+
+  private *trackFailure(
+    round: number,
+    code: string,
+    result: CellResult,
+  ): Generator<AgentEvent, void, undefined> {
+    if (result.status === 'ok') {
+      this.state.repeatedFailures = 0;
+      this.lastFailedCode = null;
+      return;
+    }
+    const key = normalizeCode(code);
+    this.state.repeatedFailures = key === this.lastFailedCode ? this.state.repeatedFailures + 1 : 1;
+    this.lastFailedCode = key;
+    if (this.state.repeatedFailures >= 2) {
+      const what = result.error === null ? result.status : `${result.error.name}: ${result.error.value}`;
+      const nudge = `The same code failed again (${what}). Running it unchanged will fail the same way: change the approach (check names, types and the file's layout first).`;
+      this.pendingNotes.push(nudge);
+      yield this.notice(round, 'nudge', nudge);
+    }
+  }
+
+  /** Before the next turn: shorten old outputs when the conversation grows, and ask once for the final answer near the budget. */
+  private *manageContext(round: number): Generator<AgentEvent, void, undefined> {
+    const compactAt = Math.floor(this.contextBudgetTokens * 0.7);
+    let tokens = this.calibration.tokens(this.messages());
+    if (tokens > compactAt) {
+      const before = tokens;
+      const { shortened } = compactConversation(this.entries, {
+        keepRecent: 2,
+        maxCharsPerOldResult: 1500,
+        charsToSave: Math.ceil((tokens - compactAt * 0.8) * 3.5),
+      });
+      if (shortened > 0) {
+        tokens = this.calibration.tokens(this.messages());
+        yield this.notice(
+          round,
+          'compaction',
+          `Shortened ${shortened} older execution output${shortened === 1 ? '' : 's'} (about ${before} → ${tokens} tokens).`,
+        );
+      }
+    }
+    if (
+      tokens + this.replyReserveTokens > this.contextBudgetTokens &&
+      this.state.finalAnswerRequestedAtRound === null
+    ) {
+      this.state.finalAnswerRequestedAtRound = round;
+      const request =
+        'The conversation is close to the context limit. Write your final <Answer> now, from the results so far. Do not write more code.';
+      this.tellModel(request);
+      yield this.notice(round, 'final-answer-request', request);
+    }
+    this.state.contextTokens = this.calibration.tokens(this.messages());
+  }
+}
+
+/**
+ * Runs an analysis and streams what happens, as typed events. The stream
+ * always ends with `run-end` (errors arrive as `error` events before it). The
+ * trace is on disk as it goes; breaking out of the iteration cancels the run,
+ * closes the sandbox and ends the trace with `cancelled`.
+ *
+ * Throws (before any event) only when the workspace folder is missing.
+ */
+export async function* streamAnalysis(options: AnalyzeOptions): AsyncGenerator<AgentEvent, void, undefined> {
+  const inputFiles = await hashWorkspaceFiles(options.workspaceDir, options.signal);
+  const run = new AnalysisRun(options, inputFiles);
+  yield* run.run();
+}
+
+/** Runs an analysis to its end and returns the result (see `streamAnalysis` for the events). */
+export async function analyze(options: AnalyzeOptions): Promise<AnalysisResult> {
+  for await (const event of streamAnalysis(options)) {
+    if (event.type === 'run-end') return event.result;
+  }
+  // streamAnalysis always ends with run-end; reaching here is a bug.
+  throw new Error('streamAnalysis ended without run-end');
+}

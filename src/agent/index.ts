@@ -1,0 +1,31 @@
+export { analyze, streamAnalysis } from './agent-loop.ts';
+export type { AnalyzeOptions, SandboxFactory } from './analyze-options.ts';
+export type { AgentEvent, AnalysisResult } from './events.ts';
+export type { ChatRole, ChatMessage, ModelRequest, ModelChunk, LanguageModel } from './language-model.ts';
+export { createOpenAIChatModel, closingTagToAppend } from './openai-chat-model.ts';
+export type { OpenAIChatModelOptions } from './openai-chat-model.ts';
+export { defaultRetryPolicy } from './retry-policy.ts';
+export type { RetryPolicy } from './retry-policy.ts';
+export { chatProfile, deepAnalyzeProfile, chatSystemPrompt, resolveModelProfile } from './model-profile.ts';
+export type { ModelProfile, ModelProfileName } from './model-profile.ts';
+export { createTagParser, parseSteps, tagOf } from './tag-parser.ts';
+export type { TagParser, ParsedStep, ParsedStepKind, ParserEvent } from './tag-parser.ts';
+export { stripCodeFence } from './code-fence.ts';
+export {
+  answered,
+  roundCountIs,
+  deadlinePassed,
+  contextBudgetSpent,
+  noProgressFor,
+  sameFailureRepeated,
+  failed,
+  defaultStopConditions,
+  firstStop,
+} from './stop-conditions.ts';
+export type { StopCondition, StopDecision, LoopState } from './stop-conditions.ts';
+export { formatExecuteText, capMiddle } from './execute-text.ts';
+export type { ExecuteTextOptions } from './execute-text.ts';
+export { estimateTokens } from './context-budget.ts';
+export { hashWorkspaceFiles } from './input-files.ts';
+export { formatFirstMessage, parseDataSection, parseInstruction } from './first-message.ts';
+// offline analyst: export { createOfflineAnalyst } from './offline-analyst/index.ts';

@@ -1,0 +1,81 @@
+import type { ChatMessage } from './language-model.ts';
+
+export type ModelProfileName = 'deepanalyze' | 'chat';
+
+/**
+ * How the loop talks to one family of models. The loop is the same for all;
+ * only these settings differ.
+ */
+export interface ModelProfile {
+  name: ModelProfileName;
+  /** Sent first, before the `# Instruction` message; null for none. */
+  systemPrompt: string | null;
+  /** The role of the message that carries execution results. */
+  executeRole: 'execute' | 'user';
+  /** Wrap results in `<Execute>…</Execute>` (chat models), or send them bare (DeepAnalyze's template adds the tags). */
+  wrapExecute: boolean;
+  /** Generation stops here; the model client re-appends the tag. */
+  stop: readonly string[];
+}
+
+const protocolStops = ['</Code>', '</Answer>'] as const;
+
+/**
+ * DeepAnalyze-8B served by vLLM: trained without a system prompt, on results
+ * in messages of role `execute` holding the bare output (as DeepAnalyze's own
+ * client sends them).
+ */
+export const deepAnalyzeProfile: ModelProfile = {
+  name: 'deepanalyze',
+  systemPrompt: null,
+  executeRole: 'execute',
+  wrapExecute: false,
+  stop: protocolStops,
+};
+
+export const chatSystemPrompt = `You are a data analyst working in a Jupyter-like Python sandbox. The files of the workspace are in the current working directory; the first message lists them with a profile of each (columns, types, sample values and the pandas call that loads it).
+
+Answer in tags, one step at a time:
+- <Analyze>your plan and reasoning</Analyze>
+- <Understand>what the last results tell you</Understand>
+- <Code>Python to run</Code> — it runs in a persistent kernel (variables survive between cells); matplotlib figures are captured automatically. Write one <Code> block per reply, then stop: the system runs it and answers with <Execute>the output</Execute>. Never write <Execute> yourself.
+- <Answer>your final answer, in Markdown</Answer> — once the results support it. Use only numbers that the outputs showed.
+
+Example:
+<Analyze>I will load the sales table and compare the mean revenue by region.</Analyze>
+<Code>
+\`\`\`python
+import pandas as pd
+sales = pd.read_csv('sales.csv')
+print(sales.groupby('region')['revenue'].mean())
+\`\`\`
+</Code>
+(the system replies with <Execute>…</Execute>; later:)
+<Answer>The North region has the highest mean revenue (1 234.5).</Answer>`;
+
+/** General chat models (OpenAI, Ollama, LM Studio, …): a system prompt that teaches the tags; results as a `user` message. */
+export const chatProfile: ModelProfile = {
+  name: 'chat',
+  systemPrompt: chatSystemPrompt,
+  executeRole: 'user',
+  wrapExecute: true,
+  stop: protocolStops,
+};
+
+export function resolveModelProfile(profile: ModelProfile | ModelProfileName | undefined): ModelProfile {
+  if (profile === undefined || profile === 'chat') return chatProfile;
+  if (profile === 'deepanalyze') return deepAnalyzeProfile;
+  return profile;
+}
+
+/** The messages that carry one reply's execution results back to the model. */
+export function executeMessages(profile: ModelProfile, executeTexts: readonly string[]): ChatMessage[] {
+  if (executeTexts.length === 0) return [];
+  if (!profile.wrapExecute) return executeTexts.map((content) => ({ role: profile.executeRole, content }));
+  return [
+    {
+      role: profile.executeRole,
+      content: executeTexts.map((text) => `<Execute>\n${text}\n</Execute>`).join('\n'),
+    },
+  ];
+}

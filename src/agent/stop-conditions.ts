@@ -1,0 +1,121 @@
+import type { DatalystError } from '../errors/index.ts';
+import type { TerminationReason } from '../trace/schema.ts';
+
+/** What the stop conditions look at, after every round and before every model turn. */
+export interface LoopState {
+  /** Rounds completed (a round is one model turn and the cells it asked for). */
+  readonly round: number;
+  /** The final answer, once the model gave one. */
+  readonly answer: string | null;
+  readonly elapsedMs: number;
+  /** Wall-clock limit of the run; null for none. */
+  readonly deadlineMs: number | null;
+  /** The conversation's size, estimated, and the budget for it. */
+  readonly contextTokens: number;
+  readonly contextBudgetTokens: number;
+  /** Set once the loop asked for the final answer because the context was nearly full. */
+  readonly finalAnswerRequestedAtRound: number | null;
+  /** Consecutive turns with neither runnable code nor an answer. */
+  readonly stalledTurns: number;
+  /** How many times in a row the same code failed. */
+  readonly repeatedFailures: number;
+  /** The failure that ended the run's work, if any (model, sandbox, cancellation). */
+  readonly failure: {
+    reason: 'model-unavailable' | 'sandbox-failure' | 'cancelled' | 'deadline';
+    error: DatalystError;
+  } | null;
+}
+
+export interface StopDecision {
+  reason: TerminationReason;
+  detail: string;
+}
+
+/** A small predicate: a reason to stop, or null to go on. Combine them in a list; the first that fires wins. */
+export type StopCondition = (state: LoopState) => StopDecision | null;
+
+export const failed = (): StopCondition => (state) =>
+  state.failure === null ? null : { reason: state.failure.reason, detail: state.failure.error.message };
+
+export const answered = (): StopCondition => (state) => {
+  if (state.answer === null) return null;
+  if (state.finalAnswerRequestedAtRound !== null) {
+    return {
+      reason: 'context-budget',
+      detail: `The context neared its budget of ${state.contextBudgetTokens} tokens; the model gave its final answer when asked (round ${state.round}).`,
+    };
+  }
+  return { reason: 'answered', detail: `The model answered in round ${state.round}.` };
+};
+
+export const roundCountIs =
+  (maxRounds: number): StopCondition =>
+  (state) =>
+    state.round >= maxRounds
+      ? { reason: 'max-rounds', detail: `Stopped after ${maxRounds} rounds without an answer.` }
+      : null;
+
+export const deadlinePassed = (): StopCondition => (state) =>
+  state.deadlineMs !== null && state.elapsedMs >= state.deadlineMs
+    ? { reason: 'deadline', detail: `The run reached its wall-clock limit of ${state.deadlineMs} ms.` }
+    : null;
+
+/**
+ * After the one request for a final answer (made when the conversation nears
+ * the budget, see the loop's context management), the next turn that brings
+ * no answer ends the run.
+ */
+export const contextBudgetSpent = (): StopCondition => (state) =>
+  state.finalAnswerRequestedAtRound !== null && state.round > state.finalAnswerRequestedAtRound
+    ? {
+        reason: 'context-budget',
+        detail: `The conversation neared its budget of ${state.contextBudgetTokens} tokens and the model gave no answer when asked for it.`,
+      }
+    : null;
+
+export const noProgressFor =
+  (turns: number): StopCondition =>
+  (state) =>
+    state.stalledTurns >= turns
+      ? {
+          reason: 'no-progress',
+          detail: `${state.stalledTurns} turns in a row brought neither code to run nor an answer.`,
+        }
+      : null;
+
+export const sameFailureRepeated =
+  (times: number): StopCondition =>
+  (state) =>
+    state.repeatedFailures >= times
+      ? {
+          reason: 'repeated-failure',
+          detail: `The same code failed ${state.repeatedFailures} times in a row.`,
+        }
+      : null;
+
+export interface DefaultStopOptions {
+  maxRounds: number;
+  maxStalledTurns: number;
+  maxRepeatedFailures: number;
+}
+
+/** The loop's conditions, most decisive first. */
+export function defaultStopConditions(options: DefaultStopOptions): StopCondition[] {
+  return [
+    failed(),
+    answered(),
+    deadlinePassed(),
+    sameFailureRepeated(options.maxRepeatedFailures),
+    noProgressFor(options.maxStalledTurns),
+    contextBudgetSpent(),
+    roundCountIs(options.maxRounds),
+  ];
+}
+
+export function firstStop(conditions: readonly StopCondition[], state: LoopState): StopDecision | null {
+  for (const condition of conditions) {
+    const decision = condition(state);
+    if (decision !== null) return decision;
+  }
+  return null;
+}

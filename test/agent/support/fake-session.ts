@@ -1,0 +1,202 @@
+import { CancelledError } from '../../../src/errors/index.ts';
+import type { CellResult } from '../../../src/sandbox/cell-result.ts';
+import type {
+  CollectedFile,
+  SandboxLimits,
+  SandboxOptions,
+  SandboxSession,
+} from '../../../src/sandbox/sandbox.ts';
+import type { WorkspaceProfile } from '../../../src/sandbox/workspace-profile.ts';
+import type { SandboxFactory } from '../../../src/agent/analyze-options.ts';
+
+/**
+ * An in-memory SandboxSession for the loop's unit tests: cells are answered by
+ * a function, files written by cells live in a map. The real session is tested
+ * by the sandbox's own tests and by the docker replay test.
+ */
+
+export function cellResult(overrides: Partial<CellResult> = {}): CellResult {
+  return {
+    status: 'ok',
+    stdout: { text: '', truncated: false, totalBytes: 0 },
+    stderr: { text: '', truncated: false, totalBytes: 0 },
+    error: null,
+    value: null,
+    figures: [],
+    charts: [],
+    tables: [],
+    files: [],
+    durationMs: 1,
+    stateLost: false,
+    statusDetail: null,
+    ...overrides,
+  };
+}
+
+export const printed = (text: string): CellResult =>
+  cellResult({ stdout: { text, truncated: false, totalBytes: Buffer.byteLength(text) } });
+
+export const failedWith = (name: string, value: string): CellResult =>
+  cellResult({
+    status: 'error',
+    error: {
+      name,
+      value,
+      traceback: `Traceback (most recent call last):\n  File "<cell>", line 1\n${name}: ${value}`,
+    },
+  });
+
+export const testProfile: WorkspaceProfile = {
+  truncated: false,
+  files: [
+    {
+      path: 'sales.csv',
+      sizeBytes: 120,
+      format: 'csv',
+      error: null,
+      notes: [],
+      tables: [
+        {
+          name: '',
+          rows: 3,
+          columnsTruncated: false,
+          loadCode: "pd.read_csv('sales.csv')",
+          read: {
+            encoding: 'utf-8',
+            delimiter: ',',
+            headerRow: 0,
+            skipRows: 0,
+            sheet: null,
+            table: null,
+            decimal: null,
+            thousands: null,
+            naValues: [],
+          },
+          columns: [
+            {
+              name: 'region',
+              dtype: 'object',
+              kind: 'category',
+              missing: 0,
+              unique: 2,
+              samples: ['north', 'south'],
+              min: null,
+              max: null,
+            },
+          ],
+        },
+      ],
+    },
+  ],
+};
+
+export interface FakeSessionOptions {
+  /** Answers a cell; may wait. Default: prints nothing. */
+  run?: (code: string, index: number, signal: AbortSignal | undefined) => CellResult | Promise<CellResult>;
+  /** Files readable with readFiles (what cells "wrote"). */
+  files?: Map<string, Uint8Array>;
+  /** Throws this from execute on the given cell index (0-based). */
+  failOnCell?: { index: number; error: Error };
+  limits?: Partial<SandboxLimits>;
+}
+
+export interface FakeSandbox {
+  factory: SandboxFactory;
+  /** Every session opened, newest last. */
+  sessions: FakeSession[];
+}
+
+export interface FakeSession extends SandboxSession {
+  readonly executed: string[];
+  readonly closed: boolean;
+  readonly openedWith: SandboxOptions;
+}
+
+const defaultLimits: SandboxLimits = {
+  cellTimeoutMs: 120_000,
+  interruptGraceMs: 5_000,
+  memoryMb: 2048,
+  cpus: 1.5,
+  pidsLimit: 256,
+  maxOutputBytes: 1024 * 1024,
+  workdirMb: 1024,
+  scratchMb: 256,
+  maxFileBytes: 512 * 1024 * 1024,
+  maxOpenFiles: 1024,
+};
+
+function waitOrAbort(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(new CancelledError(signal.reason));
+      return;
+    }
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(new CancelledError(signal.reason));
+      },
+      { once: true },
+    );
+  });
+}
+
+/** A cell that runs for `ms` unless interrupted (the session then throws CancelledError, as the real one does). */
+export async function slowCell(
+  ms: number,
+  signal: AbortSignal | undefined,
+  result: CellResult = printed('done\n'),
+) {
+  await waitOrAbort(ms, signal);
+  return result;
+}
+
+export function createFakeSandbox(options: FakeSessionOptions = {}): FakeSandbox {
+  const sessions: FakeSession[] = [];
+  const factory: SandboxFactory = (openedWith) => {
+    const executed: string[] = [];
+    let closed = false;
+    const session: FakeSession = {
+      id: `fake-${sessions.length + 1}`,
+      backend: 'docker',
+      limits: { ...defaultLimits, ...options.limits },
+      openedWith,
+      executed,
+      get closed() {
+        return closed;
+      },
+      async execute(code, executeOptions) {
+        if (closed) throw new Error('execute on a closed session');
+        const index = executed.length;
+        executed.push(code);
+        if (options.failOnCell?.index === index) throw options.failOnCell.error;
+        if (executeOptions?.signal?.aborted) throw new CancelledError(executeOptions.signal.reason);
+        return (await options.run?.(code, index, executeOptions?.signal)) ?? cellResult();
+      },
+      profileWorkspace() {
+        return Promise.resolve(testProfile);
+      },
+      readFiles(paths) {
+        const found: CollectedFile[] = [];
+        for (const path of paths) {
+          const bytes = options.files?.get(path);
+          if (bytes !== undefined) found.push({ path, bytes });
+        }
+        return Promise.resolve(found);
+      },
+      close() {
+        closed = true;
+        return Promise.resolve();
+      },
+      [Symbol.asyncDispose]() {
+        closed = true;
+        return Promise.resolve();
+      },
+    };
+    sessions.push(session);
+    return Promise.resolve(session);
+  };
+  return { factory, sessions };
+}
