@@ -25,6 +25,13 @@ export interface SandboxLimits {
   maxFileBytes: number;
   /** Open files per process (RLIMIT_NOFILE). Default 1024. */
   maxOpenFiles: number;
+  /**
+   * Longest life of a session; the container carries it as its deadline label
+   * (`org.datalyst.deadline`) so that a reaper can remove it when its owner is
+   * gone. Default 6 hours (`DATALYST_SESSION_TIMEOUT_MS`). Optional so that
+   * limits written out before it existed stay valid.
+   */
+  sessionTimeoutMs?: number;
 }
 
 export interface SandboxOptions {
@@ -53,6 +60,8 @@ export interface CollectedFile {
 export interface ReadFilesOptions {
   /** Total bytes to read at most. Default 64 MiB. */
   maxTotalBytes?: number;
+  /** Files to read at most. Default 1 000. */
+  maxFiles?: number;
   signal?: AbortSignal;
 }
 

@@ -1,1 +1,870 @@
-# placeholder
+"""Datalyst kernel supervisor.
+
+The main process of a sandbox (under Docker's init, or spawned by the local
+backend). It speaks JSON lines with the host over its own stdin/stdout and runs
+the user's cells in a separate WORKER process (worker.py), so that it can:
+
+- capture the worker's stdout/stderr from pipes, with byte caps (a flood stops
+  the cell with status `output-limit`);
+- enforce the cell timeout: SIGINT first (state kept), SIGKILL of the worker's
+  process group after a grace period (worker respawned, state lost);
+- tell an out-of-memory kill (cgroup oom_kill counter) from another crash;
+- kill processes orphaned by a cell (a double-forked daemon must not outlive it);
+- write the workspace files the host sends and read back the files it asks for.
+
+Standard library only. Paths come from argv/env, so the same program runs
+outside Docker (the `local` backend); cgroup reading is optional.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import codecs
+import ctypes
+import errno
+import fcntl
+import json
+import os
+import selectors
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+
+PROTOCOL_VERSION = 1
+KERNEL_DIR = os.path.dirname(os.path.abspath(__file__))
+READ_CHUNK_BYTES = 1 << 16
+MAX_SNAPSHOT_ENTRIES = 20_000
+SKIPPED_DIR_NAMES = frozenset({'__pycache__', '.ipynb_checkpoints'})
+DEFAULT_TIMEOUT_MS = 120_000
+DEFAULT_GRACE_MS = 5_000
+DEFAULT_MAX_OUTPUT_BYTES = 1 << 20
+DEFAULT_READ_MAX_FILES = 1_000
+DEFAULT_READ_MAX_BYTES = 64 << 20
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def log(message: str) -> None:
+    """Diagnostics go to the supervisor's stderr (the container's stderr), never to the protocol."""
+    try:
+        os.write(2, ('datalyst-supervisor: ' + message + '\n').encode('utf-8', 'replace'))
+    except OSError:
+        pass
+
+
+def monotonic_ms() -> float:
+    return time.monotonic() * 1000.0
+
+
+def set_nonblocking(fd: int) -> None:
+    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+    fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+
+
+def become_subreaper() -> bool:
+    """Orphans of the worker's tree are re-parented to us, so we can find and kill them."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+# ---------------------------------------------------------------------------
+# Paths inside the working directory
+
+
+class PathRefused(Exception):
+    pass
+
+
+def check_relative_path(path: object) -> list[str]:
+    """Splits a workspace-relative path; refuses absolute paths, `..`, NUL and empty parts."""
+    if not isinstance(path, str) or path == '' or len(path) > 4096:
+        raise PathRefused('path must be a non-empty string')
+    if '\0' in path:
+        raise PathRefused('path contains NUL')
+    if path.startswith('/') or '\\' in path:
+        raise PathRefused('path must be relative and use /')
+    parts = path.split('/')
+    for part in parts:
+        if part in ('', '.', '..'):
+            raise PathRefused('path has an empty, . or .. component')
+    return parts
+
+
+def open_parent_dir(root_fd: int, parts: list[str], create: bool) -> int:
+    """Walks to the parent directory of `parts` without following any symlink."""
+    fd = os.dup(root_fd)
+    try:
+        for part in parts[:-1]:
+            try:
+                next_fd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                os.mkdir(part, 0o755, dir_fd=fd)
+                next_fd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = next_fd
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+# ---------------------------------------------------------------------------
+# Working-directory snapshots (which files a cell created or modified)
+
+
+def snapshot(root: str) -> dict[str, tuple[int, int]]:
+    entries: dict[str, tuple[int, int]] = {}
+    stack = ['']
+    seen = 0
+    while stack:
+        relative = stack.pop()
+        directory = os.path.join(root, relative) if relative else root
+        try:
+            iterator = os.scandir(directory)
+        except OSError:
+            continue
+        with iterator:
+            for entry in iterator:
+                seen += 1
+                if seen > MAX_SNAPSHOT_ENTRIES:
+                    return entries
+                path = relative + '/' + entry.name if relative else entry.name
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name not in SKIPPED_DIR_NAMES:
+                            stack.append(path)
+                    elif entry.is_file(follow_symlinks=False):
+                        info = entry.stat(follow_symlinks=False)
+                        entries[path] = (info.st_size, info.st_mtime_ns)
+                except OSError:
+                    continue
+    return entries
+
+
+def diff_snapshots(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]]) -> list[dict]:
+    changes = []
+    for path in sorted(after):
+        size, mtime = after[path]
+        previous = before.get(path)
+        if previous is None:
+            changes.append({'path': path, 'change': 'created', 'sizeBytes': size})
+        elif previous != (size, mtime):
+            changes.append({'path': path, 'change': 'modified', 'sizeBytes': size})
+    return changes
+
+
+# ---------------------------------------------------------------------------
+# Out-of-memory evidence
+
+
+def oom_kill_count() -> int | None:
+    """The memory cgroup's oom_kill counter (v1 or v2), or None where it cannot be read."""
+    candidates = (
+        ('/sys/fs/cgroup/memory/memory.oom_control', 'oom_kill'),
+        ('/sys/fs/cgroup/memory.events', 'oom_kill'),
+    )
+    for path, key in candidates:
+        try:
+            with open(path, encoding='ascii') as handle:
+                for line in handle:
+                    name, _, value = line.partition(' ')
+                    if name == key:
+                        return int(value)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Captured output with a cap
+
+
+class CappedStream:
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.kept = bytearray()
+        self.total = 0
+
+    def add(self, data: bytes) -> None:
+        self.total += len(data)
+        room = self.max_bytes - len(self.kept)
+        if room > 0:
+            self.kept += data[:room]
+
+    @property
+    def over_limit(self) -> bool:
+        return self.total > self.max_bytes
+
+    def to_json(self) -> dict:
+        # An incremental decoder drops a multi-byte character cut in half by the cap.
+        decoder = codecs.getincrementaldecoder('utf-8')('replace')
+        text = decoder.decode(bytes(self.kept), final=not self.over_limit)
+        return {'text': text, 'truncated': self.over_limit, 'totalBytes': self.total}
+
+
+# ---------------------------------------------------------------------------
+# The worker process
+
+
+class Worker:
+    """One worker process: its pipes, its state, and how it ended."""
+
+    def __init__(self, workdir: str, env: dict[str, str]) -> None:
+        to_worker_read, self.to_worker = os.pipe()
+        self.from_worker, from_worker_write = os.pipe()
+        self.process = subprocess.Popen(
+            [sys.executable, '-u', os.path.join(KERNEL_DIR, 'worker.py'),
+             '--control-in', str(to_worker_read), '--control-out', str(from_worker_write),
+             '--workdir', workdir],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=(to_worker_read, from_worker_write),
+            start_new_session=True,  # own process group: one killpg reaches its children
+            cwd=workdir,
+            env=env,
+        )
+        os.close(to_worker_read)
+        os.close(from_worker_write)
+        self.pid = self.process.pid
+        assert self.process.stdout is not None and self.process.stderr is not None
+        self.stdout_fd = self.process.stdout.fileno()
+        self.stderr_fd = self.process.stderr.fileno()
+        for fd in (self.from_worker, self.stdout_fd, self.stderr_fd):
+            set_nonblocking(fd)
+        self.ready = False
+        self.exited = False
+        self.exit_status: int | None = None
+        self.control_buffer = bytearray()
+        self.started_ms = monotonic_ms()
+
+    def send(self, message: dict) -> None:
+        data = (json.dumps(message, separators=(',', ':')) + '\n').encode('utf-8')
+        view = memoryview(data)
+        while view:
+            written = os.write(self.to_worker, view)
+            view = view[written:]
+
+    def interrupt(self) -> None:
+        if not self.exited:
+            try:
+                os.kill(self.pid, signal.SIGINT)
+            except ProcessLookupError:
+                pass
+
+    def kill_group(self) -> None:
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def close_fds(self) -> None:
+        for fd in (self.to_worker, self.from_worker):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        for pipe in (self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
+
+
+class Job:
+    """A request that runs in the worker (a cell or a workspace profile)."""
+
+    def __init__(self, request: dict, max_output_bytes: int) -> None:
+        self.request = request
+        self.id = request['id']
+        self.kind = request['type']
+        self.timeout_ms = float(request.get('timeoutMs') or DEFAULT_TIMEOUT_MS)
+        self.grace_ms = float(request.get('interruptGraceMs') or DEFAULT_GRACE_MS)
+        self.stdout = CappedStream(max_output_bytes)
+        self.stderr = CappedStream(max_output_bytes)
+        self.started_ms = 0.0
+        self.interrupted_ms: float | None = None
+        self.stop_reason: str | None = None  # 'timeout' | 'output-limit' | 'cancelled'
+        self.killed = False
+        self.oom_before: int | None = None
+
+
+# ---------------------------------------------------------------------------
+# The supervisor
+
+
+class Supervisor:
+    def __init__(self, workdir: str) -> None:
+        self.workdir = workdir
+        self.selector = selectors.DefaultSelector()
+        self.stdin_buffer = bytearray()
+        self.stdin_scan_from = 0
+        self.stdin_closed = False
+        self.queue: list[dict] = []
+        self.job: Job | None = None
+        self.worker: Worker | None = None
+        self.failed_starts = 0
+        self.state_lost_pending = False
+        self.baseline = snapshot(workdir)
+        self.subreaper = become_subreaper()
+        self.worker_env = self.make_worker_env()
+        self.wakeup_read, wakeup_write = os.pipe()
+        set_nonblocking(self.wakeup_read)
+        set_nonblocking(wakeup_write)
+        signal.set_wakeup_fd(wakeup_write)
+        signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so the wakeup fd fires
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C on a local terminal goes to the worker
+        signal.signal(signal.SIGTERM, self.on_terminate)
+        set_nonblocking(0)
+        self.selector.register(0, selectors.EVENT_READ, 'stdin')
+        self.selector.register(self.wakeup_read, selectors.EVENT_READ, 'wakeup')
+
+    # -- setup ---------------------------------------------------------------
+
+    def make_worker_env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env['PYTHONPATH'] = KERNEL_DIR + (os.pathsep + env['PYTHONPATH'] if env.get('PYTHONPATH') else '')
+        env['MPLBACKEND'] = 'module://datalyst_mpl_backend'
+        env.setdefault('PYTHONUNBUFFERED', '1')
+        env.setdefault('PYTHONDONTWRITEBYTECODE', '1')
+        # The image warms matplotlib's font cache into a read-only folder; matplotlib
+        # wants a writable one (else it rebuilds the cache and warns on every start).
+        seed = env.get('MPLCONFIGDIR')
+        if seed and os.path.isdir(seed) and not os.access(seed, os.W_OK):
+            writable = os.path.join(env.get('TMPDIR', '/tmp'), 'matplotlib-%d' % os.getuid())
+            try:
+                shutil.copytree(seed, writable, dirs_exist_ok=True)
+                env['MPLCONFIGDIR'] = writable
+            except OSError as error:
+                log('cannot seed the matplotlib cache: %s' % error)
+        return env
+
+    def spawn_worker(self) -> None:
+        worker = Worker(self.workdir, self.worker_env)
+        self.worker = worker
+        self.selector.register(worker.from_worker, selectors.EVENT_READ, 'control')
+        self.selector.register(worker.stdout_fd, selectors.EVENT_READ, 'stdout')
+        self.selector.register(worker.stderr_fd, selectors.EVENT_READ, 'stderr')
+
+    def retire_worker(self) -> None:
+        worker = self.worker
+        if worker is None:
+            return
+        worker.kill_group()
+        for fd in (worker.from_worker, worker.stdout_fd, worker.stderr_fd):
+            try:
+                self.selector.unregister(fd)
+            except (KeyError, ValueError):
+                pass
+        worker.close_fds()
+        self.worker = None
+
+    # -- host messages -------------------------------------------------------
+
+    def send(self, message: dict) -> None:
+        data = (json.dumps(message, separators=(',', ':')) + '\n').encode('ascii')
+        view = memoryview(data)
+        while view:
+            try:
+                written = os.write(1, view)
+            except BlockingIOError:
+                select_write(1)
+                continue
+            view = view[written:]
+
+    def on_stdin(self) -> None:
+        while True:
+            try:
+                data = os.read(0, 1 << 20)
+            except BlockingIOError:
+                break
+            if not data:
+                self.stdin_closed = True
+                self.selector.unregister(0)
+                break
+            self.stdin_buffer += data
+        while True:
+            newline = self.stdin_buffer.find(b'\n', self.stdin_scan_from)
+            if newline < 0:
+                self.stdin_scan_from = len(self.stdin_buffer)
+                break
+            line = bytes(self.stdin_buffer[:newline])
+            del self.stdin_buffer[:newline + 1]
+            self.stdin_scan_from = 0
+            if line.strip():
+                self.on_request_line(line)
+
+    def on_request_line(self, line: bytes) -> None:
+        try:
+            request = json.loads(line)
+            if not isinstance(request, dict) or not isinstance(request.get('type'), str):
+                raise ValueError('a request is an object with a type')
+        except ValueError as error:
+            log('unreadable request: %s' % error)
+            return
+        request_id = request.get('id')
+        kind = request['type']
+        try:
+            if kind in ('execute', 'profile'):
+                self.queue.append(request)
+            elif kind == 'write-file':
+                self.write_file(request)
+                self.send({'type': 'ok', 'id': request_id})
+            elif kind == 'read-files':
+                self.send(self.read_files(request))
+            elif kind == 'cancel':
+                self.cancel(request.get('target'))
+                self.send({'type': 'ok', 'id': request_id})
+            elif kind == 'ping':
+                self.send({'type': 'ok', 'id': request_id})
+            elif kind == 'shutdown':
+                self.send({'type': 'ok', 'id': request_id})
+                self.stdin_closed = True
+            else:
+                raise ValueError('unknown request type %r' % kind)
+        except (PathRefused, OSError, ValueError, TypeError, KeyError) as error:
+            self.send({'type': 'error', 'id': request_id, 'message': '%s: %s' % (type(error).__name__, error)})
+
+    def cancel(self, target: object) -> None:
+        for index, queued in enumerate(self.queue):
+            if queued.get('id') == target:
+                del self.queue[index]
+                self.send({'type': 'error', 'id': target, 'message': 'cancelled before it started'})
+                return
+        if self.job is not None and self.job.id == target:
+            self.stop_job('cancelled')
+
+    # -- files ---------------------------------------------------------------
+
+    def write_file(self, request: dict) -> None:
+        parts = check_relative_path(request.get('path'))
+        data = base64.b64decode(request.get('dataBase64', ''), validate=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if request.get('append') else os.O_TRUNC)
+        root_fd = os.open(self.workdir, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            parent_fd = open_parent_dir(root_fd, parts, create=True)
+            try:
+                fd = os.open(parts[-1], flags, 0o644, dir_fd=parent_fd)
+                try:
+                    if not stat.S_ISREG(os.fstat(fd).st_mode):
+                        raise PathRefused('not a regular file')
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view):]
+                    info = os.fstat(fd)
+                finally:
+                    os.close(fd)
+            finally:
+                os.close(parent_fd)
+        finally:
+            os.close(root_fd)
+        # Written by the host, not by a cell: not a change to report.
+        self.baseline['/'.join(parts)] = (info.st_size, info.st_mtime_ns)
+
+    def read_files(self, request: dict) -> dict:
+        paths = request.get('paths')
+        if not isinstance(paths, list):
+            raise ValueError('paths must be a list')
+        max_files = int(request.get('maxFiles') or DEFAULT_READ_MAX_FILES)
+        max_bytes = int(request.get('maxTotalBytes') or DEFAULT_READ_MAX_BYTES)
+        files = []
+        skipped = []
+        total = 0
+        root_fd = os.open(self.workdir, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for path in paths:
+                if len(files) >= max_files:
+                    skipped.append({'path': str(path), 'reason': 'file count limit'})
+                    continue
+                try:
+                    data = read_regular_file(root_fd, check_relative_path(path), max_bytes - total)
+                except PathRefused as error:
+                    skipped.append({'path': str(path), 'reason': str(error)})
+                    continue
+                except OSError as error:
+                    reason = 'symbolic link' if error.errno == errno.ELOOP else os.strerror(error.errno or 0)
+                    skipped.append({'path': str(path), 'reason': reason})
+                    continue
+                total += len(data)
+                files.append({'path': path, 'dataBase64': base64.b64encode(data).decode('ascii')})
+        finally:
+            os.close(root_fd)
+        return {'type': 'files', 'id': request.get('id'), 'files': files, 'skipped': skipped}
+
+    # -- jobs in the worker --------------------------------------------------
+
+    def maybe_start_job(self) -> None:
+        if self.job is not None or not self.queue:
+            return
+        if self.worker is None:
+            self.spawn_worker()
+            return
+        if not self.worker.ready:
+            return
+        request = self.queue.pop(0)
+        job = Job(request, int(request.get('maxOutputBytes') or DEFAULT_MAX_OUTPUT_BYTES))
+        job.oom_before = oom_kill_count()
+        job.started_ms = monotonic_ms()
+        self.job = job
+        message = {'type': job.kind, 'id': job.id}
+        if job.kind == 'execute':
+            message['code'] = request.get('code', '')
+        else:
+            message['options'] = request.get('options') or {}
+        try:
+            self.worker.send(message)
+        except OSError:
+            pass  # the worker died; its exit is noticed by the reaper
+
+    def stop_job(self, reason: str) -> None:
+        job = self.job
+        if job is None or job.stop_reason is not None or self.worker is None:
+            return
+        job.stop_reason = reason
+        job.interrupted_ms = monotonic_ms()
+        self.worker.interrupt()
+
+    def on_worker_output(self, name: str) -> None:
+        worker = self.worker
+        if worker is None:
+            return
+        fd = worker.stdout_fd if name == 'stdout' else worker.stderr_fd
+        self.drain(fd, name)
+
+    def drain(self, fd: int, name: str) -> None:
+        while True:
+            try:
+                data = os.read(fd, READ_CHUNK_BYTES)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b''
+            if not data:
+                try:
+                    self.selector.unregister(fd)
+                except (KeyError, ValueError):
+                    pass
+                return
+            job = self.job
+            if job is None:
+                continue  # output between cells (a background process) is dropped
+            stream = job.stdout if name == 'stdout' else job.stderr
+            stream.add(data)
+            if stream.over_limit:
+                self.stop_job('output-limit')
+
+    def on_control(self) -> None:
+        worker = self.worker
+        if worker is None:
+            return
+        while True:
+            try:
+                data = os.read(worker.from_worker, READ_CHUNK_BYTES)
+            except BlockingIOError:
+                break
+            if not data:
+                try:
+                    self.selector.unregister(worker.from_worker)
+                except (KeyError, ValueError):
+                    pass
+                break
+            worker.control_buffer += data
+        while True:
+            newline = worker.control_buffer.find(b'\n')
+            if newline < 0:
+                return
+            line = bytes(worker.control_buffer[:newline])
+            del worker.control_buffer[:newline + 1]
+            try:
+                message = json.loads(line)
+            except ValueError:
+                log('unreadable message from the worker')
+                continue
+            if message.get('type') == 'ready':
+                worker.ready = True
+                self.failed_starts = 0
+            elif message.get('type') == 'done' and self.job is not None and message.get('id') == self.job.id:
+                self.finish_job(message, state_lost=False)
+
+    def finish_job(self, worker_message: dict | None, state_lost: bool, crash_status: str | None = None,
+                   crash_detail: str | None = None) -> None:
+        job = self.job
+        if job is None:
+            return
+        worker = self.worker
+        if worker is not None and not worker.exited:
+            # Output written before the result is already in the pipes: take it now.
+            self.drain(worker.stdout_fd, 'stdout')
+            self.drain(worker.stderr_fd, 'stderr')
+        self.job = None
+        duration_ms = monotonic_ms() - job.started_ms
+        self.kill_orphans()
+        after = snapshot(self.workdir)
+        files = diff_snapshots(self.baseline, after)
+        self.baseline = after
+        if job.kind == 'profile':
+            if worker_message is not None and isinstance(worker_message.get('profile'), dict):
+                self.send({'type': 'profile', 'id': job.id, 'profile': worker_message['profile']})
+            else:
+                detail = crash_detail or (worker_message or {}).get('message') or 'the profile did not finish'
+                if job.stop_reason == 'timeout':
+                    detail = 'the profile took longer than %d ms' % job.timeout_ms
+                self.send({'type': 'error', 'id': job.id, 'message': detail})
+            return
+        payload = worker_message.get('result') if worker_message is not None else None
+        if not isinstance(payload, dict):
+            payload = {}
+        status = payload.get('status') if payload.get('status') in ('ok', 'error') else 'error'
+        detail = None
+        if job.stop_reason == 'timeout':
+            status = 'timeout'
+            detail = 'The cell ran longer than %s s and was %s.' % (
+                format_seconds(job.timeout_ms),
+                'stopped; the kernel was restarted and all variables are lost' if state_lost
+                else 'interrupted; variables are kept')
+        elif job.stop_reason == 'output-limit':
+            status = 'output-limit'
+            detail = 'The cell wrote more than %d bytes to %s and was %s.' % (
+                job.stdout.max_bytes, 'stdout' if job.stdout.over_limit else 'stderr',
+                'stopped; the kernel was restarted and all variables are lost' if state_lost
+                else 'interrupted; variables are kept')
+        elif job.stop_reason == 'cancelled':
+            status = 'error'
+            detail = 'The cell was cancelled.'
+        if crash_status is not None and job.stop_reason is None:
+            status = crash_status
+            detail = crash_detail
+        if self.state_lost_pending and not state_lost:
+            state_lost = True
+            detail = detail or 'The kernel stopped between cells and was restarted; earlier variables are lost.'
+        self.state_lost_pending = False
+        result = {
+            'status': status,
+            'stdout': job.stdout.to_json(),
+            'stderr': job.stderr.to_json(),
+            'error': payload.get('error'),
+            'value': payload.get('value'),
+            'figures': payload.get('figures') or [],
+            'charts': payload.get('charts') or [],
+            'tables': payload.get('tables') or [],
+            'files': files,
+            'durationMs': round(duration_ms, 3),
+            'stateLost': state_lost,
+            'statusDetail': detail,
+        }
+        self.send({'type': 'result', 'id': job.id, 'result': result})
+
+    # -- processes -----------------------------------------------------------
+
+    def reap(self) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            worker = self.worker
+            if worker is not None and pid == worker.pid:
+                worker.exited = True
+                worker.exit_status = status
+                worker.process.returncode = os.waitstatus_to_exitcode(status)
+                self.on_worker_exit(worker)
+
+    def on_worker_exit(self, worker: Worker) -> None:
+        # Take the output it wrote before dying.
+        self.drain(worker.stdout_fd, 'stdout')
+        self.drain(worker.stderr_fd, 'stderr')
+        status = worker.exit_status or 0
+        job = self.job
+        self.retire_worker()
+        if job is None:
+            if not worker.ready:
+                self.failed_starts += 1
+                log('the worker exited while starting (status %d)' % status)
+                if self.failed_starts >= 3:
+                    self.fail_queue('the Python worker cannot start; see the container log')
+            else:
+                # It died between cells (a background thread, a stray signal): the next
+                # cell runs in a fresh worker and must say that the state is gone.
+                self.state_lost_pending = True
+            return
+        if job.killed:
+            self.finish_job(None, state_lost=True)
+        else:
+            killed_by = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+            oom_after = oom_kill_count()
+            oom = killed_by == signal.SIGKILL and job.oom_before is not None and oom_after is not None \
+                and oom_after > job.oom_before
+            if oom:
+                self.finish_job(None, state_lost=True, crash_status='memory',
+                                crash_detail='The kernel ran out of memory and was restarted; all variables are lost.')
+            else:
+                how = 'was killed by signal %d' % killed_by if killed_by else 'exited with code %d' % os.WEXITSTATUS(status)
+                if killed_by == signal.SIGKILL and job.oom_before is None:
+                    how += ' (possibly out of memory)'
+                self.finish_job(None, state_lost=True, crash_status='crashed',
+                                crash_detail='The kernel %s and was restarted; all variables are lost.' % how)
+        self.spawn_worker()
+
+    def fail_queue(self, message: str) -> None:
+        for request in self.queue:
+            self.send({'type': 'error', 'id': request.get('id'), 'message': message})
+        self.queue.clear()
+
+    def check_timers(self) -> float | None:
+        """Acts on passed deadlines; returns seconds until the next one."""
+        job = self.job
+        if job is None or self.worker is None:
+            return None
+        now = monotonic_ms()
+        if job.stop_reason is None:
+            deadline = job.started_ms + job.timeout_ms
+            if now >= deadline:
+                self.stop_job('timeout')
+            else:
+                return (deadline - now) / 1000.0
+        if job.interrupted_ms is not None and not job.killed:
+            deadline = job.interrupted_ms + job.grace_ms
+            if now >= deadline:
+                job.killed = True
+                self.worker.kill_group()
+                return 0.05
+            return (deadline - now) / 1000.0
+        return 0.05 if job.killed else None
+
+    def kill_orphans(self) -> None:
+        """Kills processes left behind by a cell: children of ours other than the worker."""
+        worker_pid = self.worker.pid if self.worker is not None and not self.worker.exited else None
+        me = os.getpid()
+        if self.subreaper:
+            roots = [pid for pid in read_children(me) if pid != worker_pid]
+        else:
+            roots = [pid for pid in read_children(1) if pid not in (me, worker_pid)] if me != 1 else []
+        if not roots:
+            return
+        victims = []
+        stack = list(roots)
+        while stack and len(victims) < 10_000:
+            pid = stack.pop()
+            victims.append(pid)
+            stack.extend(read_children(pid))
+        for pid in victims:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        self.reap()
+
+    # -- main loop -----------------------------------------------------------
+
+    def on_terminate(self, *_: object) -> None:
+        self.stdin_closed = True
+
+    def run(self) -> None:
+        self.spawn_worker()
+        self.send({'type': 'ready', 'protocol': PROTOCOL_VERSION, 'pid': os.getpid(), 'workdir': self.workdir,
+                   'subreaper': self.subreaper, 'oomCounter': oom_kill_count() is not None})
+        while not self.stdin_closed:
+            self.maybe_start_job()
+            timeout = self.check_timers()
+            for key, _ in self.selector.select(timeout):
+                source = key.data
+                if source == 'stdin':
+                    self.on_stdin()
+                elif source == 'wakeup':
+                    try:
+                        while os.read(self.wakeup_read, 512):
+                            pass
+                    except BlockingIOError:
+                        pass
+                    self.reap()
+                elif source == 'control':
+                    self.on_control()
+                elif source in ('stdout', 'stderr'):
+                    self.on_worker_output(source)
+            self.reap()
+        self.retire_worker()
+        self.kill_orphans()
+
+
+def read_children(pid: int) -> list[int]:
+    children: list[int] = []
+    try:
+        tasks = os.listdir('/proc/%d/task' % pid)
+    except OSError:
+        return children
+    for task in tasks:
+        try:
+            with open('/proc/%d/task/%s/children' % (pid, task), encoding='ascii') as handle:
+                children.extend(int(item) for item in handle.read().split())
+        except (OSError, ValueError):
+            continue
+    return children
+
+
+def read_regular_file(root_fd: int, parts: list[str], max_bytes: int) -> bytes:
+    parent_fd = open_parent_dir(root_fd, parts, create=False)
+    try:
+        fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=parent_fd)
+    finally:
+        os.close(parent_fd)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise PathRefused('not a regular file')
+        if info.st_size > max_bytes:
+            raise PathRefused('byte limit reached')
+        chunks = []
+        remaining = max_bytes
+        while True:
+            chunk = os.read(fd, min(1 << 20, remaining + 1))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+            if remaining < 0:
+                raise PathRefused('byte limit reached')
+        return b''.join(chunks)
+    finally:
+        os.close(fd)
+
+
+def select_write(fd: int) -> None:
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_WRITE)
+        selector.select()
+
+
+def format_seconds(milliseconds: float) -> str:
+    seconds = milliseconds / 1000.0
+    return ('%d' % seconds) if seconds == int(seconds) else ('%.1f' % seconds)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description='Datalyst kernel supervisor (JSON lines on stdin/stdout).')
+    parser.add_argument('--workdir', default=os.environ.get('DATALYST_WORKDIR') or os.getcwd())
+    arguments = parser.parse_args()
+    workdir = os.path.abspath(arguments.workdir)
+    os.makedirs(workdir, exist_ok=True)
+    os.chdir(workdir)
+    supervisor = Supervisor(workdir)
+    try:
+        supervisor.run()
+    except BaseException as error:  # the host must learn why the protocol stopped
+        log('stopped: %s: %s' % (type(error).__name__, error))
+        supervisor.retire_worker()
+        raise
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,91 @@
+import { hostname } from 'node:os';
+import { containerLabels } from './container-labels.ts';
+import type { SandboxLimits } from './sandbox.ts';
+import { defaultSandboxLimits } from './sandbox-limits.ts';
+
+/** Where the kernel lives and works inside the runner image. */
+export const containerPaths = {
+  supervisor: '/opt/datalyst/supervisor.py',
+  workdir: '/home/analyst/work',
+  scratch: '/tmp',
+} as const;
+
+/** The image's non-root user (docker/python-runner/Dockerfile creates it). */
+export const containerUser = '1000:1000';
+
+const MIB = 1024 * 1024;
+
+export interface ContainerConfigInput {
+  sessionId: string;
+  image: string;
+  limits: SandboxLimits;
+  /** Epoch ms of creation; the deadline label is this plus `sessionTimeoutMs`. */
+  nowMs: number;
+  ownerPid?: number;
+  ownerHost?: string;
+}
+
+/**
+ * The body of `POST /containers/create` for one session: every limit of the
+ * design, stdin kept open for the JSON-lines protocol, no network, no log file.
+ */
+export function containerCreateBody(input: ContainerConfigInput): Record<string, unknown> {
+  const { limits } = input;
+  const memoryBytes = Math.round(limits.memoryMb * MIB);
+  return {
+    Image: input.image,
+    Cmd: ['python3', '-u', containerPaths.supervisor, '--workdir', containerPaths.workdir],
+    User: containerUser,
+    WorkingDir: containerPaths.workdir,
+    Env: ['TMPDIR=/tmp', 'XDG_CACHE_HOME=/tmp/cache', 'PYTHONUNBUFFERED=1'],
+    Labels: {
+      [containerLabels.session]: input.sessionId,
+      [containerLabels.ownerPid]: String(input.ownerPid ?? process.pid),
+      [containerLabels.ownerHost]: input.ownerHost ?? hostname(),
+      [containerLabels.deadline]: String(
+        input.nowMs + (limits.sessionTimeoutMs ?? defaultSandboxLimits.sessionTimeoutMs),
+      ),
+    },
+    // The protocol runs over the attached stdio. StdinOnce: when the host goes
+    // away, stdin closes, the supervisor exits and AutoRemove deletes the container.
+    AttachStdin: true,
+    AttachStdout: true,
+    AttachStderr: true,
+    OpenStdin: true,
+    StdinOnce: true,
+    Tty: false,
+    NetworkDisabled: true,
+    HostConfig: {
+      NetworkMode: 'none',
+      CapDrop: ['ALL'],
+      SecurityOpt: ['no-new-privileges'],
+      ReadonlyRootfs: true,
+      Tmpfs: {
+        [containerPaths.workdir]: `rw,nosuid,nodev,size=${Math.round(limits.workdirMb)}m,uid=1000,gid=1000,mode=0755`,
+        [containerPaths.scratch]: `rw,noexec,nosuid,nodev,size=${Math.round(limits.scratchMb)}m,mode=1777`,
+      },
+      // Memory equal to memory+swap: no swap, so a memory bomb ends in an OOM kill, not thrashing.
+      Memory: memoryBytes,
+      MemorySwap: memoryBytes,
+      NanoCpus: Math.round(limits.cpus * 1e9),
+      PidsLimit: Math.round(limits.pidsLimit),
+      Ulimits: [
+        { Name: 'nofile', Soft: Math.round(limits.maxOpenFiles), Hard: Math.round(limits.maxOpenFiles) },
+        { Name: 'fsize', Soft: Math.round(limits.maxFileBytes), Hard: Math.round(limits.maxFileBytes) },
+        { Name: 'core', Soft: 0, Hard: 0 },
+        // RLIMIT_NPROC counts every process of uid 1000 on the host (other sessions
+        // too), so it is only a backstop; the pids cgroup above is the real limit.
+        { Name: 'nproc', Soft: processBackstop(limits), Hard: processBackstop(limits) },
+      ],
+      Init: true,
+      // No json log file on the host: a stdout flood must not fill its disk.
+      LogConfig: { Type: 'none', Config: {} },
+      AutoRemove: true,
+      IpcMode: 'private',
+    },
+  };
+}
+
+function processBackstop(limits: SandboxLimits): number {
+  return Math.max(1024, Math.round(limits.pidsLimit) * 4);
+}

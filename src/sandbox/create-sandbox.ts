@@ -1,0 +1,93 @@
+import { randomBytes } from 'node:crypto';
+import { CancelledError, SandboxUnavailableError } from '../errors/index.ts';
+import { createDockerBackend } from './docker-backend.ts';
+import { KernelConnection } from './kernel-connection.ts';
+import type { KernelProcess, SandboxBackend } from './kernel-process.ts';
+import { KernelSession } from './kernel-session.ts';
+import { runnerImageTag } from './runner-image.ts';
+import type { SandboxBackendName, SandboxOptions, SandboxSession } from './sandbox.ts';
+import { resolveSandboxLimits, sandboxEnvironment } from './sandbox-limits.ts';
+import { listWorkspaceFiles, uploadWorkspaceFiles, type WorkspaceFile } from './workspace-files.ts';
+
+/** How long a started kernel may take to say it is ready. */
+const READY_TIMEOUT_MS = 30_000;
+const MAX_WORKSPACE_FILES = 10_000;
+
+function backendNamed(name: SandboxBackendName): SandboxBackend {
+  switch (name) {
+    case 'docker':
+      return createDockerBackend();
+    case 'local':
+      throw new SandboxUnavailableError('The local sandbox backend is not built yet.', {
+        fix: 'Use the docker backend (the default).',
+        fault: 'user',
+      });
+  }
+}
+
+/**
+ * Starts a session: a container (or process) with a persistent Python kernel,
+ * the workspace copied into its working directory.
+ *
+ * @example
+ * await using session = await createSandbox({ workspaceDir: 'data' });
+ * const result = await session.execute("import pandas as pd\npd.read_csv('sales.csv').shape");
+ * result.value; // '(120, 5)'
+ */
+export async function createSandbox(options: SandboxOptions = {}): Promise<SandboxSession> {
+  const backend = backendNamed(options.backend ?? sandboxEnvironment().backend ?? 'docker');
+  return createSandboxWithBackend(backend, options);
+}
+
+/** `createSandbox` with a backend of the caller's (a Docker client of its own, a test double). */
+export async function createSandboxWithBackend(
+  backend: SandboxBackend,
+  options: SandboxOptions = {},
+): Promise<SandboxSession> {
+  const { signal } = options;
+  if (signal?.aborted) throw new CancelledError(signal.reason);
+  const limits = resolveSandboxLimits(options.limits);
+  // The user's mistakes first, before any container exists.
+  const files: WorkspaceFile[] =
+    options.workspaceDir === undefined
+      ? []
+      : await listWorkspaceFiles(options.workspaceDir, {
+          maxFiles: MAX_WORKSPACE_FILES,
+          maxTotalBytes: limits.workdirMb * 1024 * 1024,
+        });
+  const image = options.image ?? sandboxEnvironment().image ?? (await runnerImageTag());
+  const sessionId = randomBytes(6).toString('hex');
+  const kernel: KernelProcess = await backend.start({
+    sessionId,
+    image,
+    limits,
+    ...(signal ? { signal } : {}),
+  });
+  const connection = new KernelConnection(kernel);
+  const session = new KernelSession(sessionId, backend.name, limits, kernel, connection);
+  const onAbort = () => {
+    connection.fail('Starting the session was cancelled.');
+  };
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    const readyTimer = setTimeout(
+      () =>
+        connection.fail(`The kernel did not start within ${READY_TIMEOUT_MS} ms (${kernel.description}).`),
+      READY_TIMEOUT_MS,
+    );
+    try {
+      await connection.ready;
+    } finally {
+      clearTimeout(readyTimer);
+    }
+    await uploadWorkspaceFiles(connection, files, signal);
+    if (signal?.aborted) throw new CancelledError(signal.reason);
+    return session;
+  } catch (error) {
+    await session.close().catch(() => {});
+    if (signal?.aborted) throw new CancelledError(signal.reason);
+    throw error;
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+  }
+}

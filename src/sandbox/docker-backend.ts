@@ -1,0 +1,164 @@
+import { randomBytes } from 'node:crypto';
+import { PassThrough, type Duplex } from 'node:stream';
+import Docker from 'dockerode';
+import { z } from 'zod';
+import { CancelledError, SandboxUnavailableError } from '../errors/index.ts';
+import { containerCreateBody } from './container-config.ts';
+import { dockerStatusCode, dockerUnreachableError, mapDockerError } from './docker-errors.ts';
+import type { KernelProcess, KernelStartRequest, SandboxBackend } from './kernel-process.ts';
+
+export interface DockerBackendOptions {
+  /** A client to use; default `new Docker()` (DOCKER_HOST, DOCKER_TLS_VERIFY, DOCKER_CERT_PATH, or the local socket). */
+  docker?: Docker;
+  /** How long the engine may take to answer a ping before the sandbox counts as unavailable. Default 3 000. */
+  pingTimeoutMs?: number;
+}
+
+const createResponseSchema = z.object({
+  Id: z.string().min(1),
+  Warnings: z.array(z.string()).nullable().optional(),
+});
+
+/** Answers the engine's ping within `timeoutMs`, or throws SandboxUnavailableError (never hangs). */
+export async function pingDocker(docker: Docker, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(signal?.reason);
+  signal?.addEventListener('abort', onAbort, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      dial(docker, {
+        path: '/_ping',
+        method: 'GET',
+        statusCodes: { 200: true, 500: 'server error' },
+        abortSignal: controller.signal,
+      }),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(dockerUnreachableError(undefined, timeoutMs)), timeoutMs);
+      }),
+    ]);
+  } catch (error) {
+    if (signal?.aborted) throw new CancelledError(signal.reason);
+    if (error instanceof SandboxUnavailableError) throw error;
+    throw dockerUnreachableError(error);
+  } finally {
+    if (timer) clearTimeout(timer);
+    controller.abort();
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+function dial(docker: Docker, options: Parameters<Docker['modem']['dial']>[0]): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    docker.modem.dial(options, (error, result) => (error ? reject(error) : resolve(result)));
+  });
+}
+
+/**
+ * One container per session, started from the runner image with every limit
+ * of `containerCreateBody`. The protocol runs over the container's attached
+ * stdio, so no port, network or bind mount is needed: it works the same with a
+ * remote engine (DOCKER_HOST).
+ */
+export function createDockerBackend(options: DockerBackendOptions = {}): SandboxBackend {
+  const pingTimeoutMs = options.pingTimeoutMs ?? 3_000;
+  return {
+    name: 'docker',
+    async start(request: KernelStartRequest): Promise<KernelProcess> {
+      const { signal } = request;
+      const docker = options.docker ?? new Docker();
+      await pingDocker(docker, pingTimeoutMs, signal);
+      const body = containerCreateBody({
+        sessionId: request.sessionId,
+        image: request.image,
+        limits: request.limits,
+        nowMs: Date.now(),
+      });
+      const name = `datalyst-${request.sessionId}-${randomBytes(3).toString('hex')}`;
+      let created: z.infer<typeof createResponseSchema>;
+      try {
+        created = createResponseSchema.parse(
+          await dial(docker, {
+            path: '/containers/create?',
+            method: 'POST',
+            options: { _query: { name }, _body: body },
+            statusCodes: {
+              200: true,
+              201: true,
+              400: 'bad parameter',
+              404: 'no such image',
+              409: 'conflict',
+              500: 'server error',
+            },
+            ...(signal ? { abortSignal: signal } : {}),
+          }),
+        );
+      } catch (error) {
+        if (signal?.aborted) throw new CancelledError(signal.reason);
+        throw mapDockerError(error, { action: 'create the session container', image: request.image });
+      }
+      const container = docker.getContainer(created.Id);
+      let stream: Duplex | undefined;
+      let removal: Promise<void> | undefined;
+      const dispose = (): Promise<void> => {
+        removal ??= (async () => {
+          stream?.destroy();
+          try {
+            await container.remove({ force: true });
+          } catch (error) {
+            // 404: already gone; 409: AutoRemove is removing it right now.
+            const status = dockerStatusCode(error);
+            if (status !== 404 && status !== 409)
+              throw mapDockerError(error, { action: 'remove the session container' });
+          }
+        })();
+        return removal;
+      };
+      try {
+        const warnings = created.Warnings ?? [];
+        if (warnings.length > 0) {
+          throw new SandboxUnavailableError(
+            `The Docker engine would not enforce every limit of the session: ${warnings.join(' ')}`,
+            {
+              fix: 'Use an engine whose kernel supports the memory, swap, CPU and pids cgroups (cgroup v2, or cgroup v1 with swap accounting: boot with swapaccount=1).',
+            },
+          );
+        }
+        if (signal?.aborted) throw new CancelledError(signal.reason);
+        // Attach before start, so that not one byte of the supervisor's output is missed.
+        stream = (await container.attach({
+          stream: true,
+          stdin: true,
+          stdout: true,
+          stderr: true,
+          hijack: true,
+          ...(signal ? { abortSignal: signal } : {}),
+        })) as Duplex;
+        const stdout = new PassThrough();
+        const stderr = new PassThrough();
+        docker.modem.demuxStream(stream, stdout, stderr);
+        const attached = stream;
+        const endBoth = () => {
+          stdout.end();
+          stderr.end();
+        };
+        attached.on('end', endBoth);
+        attached.on('close', endBoth);
+        attached.on('error', (error) => stdout.destroy(error));
+        if (signal?.aborted) throw new CancelledError(signal.reason);
+        await container.start(signal ? { abortSignal: signal } : {});
+        return {
+          stdin: attached,
+          stdout,
+          stderr,
+          description: `container ${created.Id.slice(0, 12)}`,
+          dispose,
+        };
+      } catch (error) {
+        await dispose().catch(() => {});
+        if (signal?.aborted) throw new CancelledError(signal.reason);
+        throw mapDockerError(error, { action: 'start the session container', image: request.image });
+      }
+    },
+  };
+}

@@ -1,0 +1,58 @@
+export { createSandbox, createSandboxWithBackend } from './create-sandbox.ts';
+export { formatCellOutput } from './format-cell-output.ts';
+export { defaultSandboxLimits, readSandboxEnvironment, resolveSandboxLimits } from './sandbox-limits.ts';
+export type { SandboxEnvironment } from './sandbox-limits.ts';
+export { containerLabels } from './container-labels.ts';
+export type { ContainerLabelName } from './container-labels.ts';
+export { containerCreateBody, containerPaths, containerUser } from './container-config.ts';
+export { createDockerBackend, pingDocker } from './docker-backend.ts';
+export type { DockerBackendOptions } from './docker-backend.ts';
+export type { KernelProcess, KernelStartRequest, SandboxBackend } from './kernel-process.ts';
+export { isSafeWorkspacePath } from './workspace-files.ts';
+export { runnerImageTag, ensureRunnerImage } from './runner-image.ts';
+export type {
+  SandboxBackendName,
+  SandboxLimits,
+  SandboxOptions,
+  SandboxSession,
+  ExecuteOptions,
+  CollectedFile,
+  ReadFilesOptions,
+} from './sandbox.ts';
+export {
+  cellStatusSchema,
+  capturedTextSchema,
+  cellErrorSchema,
+  figureSchema,
+  chartSchema,
+  tableSchema,
+  tableCellSchema,
+  fileChangeSchema,
+  cellResultSchema,
+} from './cell-result.ts';
+export type {
+  CellStatus,
+  CapturedText,
+  CellError,
+  Figure,
+  Chart,
+  Table,
+  FileChange,
+  CellResult,
+} from './cell-result.ts';
+export {
+  columnProfileSchema,
+  readOptionsSchema,
+  tableProfileSchema,
+  fileFormatSchema,
+  fileProfileSchema,
+  workspaceProfileSchema,
+} from './workspace-profile.ts';
+export type {
+  ColumnProfile,
+  ReadOptions,
+  TableProfile,
+  FileFormat,
+  FileProfile,
+  WorkspaceProfile,
+} from './workspace-profile.ts';

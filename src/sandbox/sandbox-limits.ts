@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import { ConfigError } from '../errors/index.ts';
+import type { SandboxBackendName, SandboxLimits } from './sandbox.ts';
+
+/** Every limit's default, in one place (the CLI's defaults match these). */
+export const defaultSandboxLimits: Readonly<Required<SandboxLimits>> = Object.freeze({
+  cellTimeoutMs: 120_000,
+  interruptGraceMs: 5_000,
+  memoryMb: 2048,
+  cpus: 1.5,
+  pidsLimit: 256,
+  maxOutputBytes: 1024 * 1024,
+  workdirMb: 1024,
+  scratchMb: 256,
+  maxFileBytes: 512 * 1024 * 1024,
+  maxOpenFiles: 1024,
+  sessionTimeoutMs: 6 * 60 * 60 * 1000,
+});
+
+/** What the sandbox takes from the environment; read once per process. */
+export interface SandboxEnvironment {
+  /** `DATALYST_SANDBOX`: `docker` or `local`. */
+  backend: SandboxBackendName | undefined;
+  /** `DATALYST_IMAGE`: a runner image to use instead of the one built from docker/python-runner. */
+  image: string | undefined;
+  /** `DATALYST_CELL_TIMEOUT_MS`, `DATALYST_MEMORY_MB`, `DATALYST_CPUS`, `DATALYST_SESSION_TIMEOUT_MS`. */
+  limits: Partial<SandboxLimits>;
+}
+
+const positiveNumber = z.coerce.number().positive().finite();
+const positiveInteger = z.coerce.number().int().positive();
+
+const environmentLimits = {
+  cellTimeoutMs: ['DATALYST_CELL_TIMEOUT_MS', positiveInteger],
+  memoryMb: ['DATALYST_MEMORY_MB', positiveInteger],
+  cpus: ['DATALYST_CPUS', positiveNumber],
+  sessionTimeoutMs: ['DATALYST_SESSION_TIMEOUT_MS', positiveInteger],
+} as const satisfies Partial<Record<keyof SandboxLimits, readonly [string, z.ZodType<number>]>>;
+
+function readVariable(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/** Parses the sandbox's variables; a malformed value is a `ConfigError` naming it. */
+export function readSandboxEnvironment(env: NodeJS.ProcessEnv = process.env): SandboxEnvironment {
+  const limits: Partial<SandboxLimits> = {};
+  for (const [key, [name, schema]] of Object.entries(environmentLimits)) {
+    const raw = readVariable(env, name);
+    if (raw === undefined) continue;
+    const parsed = schema.safeParse(raw);
+    if (!parsed.success) {
+      throw new ConfigError(
+        `${name}=${raw} is not a positive number.`,
+        `Set ${name} to a positive number or unset it.`,
+      );
+    }
+    limits[key as keyof typeof environmentLimits] = parsed.data;
+  }
+  const backend = readVariable(env, 'DATALYST_SANDBOX');
+  if (backend !== undefined && backend !== 'docker' && backend !== 'local') {
+    throw new ConfigError(
+      `DATALYST_SANDBOX=${backend} is not a sandbox backend.`,
+      'Set DATALYST_SANDBOX to docker or local.',
+    );
+  }
+  return { backend, image: readVariable(env, 'DATALYST_IMAGE'), limits };
+}
+
+let cachedEnvironment: SandboxEnvironment | undefined;
+
+/** The process environment's sandbox settings, parsed on first use. */
+export function sandboxEnvironment(): SandboxEnvironment {
+  cachedEnvironment ??= readSandboxEnvironment();
+  return cachedEnvironment;
+}
+
+/** Defaults, then the environment, then the caller's values; each value is checked. */
+export function resolveSandboxLimits(
+  overrides: Partial<SandboxLimits> = {},
+  environment: SandboxEnvironment = sandboxEnvironment(),
+): Required<SandboxLimits> {
+  const limits: Required<SandboxLimits> = { ...defaultSandboxLimits, ...environment.limits };
+  for (const [key, value] of Object.entries(overrides) as [keyof SandboxLimits, number | undefined][]) {
+    if (value === undefined) continue;
+    if (!Number.isFinite(value) || value <= 0) {
+      throw new ConfigError(
+        `The sandbox limit ${key} must be a positive number, not ${value}.`,
+        `Pass a positive ${key}.`,
+      );
+    }
+    limits[key] = value;
+  }
+  return limits;
+}

@@ -1,0 +1,141 @@
+import { createReadStream } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { CancelledError, WorkspaceError } from '../errors/index.ts';
+import type { KernelConnection } from './kernel-connection.ts';
+
+/** A regular file of the host workspace, by its path relative to the workspace (always `/`). */
+export interface WorkspaceFile {
+  path: string;
+  absolutePath: string;
+  sizeBytes: number;
+}
+
+export interface WorkspaceListLimits {
+  maxFiles: number;
+  maxTotalBytes: number;
+}
+
+const UPLOAD_CHUNK_BYTES = 1024 * 1024;
+const UPLOAD_REQUESTS_IN_FLIGHT = 8;
+
+/**
+ * True for a path the kernel may be asked about: relative, `/`-separated, no
+ * empty, `.` or `..` part, no NUL or backslash. The supervisor checks the same
+ * rules again on its side.
+ */
+export function isSafeWorkspacePath(path: string): boolean {
+  if (
+    path === '' ||
+    path.length > 4096 ||
+    path.includes('\0') ||
+    path.includes('\\') ||
+    path.startsWith('/')
+  ) {
+    return false;
+  }
+  return path.split('/').every((part) => part !== '' && part !== '.' && part !== '..');
+}
+
+/**
+ * Lists the regular files of a workspace folder. Symbolic links and special
+ * files are left out (a link could point anywhere on the host).
+ */
+export async function listWorkspaceFiles(dir: string, limits: WorkspaceListLimits): Promise<WorkspaceFile[]> {
+  let info;
+  try {
+    info = await stat(dir);
+  } catch (error) {
+    throw new WorkspaceError(
+      `The workspace ${dir} does not exist.`,
+      'Pass a folder that holds your data files.',
+      error,
+    );
+  }
+  if (!info.isDirectory()) {
+    throw new WorkspaceError(
+      `The workspace ${dir} is not a folder.`,
+      'Pass the folder that holds the file, not the file.',
+    );
+  }
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
+  const files: WorkspaceFile[] = [];
+  let totalBytes = 0;
+  for (const entry of entries) {
+    if (!entry.isFile()) continue;
+    const absolutePath = join(entry.parentPath, entry.name);
+    const path = relative(dir, absolutePath).split(sep).join('/');
+    if (!isSafeWorkspacePath(path)) continue;
+    const { size } = await stat(absolutePath);
+    totalBytes += size;
+    files.push({ path, absolutePath, sizeBytes: size });
+    if (files.length > limits.maxFiles) {
+      throw new WorkspaceError(
+        `The workspace ${dir} holds more than ${limits.maxFiles} files.`,
+        'Point Datalyst at a folder with only the data to analyse.',
+      );
+    }
+  }
+  if (totalBytes > limits.maxTotalBytes) {
+    throw new WorkspaceError(
+      `The workspace ${dir} holds ${Math.ceil(totalBytes / 1024 / 1024)} MiB, more than the sandbox's working directory (${Math.floor(limits.maxTotalBytes / 1024 / 1024)} MiB).`,
+      'Analyse a smaller folder, or raise the sandbox limit workdirMb (and memoryMb: the working directory lives in memory).',
+    );
+  }
+  files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return files;
+}
+
+/**
+ * Copies the files into the kernel's working directory through the protocol
+ * (base64 chunks). No `docker cp` and no bind mount: the working directory is
+ * a tmpfs on a read-only root, and the engine may be remote.
+ */
+export async function uploadWorkspaceFiles(
+  connection: KernelConnection,
+  files: readonly WorkspaceFile[],
+  signal?: AbortSignal,
+): Promise<void> {
+  const inFlight = new Set<Promise<void>>();
+  let failure: unknown;
+  const send = (path: string, data: Buffer, append: boolean) => {
+    const request = connection
+      .request(
+        { type: 'write-file', path, dataBase64: data.toString('base64'), append },
+        signal ? { signal } : {},
+      )
+      .then((response) => {
+        if (response.type !== 'ok') {
+          throw new WorkspaceError(
+            `The sandbox could not store ${path}: ${response.type === 'error' ? response.message : response.type}`,
+            'Check that the workspace fits the working directory (limit workdirMb).',
+          );
+        }
+      })
+      .catch((error: unknown) => {
+        failure ??= error;
+      })
+      .finally(() => inFlight.delete(request));
+    inFlight.add(request);
+  };
+  const waitForRoom = async () => {
+    while (inFlight.size >= UPLOAD_REQUESTS_IN_FLIGHT) await Promise.race(inFlight);
+    if (failure !== undefined) throw failure;
+    if (signal?.aborted) throw new CancelledError(signal.reason);
+  };
+  for (const file of files) {
+    let append = false;
+    const stream = createReadStream(file.absolutePath, { highWaterMark: UPLOAD_CHUNK_BYTES });
+    for await (const chunk of stream) {
+      await waitForRoom();
+      send(file.path, chunk as Buffer, append);
+      append = true;
+    }
+    if (!append) {
+      await waitForRoom();
+      send(file.path, Buffer.alloc(0), false);
+    }
+  }
+  await Promise.all(inFlight);
+  if (failure !== undefined) throw failure;
+}
