@@ -158,3 +158,9 @@ const terminationLabels: Record<RunEndRecord['termination']['reason'], string> =
 export function terminationLabel(reason: RunEndRecord['termination']['reason']): string {
   return terminationLabels[reason];
 }
+
+/** Code steps carry the model's text; the runnable code is inside a ```python fence, if any. */
+export function stripCodeFence(text: string): string {
+  const fenced = /```[\w-]*\n([\s\S]*?)(?:```|$)/.exec(text);
+  return (fenced?.[1] ?? text).replace(/\s+$/, '');
+}

@@ -1,0 +1,332 @@
+import hljs from 'highlight.js';
+import type { ExecutionRecord, StepRecord } from '../trace/schema.ts';
+import type { Table } from '../sandbox/cell-result.ts';
+import type { RenderedChart } from './chart-renderer.ts';
+import { escapeHtml } from './html-escape.ts';
+import { cleanOutputText } from './output-text.ts';
+import { chartKey, figureKey, outputAnchor } from './prepared-report.ts';
+import type { PreparedReport } from './prepared-report.ts';
+import { reportStyles } from './report-styles.ts';
+import { renderSafeMarkdown } from './safe-markdown.ts';
+import type { ProcessEntry } from './run-view.ts';
+import { stripCodeFence, terminationLabel } from './run-view.ts';
+import { formatBytes, formatDuration, formatExactBytes, safeBaseUrl } from './report-format.ts';
+
+/** Images of artifacts (PNG/JPEG/GIF/WebP the code saved), embedded as data: URIs. */
+export type ArtifactImages = ReadonlyMap<string, { mimeType: string; base64: string }>;
+
+export interface HtmlReportOptions {
+  /** Characters of one output stream shown; the full text stays in trace.json. Default 100 000. */
+  maxOutputChars?: number;
+  artifactImages?: ArtifactImages;
+}
+
+/**
+ * No script runs, nothing is fetched: images are data: URIs, styles are
+ * inline. Model text and data are escaped; the policy is a second wall.
+ */
+export const reportContentSecurityPolicy = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'";
+
+const stepLabels: Record<StepRecord['kind'], string> = {
+  analyze: 'Analyze',
+  understand: 'Understand',
+  code: 'Code',
+  answer: 'Answer',
+  text: 'Text outside tags',
+};
+
+/** The whole report as one self-contained HTML document. */
+export function renderHtmlReport(report: PreparedReport, options: HtmlReportOptions = {}): string {
+  const context: HtmlContext = {
+    report,
+    maxOutputChars: options.maxOutputChars ?? 100_000,
+    artifactImages: options.artifactImages ?? new Map(),
+  };
+  const { view } = report;
+  const title = `Datalyst report: ${firstLine(view.start.instruction, 90)}`;
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${reportContentSecurityPolicy}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<meta name="generator" content="Datalyst">
+<title>${escapeHtml(title)}</title>
+<style>${reportStyles}</style>
+</head>
+<body>
+<main>
+${renderHeader(context)}
+${renderAnswer(context)}
+${renderGallery(context)}
+${renderProcess(context)}
+${renderProvenance(context)}
+<footer>Rendered by Datalyst from trace.json at ${escapeHtml(report.generatedAt)}. Numbers marked <span class="num num-verified">like this<sup>E1</sup></span> were found in the execution output named; numbers marked <span class="num num-unverified">like this<sup>?</sup></span> were printed by no execution.</footer>
+</main>
+</body>
+</html>
+`;
+}
+
+interface HtmlContext {
+  report: PreparedReport;
+  maxOutputChars: number;
+  artifactImages: ArtifactImages;
+}
+
+function renderHeader({ report }: HtmlContext): string {
+  const { view } = report;
+  const model = view.start.model;
+  const banners: string[] = [];
+  if (model.offline) {
+    banners.push(
+      `<div class="banner banner-offline" role="note"><strong>No language model was used.</strong> This analysis was made by Datalyst's built-in offline analyst: deterministic rules that read the execution results and choose the next cell.</div>`,
+    );
+  }
+  if (view.outcomeMessage !== null) {
+    banners.push(`<div class="banner banner-outcome banner-${view.outcome}" role="alert"><strong>${escapeHtml(outcomeTitle(view.outcome))}</strong> ${escapeHtml(view.outcomeMessage)}</div>`);
+  }
+  const subtitle = [
+    `Run ${view.start.runId}`,
+    `started ${view.start.startedAt}`,
+    model.offline ? 'offline analyst' : `model ${model.id}`,
+    `${view.rounds} round${view.rounds === 1 ? '' : 's'}`,
+  ];
+  return `<header>
+<h1>${escapeHtml(firstLine(view.start.instruction, 140))}</h1>
+<p class="subtitle">${subtitle.map(escapeHtml).join(' · ')}</p>
+${banners.join('\n')}
+<section id="instruction" aria-label="Instruction"><h2>Instruction</h2><blockquote class="instruction">${escapeHtml(view.start.instruction)}</blockquote></section>
+<nav class="toc" aria-label="Contents"><a href="#answer">Answer</a><a href="#figures">Figures and tables</a><a href="#process">Process</a><a href="#provenance">Provenance</a></nav>
+</header>`;
+}
+
+function outcomeTitle(outcome: PreparedReport['view']['outcome']): string {
+  switch (outcome) {
+    case 'cancelled':
+      return 'Cancelled.';
+    case 'incomplete':
+      return 'Incomplete trace.';
+    case 'not-answered':
+      return 'No answer.';
+    case 'answered':
+      return '';
+  }
+}
+
+function renderAnswer({ report }: HtmlContext): string {
+  if (report.answer === null) {
+    return `<section id="answer"><h2>Answer</h2><p class="note">The run produced no answer. The process below shows what was done.</p></section>`;
+  }
+  const { checked, verified, unverified } = report.grounding;
+  const summary =
+    checked === 0
+      ? 'The answer states no numbers that could be checked against the execution outputs.'
+      : `<strong>${verified} of ${checked}</strong> number${checked === 1 ? '' : 's'} in the answer ${checked === 1 ? 'was' : 'were'} found in the execution outputs` +
+        (unverified > 0 ? `; <strong>${unverified}</strong> ${unverified === 1 ? 'was' : 'were'} printed by no execution and ${unverified === 1 ? 'is' : 'are'} marked unverified.` : '.');
+  return `<section id="answer"><h2>Answer</h2>
+<p class="grounding" id="grounding-summary">${summary}</p>
+<div class="answer markdown">${report.answer.html}</div>
+</section>`;
+}
+
+function renderGallery(context: HtmlContext): string {
+  const { report } = context;
+  const items: string[] = [];
+  for (const execution of report.view.executions) {
+    execution.result.charts.forEach((_chart, index) => {
+      const key = chartKey(execution.outputId, index);
+      const chart = report.charts.get(key);
+      if (chart) items.push(renderChartFigure(key, chart, execution.outputId, index, false));
+    });
+    execution.result.figures.forEach((_figure, index) => {
+      const key = figureKey(execution.outputId, index);
+      const figure = report.figures.get(key);
+      if (figure) items.push(renderImageFigure(key, `data:image/png;base64,${figure.base64}`, figure.widthPx, figure.heightPx, `Figure ${index + 1} of output ${execution.outputId}`, execution.outputId, false));
+    });
+  }
+  for (const artifact of report.view.artifacts) {
+    const image = context.artifactImages.get(artifact.path);
+    if (!image) continue;
+    const key = `artifact-${report.view.artifacts.indexOf(artifact) + 1}`;
+    items.push(
+      `<figure id="${key}"><img src="data:${escapeHtml(image.mimeType)};base64,${image.base64}" alt="${escapeHtml(artifact.path)}" loading="lazy"><figcaption>File <span class="mono">${escapeHtml(artifact.path)}</span>${artifact.outputId ? `, written by <a href="#${outputAnchor(artifact.outputId)}">${escapeHtml(artifact.outputId)}</a>` : ''}</figcaption></figure>`,
+    );
+  }
+  const evidence = evidenceTables(report);
+  const tables = evidence.map(({ execution, table, index }) => `<h3>Table ${index + 1} of output <a href="#${outputAnchor(execution.outputId)}">${escapeHtml(execution.outputId)}</a></h3>${renderTable(table)}`);
+  const body =
+    items.length === 0 && tables.length === 0
+      ? '<p class="note">The run produced no figures, charts or tables.</p>'
+      : `${items.length > 0 ? `<div class="gallery">${items.join('\n')}</div>` : ''}${tables.join('\n')}`;
+  return `<section id="figures"><h2>Figures and tables</h2>
+${body}
+</section>`;
+}
+
+/** Tables of the outputs that the answer's verified numbers came from: the answer's evidence. */
+function evidenceTables(report: PreparedReport): Array<{ execution: ExecutionRecord; table: Table; index: number }> {
+  const cited = new Set((report.answer?.numbers ?? []).flatMap((number) => (number.outputId === null ? [] : [number.outputId])));
+  return report.view.executions
+    .filter((execution) => cited.has(execution.outputId))
+    .flatMap((execution) => execution.result.tables.map((table, index) => ({ execution, table, index })));
+}
+
+// The first rendering of a chart carries the markup; later ones reuse it with <use>, so a
+// chart shown in the gallery and again in the process costs its size once.
+function renderChartFigure(key: string, chart: RenderedChart, outputId: string, index: number, reuse: boolean): string {
+  const caption = `<figcaption>Chart ${index + 1} of output <a href="#${outputAnchor(outputId)}">${escapeHtml(outputId)}</a>${chart.notes.map((note) => `<span class="note"> ${escapeHtml(note)}</span>`).join('')}</figcaption>`;
+  if (chart.svg === null) {
+    return `<figure class="chart chart-failed"${reuse ? '' : ` id="${key}"`}><div class="chart-error" role="alert"><strong>This chart could not be drawn.</strong> ${escapeHtml(chart.error ?? 'Unknown error.')}</div>${caption}</figure>`;
+  }
+  if (reuse) {
+    return `<figure class="chart chart-reuse"><svg class="reuse" viewBox="0 0 ${chart.widthPx} ${chart.heightPx}" width="${chart.widthPx}" height="${chart.heightPx}" role="img" aria-label="Chart ${index + 1} of output ${escapeHtml(outputId)}"><use href="#${key}-svg"/></svg>${caption}</figure>`;
+  }
+  const svg = chart.svg.replace(/^<svg\b/, `<svg id="${key}-svg" role="img" aria-label="Chart ${index + 1} of output ${escapeHtml(outputId)}"`);
+  return `<figure class="chart" id="${key}">${svg}${caption}</figure>`;
+}
+
+function renderImageFigure(key: string, dataUri: string, widthPx: number, heightPx: number, label: string, outputId: string, reuse: boolean): string {
+  const caption = `<figcaption>${escapeHtml(label.replace(/ of output .*$/, ''))} of output <a href="#${outputAnchor(outputId)}">${escapeHtml(outputId)}</a></figcaption>`;
+  if (reuse) {
+    return `<figure class="figure figure-reuse"><svg class="reuse" viewBox="0 0 ${widthPx} ${heightPx}" width="${widthPx}" height="${heightPx}" role="img" aria-label="${escapeHtml(label)}"><use href="#${key}-image"/></svg>${caption}</figure>`;
+  }
+  return `<figure class="figure" id="${key}"><svg viewBox="0 0 ${widthPx} ${heightPx}" width="${widthPx}" height="${heightPx}" role="img" aria-label="${escapeHtml(label)}"><image id="${key}-image" href="${dataUri}" width="${widthPx}" height="${heightPx}"/></svg>${caption}</figure>`;
+}
+
+function renderProcess(context: HtmlContext): string {
+  const entries = context.report.view.process.map((entry) => renderProcessEntry(entry, context));
+  return `<section id="process"><h2>Process</h2>
+${entries.length === 0 ? '<p class="note">The trace holds no steps.</p>' : entries.join('\n')}
+</section>`;
+}
+
+function renderProcessEntry(entry: ProcessEntry, context: HtmlContext): string {
+  switch (entry.kind) {
+    case 'step': {
+      const { step } = entry;
+      const unclosed = step.closed ? '' : ' <span class="note">(the model stopped inside this tag)</span>';
+      const body = step.kind === 'answer' ? '<p class="note">The answer is shown at the top of this report.</p>' : `<div class="markdown">${renderSafeMarkdown(step.text)}</div>`;
+      return `<article class="step step-${step.kind}"><h3><span class="kind">${stepLabels[step.kind]}</span>Round ${step.round}${unclosed}</h3>${body}</article>`;
+    }
+    case 'notice':
+      return `<article class="step step-notice"><h3><span class="kind">${escapeHtml(entry.notice.kind)}</span>Round ${entry.notice.round}</h3><p>${escapeHtml(entry.notice.text)}</p></article>`;
+    case 'cell':
+      return renderCell(entry.step, entry.execution, context);
+  }
+}
+
+function renderCell(step: StepRecord | null, execution: ExecutionRecord | null, context: HtmlContext): string {
+  const round = execution?.round ?? step?.round ?? 0;
+  const code = execution?.code ?? stripCodeFence(step?.text ?? '');
+  const highlighted = hljs.highlight(code, { language: 'python', ignoreIllegals: true }).value;
+  const heading = execution
+    ? `<span class="kind">Code</span>Round ${round} <span class="status status-${execution.result.status}">→ ${escapeHtml(execution.outputId)}: ${escapeHtml(execution.result.status)}, ${formatDuration(execution.result.durationMs)}</span>`
+    : `<span class="kind">Code</span>Round ${round} <span class="status">(not executed)</span>`;
+  const output = execution ? renderOutput(execution, context) : '';
+  return `<article class="step step-code"><h3>${heading}</h3><pre><code class="hljs language-python">${highlighted}</code></pre>${output}</article>`;
+}
+
+function renderOutput(execution: ExecutionRecord, context: HtmlContext): string {
+  const { result, outputId } = execution;
+  const parts: string[] = [];
+  if (result.statusDetail) parts.push(`<p class="note">${escapeHtml(result.statusDetail)}</p>`);
+  if (result.stateLost) parts.push('<p class="note">The kernel was restarted: variables and imports from earlier cells were lost.</p>');
+  parts.push(renderStream('stdout', result.stdout.text, result.stdout.truncated, context));
+  parts.push(renderStream('stderr', result.stderr.text, result.stderr.truncated, context));
+  if (result.error) {
+    parts.push(`<pre class="error">${escapeHtml(cleanOutputText(`${result.error.name}: ${result.error.value}\n${result.error.traceback}`))}</pre>`);
+  }
+  if (result.value !== null) parts.push(`<pre class="stdout value" title="The value of the cell's last expression">${escapeHtml(clip(cleanOutputText(result.value), context.maxOutputChars))}</pre>`);
+  result.tables.forEach((table) => parts.push(renderTable(table)));
+  result.charts.forEach((_chart, index) => {
+    const key = chartKey(outputId, index);
+    const chart = context.report.charts.get(key);
+    if (chart) parts.push(renderChartFigure(key, chart, outputId, index, true));
+  });
+  result.figures.forEach((figure, index) => {
+    const key = figureKey(outputId, index);
+    const prepared = context.report.figures.get(key);
+    if (prepared) parts.push(renderImageFigure(key, '', prepared.widthPx, prepared.heightPx, `Figure ${index + 1} of output ${outputId}`, outputId, true));
+    else parts.push(`<p class="note">Figure ${index + 1} (${escapeHtml(figure.id)}) is not a valid PNG and was left out.</p>`);
+  });
+  if (result.files.length > 0) {
+    parts.push(`<p class="status">Files written: ${result.files.map((file) => `<span class="mono">${escapeHtml(file.path)}</span> (${escapeHtml(file.change)}, ${formatBytes(file.sizeBytes)})`).join(', ')}</p>`);
+  }
+  const nothing = parts.every((part) => part === '') ? '<p class="status">(no output)</p>' : '';
+  return `<div class="output" id="${outputAnchor(outputId)}"><span class="output-id" title="Output id, cited by the answer">${escapeHtml(outputId)}</span>${nothing}${parts.join('')}</div>`;
+}
+
+function renderStream(name: 'stdout' | 'stderr', text: string, truncated: boolean, context: HtmlContext): string {
+  if (text === '') return '';
+  const cleaned = cleanOutputText(text);
+  const shown = clip(cleaned, context.maxOutputChars);
+  const notes = [
+    truncated ? 'The sandbox kept only the start of this output.' : '',
+    shown.length < cleaned.length ? `Shortened in this report to ${context.maxOutputChars.toLocaleString('en-US')} characters; trace.json has it all.` : '',
+  ].filter((note) => note !== '');
+  return `<pre class="${name}">${escapeHtml(shown)}</pre>${notes.map((note) => `<p class="note">${escapeHtml(note)}</p>`).join('')}`;
+}
+
+function renderTable(table: Table): string {
+  const header = `<tr><th></th>${table.columns.map((column) => `<th scope="col">${escapeHtml(column)}</th>`).join('')}</tr>`;
+  const rows = table.rows
+    .map((row, rowIndex) => `<tr><th scope="row">${escapeHtml(table.index[rowIndex] ?? '')}</th>${row.map((cell) => `<td>${escapeHtml(cell === null ? '' : String(cell))}</td>`).join('')}</tr>`)
+    .join('');
+  const note = table.truncated ? `<p class="note">Showing ${table.rows.length} of ${table.totalRows.toLocaleString('en-US')} rows and ${table.columns.length} of ${table.totalColumns} columns.</p>` : '';
+  return `<div class="table-wrap"><table class="data"><thead>${header}</thead><tbody>${rows}</tbody></table></div>${note}`;
+}
+
+function renderProvenance({ report }: HtmlContext): string {
+  const { view } = report;
+  const { start, end } = view;
+  const model = start.model;
+  const cellMs = view.executions.reduce((total, execution) => total + execution.result.durationMs, 0);
+  const modelMs = view.modelTurns.reduce((total, turn) => total + turn.durationMs, 0);
+  const facts: Array<[string, string]> = [
+    ['Model', model.offline ? `${model.id} (built-in offline analyst; no language model)` : model.id],
+    ['Model profile', model.profile],
+    ['Endpoint', safeBaseUrl(model.baseUrl) ?? 'none'],
+    ['Termination', end ? `${end.termination.reason === 'answered' ? 'answered' : `${end.termination.reason} (${terminationLabel(end.termination.reason)})`}${end.termination.detail ? `: ${end.termination.detail}` : ''}` : 'none recorded (the trace ends before the run did)'],
+    ['Rounds', `${view.rounds} of at most ${start.limits.maxRounds}`],
+    ['Tokens', `${view.usage.promptTokens.toLocaleString('en-US')} prompt, ${view.usage.completionTokens.toLocaleString('en-US')} completion`],
+    ['Duration', view.durationMs === null ? 'unknown' : formatDuration(view.durationMs)],
+    ['Time in cells', `${formatDuration(cellMs)} over ${view.executions.length} execution${view.executions.length === 1 ? '' : 's'}`],
+    ['Time in the model', formatDuration(modelMs)],
+    ['Started', start.startedAt],
+    ['Ended', end?.endedAt ?? 'unknown'],
+    [
+      'Limits',
+      `cell timeout ${formatDuration(start.limits.cellTimeoutMs)}, memory ${start.limits.memoryMb} MB, ${start.limits.cpus} CPU, deadline ${start.limits.deadlineMs === null ? 'none' : formatDuration(start.limits.deadlineMs)}, context budget ${start.limits.contextBudgetTokens.toLocaleString('en-US')} tokens`,
+    ],
+    ['Workspace', start.workspace.path],
+    ['Run id', start.runId],
+  ];
+  const versions = report.toolVersions.map(([name, version]) => `${name} ${version}`).join(', ');
+  facts.push(['Tool versions', versions]);
+  const files = start.workspace.files
+    .map((file) => `<tr><td class="mono">${escapeHtml(file.path)}</td><td>${formatExactBytes(file.sizeBytes)}</td><td class="hash">${escapeHtml(file.sha256)}</td></tr>`)
+    .join('');
+  const artifacts = view.artifacts
+    .map(
+      (artifact) =>
+        `<tr><td class="mono">${escapeHtml(artifact.path)}</td><td>${formatBytes(artifact.sizeBytes)}</td><td>${artifact.outputId ? `<a href="#${outputAnchor(artifact.outputId)}">${escapeHtml(artifact.outputId)}</a>` : ''}</td><td class="hash">${escapeHtml(artifact.sha256)}</td></tr>`,
+    )
+    .join('');
+  return `<section id="provenance"><h2>Provenance</h2>
+<dl class="facts">${facts.map(([name, value]) => `<dt>${escapeHtml(name)}</dt><dd>${escapeHtml(value)}</dd>`).join('')}</dl>
+<h3>Input files</h3>
+${start.workspace.files.length === 0 ? '<p class="note">No input files were recorded.</p>' : `<table class="files"><thead><tr><th>File</th><th>Size</th><th>SHA-256</th></tr></thead><tbody>${files}</tbody></table>`}
+${view.artifacts.length === 0 ? '' : `<h3>Files the code wrote (artifacts/)</h3><table class="files"><thead><tr><th>File</th><th>Size</th><th>Output</th><th>SHA-256</th></tr></thead><tbody>${artifacts}</tbody></table>`}
+</section>`;
+}
+
+function firstLine(text: string, maxChars: number): string {
+  const line = text.trim().split('\n')[0]?.trim() ?? '';
+  return line.length > maxChars ? `${line.slice(0, maxChars - 1)}…` : line || 'Analysis';
+}
+
+function clip(text: string, maxChars: number): string {
+  return text.length > maxChars ? text.slice(0, maxChars) : text;
+}

@@ -1,0 +1,208 @@
+import type { Table } from '../sandbox/cell-result.ts';
+import type { ExecutionRecord, StepRecord } from '../trace/schema.ts';
+import { tableToCsv } from './csv-export.ts';
+import { escapeMarkdownText, fencedBlock, neutralizeMarkdown } from './markdown-text.ts';
+import { cleanOutputText } from './output-text.ts';
+import { chartKey, figureKey, outputAnchor } from './prepared-report.ts';
+import type { PreparedReport } from './prepared-report.ts';
+import { formatBytes, formatDuration, formatExactBytes, safeBaseUrl } from './report-format.ts';
+import type { ProcessEntry } from './run-view.ts';
+import { stripCodeFence, terminationLabel } from './run-view.ts';
+
+/** A file the Markdown report links to, relative to the report's folder. */
+export interface ReportAsset {
+  path: string;
+  bytes: Uint8Array | string;
+}
+
+export interface MarkdownReport {
+  markdown: string;
+  /** Chart and figure PNGs and table CSVs under `assets/`. */
+  assets: ReportAsset[];
+}
+
+export interface MarkdownReportOptions {
+  /** Characters of one output stream shown. Default 20 000. */
+  maxOutputChars?: number;
+  /** Artifacts that are images, shown in the figures section (paths under `artifacts/`). */
+  artifactImages?: ReadonlySet<string>;
+}
+
+/** `report.md`: the same order as the HTML report, images and tables as files in `assets/`. */
+export function renderMarkdownReport(report: PreparedReport, options: MarkdownReportOptions = {}): MarkdownReport {
+  const assets: ReportAsset[] = [];
+  const maxOutputChars = options.maxOutputChars ?? 20_000;
+  const { view } = report;
+  const out: string[] = [];
+  const instructionTitle = view.start.instruction.trim().split('\n')[0]?.trim() || 'Analysis';
+  out.push(`# ${escapeMarkdownText(instructionTitle.slice(0, 140))}`, '');
+  out.push(`Run ${escapeMarkdownText(view.start.runId)} · started ${view.start.startedAt} · ${view.start.model.offline ? 'offline analyst' : `model ${escapeMarkdownText(view.start.model.id)}`} · ${view.rounds} rounds`, '');
+  if (view.start.model.offline) {
+    out.push("> **No language model was used.** This analysis was made by Datalyst's built-in offline analyst: deterministic rules that read the execution results and choose the next cell.", '');
+  }
+  if (view.outcomeMessage !== null) out.push(`> **${view.outcome === 'cancelled' ? 'Cancelled.' : view.outcome === 'incomplete' ? 'Incomplete trace.' : 'No answer.'}** ${escapeMarkdownText(view.outcomeMessage)}`, '');
+
+  out.push('## Instruction', '', ...view.start.instruction.split('\n').map((line) => `> ${escapeMarkdownText(line)}`), '');
+
+  out.push('## Answer', '');
+  if (view.answer === null) {
+    out.push('*The run produced no answer. The process below shows what was done.*', '');
+  } else {
+    const { checked, verified, unverified } = report.grounding;
+    out.push(
+      checked === 0
+        ? '*The answer states no numbers that could be checked against the execution outputs.*'
+        : `**Grounding: ${verified} of ${checked} numbers in the answer were found in the execution outputs${unverified > 0 ? `; ${unverified} unverified` : ''}.** See the table after the answer.`,
+      '',
+      neutralizeMarkdown(view.answer),
+      '',
+    );
+    const numbers = report.answer?.numbers ?? [];
+    if (numbers.length > 0) {
+      out.push('### Numbers checked', '', '| Number | Status | Output | Printed as |', '| ---: | --- | --- | ---: |');
+      for (const number of numbers) {
+        out.push(
+          `| ${escapeMarkdownText(number.text)} | ${number.verified ? 'verified' : '**unverified**'} | ${number.outputId ? `[${escapeMarkdownText(number.outputId)}](#${outputAnchor(number.outputId)})` : ''} | ${escapeMarkdownText(number.matchedText ?? '')} |`,
+        );
+      }
+      out.push('');
+    }
+  }
+
+  out.push('## Figures and tables', '');
+  let visuals = 0;
+  for (const execution of view.executions) {
+    execution.result.charts.forEach((_chart, index) => {
+      const key = chartKey(execution.outputId, index);
+      const chart = report.charts.get(key);
+      if (!chart) return;
+      visuals++;
+      const caption = `Chart ${index + 1} of output ${escapeMarkdownText(execution.outputId)}`;
+      if (chart.png) {
+        assets.push({ path: `assets/${key}.png`, bytes: chart.png });
+        out.push(`![${caption}](assets/${key}.png)`, '', `*${caption}*${chart.notes.map((note) => ` — ${escapeMarkdownText(note)}`).join('')}`, '');
+      } else {
+        out.push(`> **${caption} could not be drawn:** ${escapeMarkdownText(chart.error ?? 'no image was made.')}`, '');
+      }
+    });
+    execution.result.figures.forEach((_figure, index) => {
+      const key = figureKey(execution.outputId, index);
+      const figure = report.figures.get(key);
+      if (!figure) return;
+      visuals++;
+      assets.push({ path: `assets/${key}.png`, bytes: figure.png });
+      out.push(`![Figure ${index + 1} of output ${escapeMarkdownText(execution.outputId)}](assets/${key}.png)`, '');
+    });
+  }
+  for (const artifact of view.artifacts) {
+    if (!options.artifactImages?.has(artifact.path)) continue;
+    visuals++;
+    out.push(`![${escapeMarkdownText(artifact.path)}](${encodeRelativePath(`artifacts/${artifact.path}`)})`, '', `*File ${escapeMarkdownText(artifact.path)}*`, '');
+  }
+  if (visuals === 0) out.push('*The run produced no figures or charts.*', '');
+
+  out.push('## Process', '');
+  for (const entry of view.process) out.push(...renderEntry(entry, maxOutputChars, assets), '');
+
+  out.push(...renderProvenance(report), '');
+  return { markdown: `${out.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`, assets };
+}
+
+const stepLabels: Record<StepRecord['kind'], string> = { analyze: 'Analyze', understand: 'Understand', code: 'Code', answer: 'Answer', text: 'Text outside tags' };
+
+function renderEntry(entry: ProcessEntry, maxOutputChars: number, assets: ReportAsset[]): string[] {
+  switch (entry.kind) {
+    case 'step':
+      return [
+        `### Round ${entry.step.round} · ${stepLabels[entry.step.kind]}${entry.step.closed ? '' : ' (unclosed)'}`,
+        '',
+        entry.step.kind === 'answer' ? '*The answer is shown at the top of this report.*' : neutralizeMarkdown(entry.step.text),
+      ];
+    case 'notice':
+      return [`### Round ${entry.notice.round} · Notice (${escapeMarkdownText(entry.notice.kind)})`, '', escapeMarkdownText(entry.notice.text)];
+    case 'cell':
+      return renderCell(entry.step, entry.execution, maxOutputChars, assets);
+  }
+}
+
+function renderCell(step: StepRecord | null, execution: ExecutionRecord | null, maxOutputChars: number, assets: ReportAsset[]): string[] {
+  const round = execution?.round ?? step?.round ?? 0;
+  const code = execution?.code ?? stripCodeFence(step?.text ?? '');
+  if (!execution) return [`### Round ${round} · Code (not executed)`, '', fencedBlock(code, 'python')];
+  const { result, outputId } = execution;
+  const lines = [
+    `### Round ${round} · Code → ${escapeMarkdownText(outputId)} (${result.status}, ${formatDuration(result.durationMs)})`,
+    '',
+    fencedBlock(code, 'python'),
+    '',
+    `<a id="${outputAnchor(outputId)}"></a>**Output ${escapeMarkdownText(outputId)}**`,
+    '',
+  ];
+  if (result.statusDetail) lines.push(`*${escapeMarkdownText(result.statusDetail)}*`, '');
+  const streams: Array<[string, string]> = [
+    ['stdout', result.stdout.text],
+    ['stderr', result.stderr.text],
+    ['error', result.error ? `${result.error.name}: ${result.error.value}\n${result.error.traceback}` : ''],
+    ['value', result.value ?? ''],
+  ];
+  for (const [name, text] of streams) {
+    if (text === '') continue;
+    const cleaned = cleanOutputText(text);
+    const shown = cleaned.length > maxOutputChars ? `${cleaned.slice(0, maxOutputChars)}\n… (shortened; trace.json has it all)` : cleaned;
+    lines.push(name === 'stdout' ? '' : `*${name}:*`, '', fencedBlock(shown, 'text'), '');
+  }
+  result.tables.forEach((table, index) => {
+    const path = `assets/${outputId.replace(/[^A-Za-z0-9_-]/g, '_')}-table-${index + 1}.csv`;
+    assets.push({ path, bytes: tableToCsv(table) });
+    lines.push(...markdownTable(table), '', `*Table ${index + 1} of ${escapeMarkdownText(outputId)}${table.truncated ? ` (first ${table.rows.length} of ${table.totalRows} rows)` : ''} — [CSV](${path})*`, '');
+  });
+  result.charts.forEach((_chart, index) => lines.push(`*Chart ${index + 1}: see [Figures and tables](#figures-and-tables) (assets/${chartKey(outputId, index)}.png).*`));
+  result.figures.forEach((_figure, index) => lines.push(`![Figure ${index + 1} of output ${escapeMarkdownText(outputId)}](assets/${figureKey(outputId, index)}.png)`));
+  return lines;
+}
+
+function markdownTable(table: Table): string[] {
+  const maxRows = 30;
+  const header = `| | ${table.columns.map(escapeMarkdownText).join(' | ')} |`;
+  const rule = `| --- | ${table.columns.map(() => '---:').join(' | ')} |`;
+  const rows = table.rows
+    .slice(0, maxRows)
+    .map((row, rowIndex) => `| ${escapeMarkdownText(table.index[rowIndex] ?? '')} | ${row.map((cell) => escapeMarkdownText(cell === null ? '' : String(cell))).join(' | ')} |`);
+  return [header, rule, ...rows];
+}
+
+function renderProvenance(report: PreparedReport): string[] {
+  const { view } = report;
+  const { start, end } = view;
+  const lines = [
+    '## Provenance',
+    '',
+    `- **Model:** ${escapeMarkdownText(start.model.id)}${start.model.offline ? ' (built-in offline analyst; no language model)' : ''}, profile ${start.model.profile}, endpoint ${escapeMarkdownText(safeBaseUrl(start.model.baseUrl) ?? 'none')}`,
+    `- **Termination:** ${end ? `${end.termination.reason === 'answered' ? 'answered' : `${end.termination.reason} (${terminationLabel(end.termination.reason)})`}${end.termination.detail ? `: ${escapeMarkdownText(end.termination.detail)}` : ''}` : 'none recorded (the trace ends before the run did)'}`,
+    `- **Rounds:** ${view.rounds} of at most ${start.limits.maxRounds}`,
+    `- **Tokens:** ${view.usage.promptTokens} prompt, ${view.usage.completionTokens} completion`,
+    `- **Duration:** ${view.durationMs === null ? 'unknown' : formatDuration(view.durationMs)}; cells ${formatDuration(view.executions.reduce((total, execution) => total + execution.result.durationMs, 0))}; model ${formatDuration(view.modelTurns.reduce((total, turn) => total + turn.durationMs, 0))}`,
+    `- **Limits:** cell timeout ${formatDuration(start.limits.cellTimeoutMs)}, memory ${start.limits.memoryMb} MB, ${start.limits.cpus} CPU, deadline ${start.limits.deadlineMs === null ? 'none' : formatDuration(start.limits.deadlineMs)}, context budget ${start.limits.contextBudgetTokens} tokens`,
+    `- **Tool versions:** ${report.toolVersions.map(([name, version]) => `${name} ${escapeMarkdownText(version)}`).join(', ')}`,
+    `- **Run:** ${escapeMarkdownText(start.runId)}, started ${start.startedAt}, ended ${end?.endedAt ?? 'unknown'}; report rendered ${report.generatedAt}`,
+    '',
+    '### Input files',
+    '',
+  ];
+  if (start.workspace.files.length === 0) lines.push('*No input files were recorded.*');
+  else {
+    lines.push('| File | Size | SHA-256 |', '| --- | ---: | --- |');
+    for (const file of start.workspace.files) lines.push(`| ${escapeMarkdownText(file.path)} | ${formatExactBytes(file.sizeBytes)} | \`${file.sha256}\` |`);
+  }
+  if (view.artifacts.length > 0) {
+    lines.push('', '### Files the code wrote', '', '| File | Size | Output | SHA-256 |', '| --- | ---: | --- | --- |');
+    for (const artifact of view.artifacts) {
+      lines.push(`| [${escapeMarkdownText(artifact.path)}](${encodeRelativePath(`artifacts/${artifact.path}`)}) | ${formatBytes(artifact.sizeBytes)} | ${escapeMarkdownText(artifact.outputId ?? '')} | \`${escapeMarkdownText(artifact.sha256)}\` |`);
+    }
+  }
+  return lines;
+}
+
+function encodeRelativePath(path: string): string {
+  return path.split('/').map(encodeURIComponent).join('/');
+}

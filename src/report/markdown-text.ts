@@ -1,0 +1,49 @@
+import { isSafeLink } from './safe-markdown.ts';
+
+/**
+ * Helpers for writing untrusted text into a Markdown file that some other
+ * program will render (a Git forge, an editor preview, a static site): raw
+ * HTML is defused, unsafe links are reduced to their text, images become
+ * links so that opening the file loads nothing.
+ */
+
+/** Model-written markdown, kept as markdown but inert. Fenced code blocks are left as they are. */
+export function neutralizeMarkdown(text: string): string {
+  const lines = text.split('\n');
+  let fence: string | null = null;
+  return lines
+    .map((line) => {
+      const fenceMatch = /^\s{0,3}(`{3,}|~{3,})/.exec(line);
+      if (fenceMatch?.[1]) {
+        const marker = fenceMatch[1];
+        if (fence === null) fence = marker;
+        else if (marker[0] === fence[0] && marker.length >= fence.length) fence = null;
+        return line;
+      }
+      return fence === null ? neutralizeLine(line) : line;
+    })
+    .join('\n');
+}
+
+function neutralizeLine(line: string): string {
+  const definition = /^(\s{0,3}\[[^\]]+\]:\s*)(\S+)(.*)$/.exec(line);
+  if (definition && !isSafeLink(definition[2] ?? '')) return `${definition[1] ?? ''}#unsafe-link-removed`;
+  return line
+    .replace(/</g, '&lt;')
+    .replace(/!\[([^\]]*)\]\(\s*([^)\s]*)[^)]*\)/g, (_match, alt: string, url: string) => (isSafeLink(url) && /^https?:/i.test(url) ? `[image: ${alt || url}](${url})` : `*[image: ${alt || 'omitted'}]*`))
+    .replace(/\]\(\s*([^)\s]*)([^)]*)\)/g, (match, url: string) => (isSafeLink(url) ? match : '](#unsafe-link-removed)'));
+}
+
+/** Plain text (data values, output ids, paths) in running Markdown text or a table cell. */
+export function escapeMarkdownText(text: string): string {
+  return text
+    .replace(/\r?\n/g, ' ')
+    .replace(/[\\`*_{}[\]()#+!|<>~]/g, (character) => (character === '<' ? '&lt;' : character === '>' ? '&gt;' : `\\${character}`));
+}
+
+/** A fenced code block whose fence no backtick run in the content can close. */
+export function fencedBlock(content: string, language: string): string {
+  const longestRun = Math.max(2, ...Array.from(content.matchAll(/`+/g), (match) => match[0].length));
+  const fence = '`'.repeat(longestRun + 1);
+  return `${fence}${language}\n${content.replace(/\n+$/, '')}\n${fence}`;
+}

@@ -1,0 +1,145 @@
+import type { ExecutionRecord, StepRecord } from '../trace/schema.ts';
+import { escapeHtml } from './html-escape.ts';
+import { neutralizeMarkdown } from './markdown-text.ts';
+import { cleanOutputText } from './output-text.ts';
+import { chartKey, figureKey } from './prepared-report.ts';
+import type { PreparedReport } from './prepared-report.ts';
+import { notebookSchema } from './notebook-schema.ts';
+import type { Notebook, NotebookCell, NotebookOutput } from './notebook-schema.ts';
+import { stripCodeFence } from './run-view.ts';
+
+/**
+ * `analysis.ipynb`: the run's code cells in order, with the outputs they had,
+ * between markdown cells holding the model's reasoning. Run top to bottom in
+ * a folder that holds a copy of the workspace, it redoes the analysis:
+ * cells that failed in the run are tagged `raises-exception` (execution goes
+ * on past them, as the run did) and cells that timed out, ran out of memory
+ * or crashed are tagged `skip-execution`, nbclient's tag for cells to leave
+ * alone, so that the notebook neither hangs nor kills its kernel.
+ */
+export function renderNotebook(report: PreparedReport): Notebook {
+  const { view } = report;
+  const cells: NotebookCell[] = [];
+  const ids = new CellIds();
+  const intro = [
+    `# ${firstLine(view.start.instruction)}`,
+    '',
+    `Datalyst run \`${view.start.runId}\`, ${view.start.model.offline ? "made by the built-in offline analyst (no language model was used)" : `model \`${view.start.model.id}\``}.`,
+    '',
+    'Run this notebook in a folder that holds a copy of the workspace: the cells read the input files by their relative paths and write next to them, as they did in the run.',
+    '',
+    '## Instruction',
+    '',
+    neutralizeMarkdown(view.start.instruction),
+  ];
+  if (view.outcomeMessage !== null) intro.push('', `**${view.outcomeMessage}**`);
+  cells.push(markdownCell(ids.next('intro'), intro.join('\n')));
+  let executionCount = 0;
+  for (const entry of view.process) {
+    if (entry.kind === 'notice') continue;
+    if (entry.kind === 'step') {
+      if (entry.step.kind === 'text' || entry.step.text.trim() === '') continue;
+      cells.push(markdownCell(ids.next(entry.step.kind), `**${stepTitle(entry.step)}** (round ${entry.step.round})\n\n${neutralizeMarkdown(entry.step.text)}`));
+      continue;
+    }
+    const { execution, step } = entry;
+    if (!execution) {
+      const code = stripCodeFence(step?.text ?? '');
+      cells.push({ ...codeCell(ids.next('code'), code, null, []), metadata: { tags: ['skip-execution'], datalyst: { executed: false } } });
+      continue;
+    }
+    const skip = ['timeout', 'memory', 'crashed'].includes(execution.result.status);
+    const count = skip ? null : ++executionCount;
+    const tags = skip ? ['skip-execution'] : execution.result.status === 'error' ? ['raises-exception'] : [];
+    const cell = codeCell(ids.next(execution.outputId), execution.code, count, notebookOutputs(execution, count, report));
+    cells.push({ ...cell, metadata: { ...(tags.length > 0 ? { tags } : {}), datalyst: { outputId: execution.outputId, status: execution.result.status, round: execution.round } } });
+    if (skip) {
+      cells.push(markdownCell(ids.next('note'), `*The cell above is not re-run: in the run it ended with \`${execution.result.status}\`${execution.result.statusDetail ? ` (${neutralizeMarkdown(execution.result.statusDetail)})` : ''}.*`));
+    }
+  }
+  if (view.answer !== null) cells.push(markdownCell(ids.next('answer'), `## Answer\n\n${neutralizeMarkdown(view.answer)}`));
+  const notebook: Notebook = {
+    nbformat: 4,
+    nbformat_minor: 5,
+    metadata: {
+      kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' },
+      language_info: { name: 'python' },
+      datalyst: { runId: view.start.runId, model: view.start.model.id, offline: view.start.model.offline, generatedAt: report.generatedAt },
+    },
+    cells,
+  };
+  // Our own output, checked anyway: a notebook Jupyter refuses to open is a bug worth failing on.
+  return notebookSchema.parse(notebook);
+}
+
+function notebookOutputs(execution: ExecutionRecord, count: number | null, report: PreparedReport): NotebookOutput[] {
+  const { result, outputId } = execution;
+  const outputs: NotebookOutput[] = [];
+  if (result.stdout.text !== '') outputs.push({ output_type: 'stream', name: 'stdout', text: lines(cleanOutputText(result.stdout.text)) });
+  if (result.stderr.text !== '') outputs.push({ output_type: 'stream', name: 'stderr', text: lines(cleanOutputText(result.stderr.text)) });
+  result.figures.forEach((_figure, index) => {
+    const figure = report.figures.get(figureKey(outputId, index));
+    if (figure) outputs.push({ output_type: 'display_data', data: { 'image/png': figure.base64, 'text/plain': [`<Figure size ${figure.widthPx}x${figure.heightPx}>`] }, metadata: {} });
+  });
+  result.charts.forEach((chart, index) => {
+    const rendered = report.charts.get(chartKey(outputId, index));
+    const data: Record<string, string | string[] | Record<string, unknown>> = { 'text/plain': ['<VegaLite chart>'] };
+    const spec = rendered?.vegaLiteSpec ?? null;
+    if (spec !== null) data[vegaLiteMimeType(spec)] = spec;
+    if (rendered?.png) data['image/png'] = Buffer.from(rendered.png).toString('base64');
+    if (spec === null && !rendered?.png) data['text/plain'] = [`Chart ${chart.id} could not be drawn: ${rendered?.error ?? 'unknown error'}`];
+    outputs.push({ output_type: 'display_data', data, metadata: {} });
+  });
+  if (result.value === null) {
+    for (const table of result.tables) {
+      const header = `<tr><th></th>${table.columns.map((column) => `<th>${escapeHtml(column)}</th>`).join('')}</tr>`;
+      const body = table.rows.map((row, rowIndex) => `<tr><th>${escapeHtml(table.index[rowIndex] ?? '')}</th>${row.map((cell) => `<td>${escapeHtml(String(cell ?? ''))}</td>`).join('')}</tr>`).join('');
+      outputs.push({ output_type: 'display_data', data: { 'text/html': [`<table>${header}${body}</table>`], 'text/plain': [`<table ${table.id}: ${table.totalRows} rows x ${table.totalColumns} columns>`] }, metadata: {} });
+    }
+  } else {
+    outputs.push({ output_type: 'execute_result', execution_count: count, data: { 'text/plain': lines(cleanOutputText(result.value)) }, metadata: {} });
+  }
+  if (result.error) {
+    outputs.push({ output_type: 'error', ename: result.error.name, evalue: result.error.value, traceback: cleanOutputText(result.error.traceback).split('\n') });
+  }
+  return outputs;
+}
+
+function vegaLiteMimeType(spec: Record<string, unknown>): string {
+  const major = /vega-lite\/v(\d+)/.exec(typeof spec.$schema === 'string' ? spec.$schema : '')?.[1];
+  return `application/vnd.vegalite.v${major ?? '5'}+json`;
+}
+
+function codeCell(id: string, code: string, count: number | null, outputs: NotebookOutput[]): Extract<NotebookCell, { cell_type: 'code' }> {
+  return { id, cell_type: 'code', metadata: {}, source: lines(code), execution_count: count, outputs };
+}
+
+function markdownCell(id: string, source: string): NotebookCell {
+  return { id, cell_type: 'markdown', metadata: {}, source: lines(source) };
+}
+
+/** nbformat's multiline strings: lines that keep their newline, the last one without. */
+function lines(text: string): string[] {
+  return text.split(/(?<=\n)/);
+}
+
+function stepTitle(step: StepRecord): string {
+  return step.kind.charAt(0).toUpperCase() + step.kind.slice(1);
+}
+
+function firstLine(text: string): string {
+  return neutralizeMarkdown(text.trim().split('\n')[0]?.trim().slice(0, 140) || 'Analysis');
+}
+
+/** Stable, readable, unique ids: `E3`, `analyze-2`, ... */
+class CellIds {
+  private readonly used = new Set<string>();
+
+  next(base: string): string {
+    const clean = base.replace(/[^a-zA-Z0-9_-]/g, '-').slice(0, 48) || 'cell';
+    let id = clean;
+    for (let suffix = 2; this.used.has(id); suffix++) id = `${clean}-${suffix}`;
+    this.used.add(id);
+    return id;
+  }
+}

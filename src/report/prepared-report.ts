@@ -1,0 +1,143 @@
+import hljs from 'highlight.js';
+import * as vega from 'vega';
+import * as vegaLite from 'vega-lite';
+import type { ExecutionRecord, TraceRecord } from '../trace/schema.ts';
+import { renderChart } from './chart-renderer.ts';
+import type { RenderedChart } from './chart-renderer.ts';
+import { buildNumberIndex, summarizeGrounding } from './number-grounding.ts';
+import type { GroundingSource, GroundingSummary } from './number-grounding.ts';
+import { cleanOutputText } from './output-text.ts';
+import { renderGroundedAnswer } from './safe-markdown.ts';
+import type { GroundedAnswer } from './safe-markdown.ts';
+import { buildRunView } from './run-view.ts';
+import type { RunView } from './run-view.ts';
+
+/**
+ * Everything the three formats share, computed once: the folded trace, every
+ * chart rendered (SVG and PNG), the grounded answer, the checked figures.
+ */
+export interface PreparedReport {
+  view: RunView;
+  /** Keyed by `chartKey(outputId, index)`. */
+  charts: ReadonlyMap<string, RenderedChart>;
+  /** Matplotlib figures that are real PNGs, keyed by `figureKey(outputId, index)`. */
+  figures: ReadonlyMap<string, PreparedFigure>;
+  answer: GroundedAnswer | null;
+  grounding: GroundingSummary;
+  toolVersions: ReadonlyArray<readonly [string, string]>;
+  generatedAt: string;
+}
+
+export interface PreparedFigure {
+  png: Uint8Array;
+  base64: string;
+  widthPx: number;
+  heightPx: number;
+}
+
+export interface PrepareOptions {
+  /** Rows kept per inline chart dataset. Default 5 000. */
+  maxChartRows?: number;
+  /** Rasterize charts to PNG (needed by Markdown and the notebook). Default true. */
+  chartPng?: boolean;
+  signal?: AbortSignal;
+  /** Fixed "generated at" time, for byte-stable output in tests. */
+  now?: Date;
+}
+
+export function chartKey(outputId: string, index: number): string {
+  return `${outputId}-chart-${index + 1}`;
+}
+
+export function figureKey(outputId: string, index: number): string {
+  return `${outputId}-figure-${index + 1}`;
+}
+
+/** The anchor of an execution output in the HTML report. */
+export function outputAnchor(outputId: string): string {
+  return `output-${outputId.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+}
+
+// Charts rendered at once: while one rasterizes on the thread pool, the next builds its SVG.
+const CHART_CONCURRENCY = 3;
+
+export async function prepareReport(records: readonly TraceRecord[], options: PrepareOptions = {}): Promise<PreparedReport> {
+  const view = buildRunView(records);
+  const charts = await renderAllCharts(view.executions, options);
+  const figures = decodeFigures(view.executions);
+  const index = buildNumberIndex(groundingSources(view.executions));
+  const answer = view.answer === null ? null : renderGroundedAnswer(view.answer, index, outputAnchor);
+  return {
+    view,
+    charts,
+    figures,
+    answer,
+    grounding: summarizeGrounding(answer?.numbers ?? []),
+    toolVersions: [
+      ['Datalyst', view.start.environment.datalystVersion],
+      ['Node.js (run)', view.start.environment.nodeVersion],
+      ['Sandbox', view.start.environment.sandboxBackend],
+      ['Runner image', view.start.environment.image ?? 'none'],
+      ['Node.js (report)', process.version],
+      ['vega', vega.version],
+      ['vega-lite', vegaLite.version],
+      ['highlight.js', hljs.versionString],
+    ],
+    generatedAt: (options.now ?? new Date()).toISOString(),
+  };
+}
+
+async function renderAllCharts(executions: readonly ExecutionRecord[], options: PrepareOptions): Promise<Map<string, RenderedChart>> {
+  const jobs = executions.flatMap((execution) => execution.result.charts.map((chart, index) => ({ key: chartKey(execution.outputId, index), spec: chart.spec })));
+  const rendered = new Map<string, RenderedChart>();
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < jobs.length) {
+      const job = jobs[next++];
+      if (!job) break;
+      options.signal?.throwIfAborted();
+      rendered.set(
+        job.key,
+        await renderChart(job.spec, {
+          png: options.chartPng ?? true,
+          ...(options.maxChartRows === undefined ? {} : { maxRows: options.maxChartRows }),
+          ...(options.signal ? { signal: options.signal } : {}),
+        }),
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CHART_CONCURRENCY, jobs.length) }, worker));
+  // Back in trace order, whatever order the workers finished in.
+  return new Map(jobs.flatMap((job) => {
+    const chart = rendered.get(job.key);
+    return chart ? [[job.key, chart] as const] : [];
+  }));
+}
+
+const pngMagic = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
+
+/** Keeps only figures whose bytes really are a PNG: the kernel's messages are untrusted. */
+function decodeFigures(executions: readonly ExecutionRecord[]): Map<string, PreparedFigure> {
+  const figures = new Map<string, PreparedFigure>();
+  for (const execution of executions) {
+    execution.result.figures.forEach((figure, index) => {
+      const base64 = figure.dataBase64.replace(/\s+/g, '');
+      if (!/^[A-Za-z0-9+/]*={0,2}$/.test(base64)) return;
+      const png = new Uint8Array(Buffer.from(base64, 'base64'));
+      if (!pngMagic.every((byte, position) => png[position] === byte)) return;
+      figures.set(figureKey(execution.outputId, index), { png, base64, widthPx: figure.widthPx, heightPx: figure.heightPx });
+    });
+  }
+  return figures;
+}
+
+/** What the answer's numbers are checked against: stdout, the echoed value, table cells. */
+export function groundingSources(executions: readonly ExecutionRecord[]): GroundingSource[] {
+  return executions.map((execution) => {
+    const { result } = execution;
+    const tableText = result.tables
+      .map((table) => [table.columns.join(' '), ...table.rows.map((row, rowIndex) => [table.index[rowIndex] ?? '', ...row.map((cell) => String(cell))].join(' '))].join('\n'))
+      .join('\n');
+    return { outputId: execution.outputId, text: [cleanOutputText(result.stdout.text), result.value ?? '', tableText].join('\n') };
+  });
+}
