@@ -8,8 +8,13 @@ import {
   ModelUnavailableError,
   SandboxFailureError,
 } from '../errors/index.ts';
-import type { CellResult } from '../sandbox/cell-result.ts';
-import type { SandboxSession } from '../sandbox/sandbox.ts';
+import {
+  createSandbox,
+  defaultSandboxLimits,
+  readSandboxEnvironment,
+  runnerImageTag,
+} from '../sandbox/index.ts';
+import type { CellResult, SandboxSession } from '../sandbox/index.ts';
 import type { TraceRecord, Usage } from '../trace/schema.ts';
 import { TraceWriter } from '../trace/writer.ts';
 import type { AnalyzeOptions } from './analyze-options.ts';
@@ -49,9 +54,6 @@ const packageVersion = ((): string => {
     return '0.0.0';
   }
 })();
-
-// Used in run-start when the session could not be opened (its limits are unknown then).
-const unknownSandboxLimits = { cellTimeoutMs: 120_000, memoryMb: 2048, cpus: 1.5 };
 
 function newRunId(): string {
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
@@ -113,6 +115,7 @@ class AnalysisRun {
   /** Notes for the model gathered during a turn; sent after its execution results. */
   private pendingNotes: string[] = [];
   private ended = false;
+  private image: string | null = null;
 
   private readonly state: {
     -readonly [K in keyof LoopState]: LoopState[K];
@@ -203,7 +206,8 @@ class AnalysisRun {
   }
 
   private writeRunStart(): void {
-    const limits = this.session?.limits ?? { ...unknownSandboxLimits, ...this.options.sandbox?.limits };
+    // When the session could not be opened, the limits it would have had.
+    const limits = this.session?.limits ?? { ...defaultSandboxLimits, ...this.options.sandbox?.limits };
     this.trace.append({
       type: 'run-start',
       version: 1,
@@ -229,9 +233,22 @@ class AnalysisRun {
         datalystVersion: packageVersion,
         nodeVersion: process.version,
         sandboxBackend: this.session?.backend ?? this.options.sandbox?.backend ?? 'docker',
-        image: this.options.sandbox?.image ?? null,
+        image: this.image,
       },
     });
+  }
+
+  /**
+   * The runner image, for the trace. The session does not tell which image it
+   * runs, so this repeats createSandbox's choice (option, DATALYST_IMAGE, the
+   * tag of docker/python-runner); unknown (null) for a factory of the caller's.
+   */
+  private async imageForTrace(): Promise<string | null> {
+    if (this.options.sandbox?.image !== undefined) return this.options.sandbox.image;
+    if (this.options.createSandbox !== undefined) return null;
+    const environment = readSandboxEnvironment();
+    if ((this.options.sandbox?.backend ?? environment.backend ?? 'docker') !== 'docker') return null;
+    return environment.image ?? (await runnerImageTag());
   }
 
   /** Maps what ended the run's work to a termination (the caller's stop wins over the error it caused). */
@@ -287,8 +304,9 @@ class AnalysisRun {
         modelId: this.options.model.id,
       };
       phase = 'sandbox';
+      this.image = await this.imageForTrace();
       try {
-        this.session = await this.options.createSandbox({
+        this.session = await (this.options.createSandbox ?? createSandbox)({
           ...this.options.sandbox,
           workspaceDir: this.options.workspaceDir,
           signal: this.signal,

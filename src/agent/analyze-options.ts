@@ -1,4 +1,4 @@
-import type { SandboxOptions, SandboxSession } from '../sandbox/sandbox.ts';
+import type { SandboxOptions, SandboxSession } from '../sandbox/index.ts';
 import type { FirstMessageLimits } from './first-message.ts';
 import type { ExecuteTextOptions } from './execute-text.ts';
 import type { LanguageModel } from './language-model.ts';
@@ -9,8 +9,7 @@ import type { StopCondition } from './stop-conditions.ts';
 export type SandboxFactory = (options: SandboxOptions) => Promise<SandboxSession>;
 
 /**
- * One analysis run. Only `instruction`, `workspaceDir`, `model` and (until the
- * sandbox folder exports its factory) `createSandbox` are required.
+ * One analysis run. Only `instruction`, `workspaceDir` and `model` are required.
  *
  * @example
  * const result = await analyze({
@@ -18,7 +17,6 @@ export type SandboxFactory = (options: SandboxOptions) => Promise<SandboxSession
  *   workspaceDir: './data',
  *   model: createOpenAIChatModel({ baseUrl: 'http://localhost:8000/v1', model: 'DeepAnalyze-8B' }),
  *   profile: 'deepanalyze',
- *   createSandbox,
  * });
  */
 export interface AnalyzeOptions {
@@ -28,8 +26,8 @@ export interface AnalyzeOptions {
   model: LanguageModel;
   /** How to talk to the model. Default `chat`; `deepanalyze` for DeepAnalyze-8B. */
   profile?: ModelProfile | ModelProfileName;
-  /** Opens the sandbox session. */
-  createSandbox: SandboxFactory;
+  /** Opens the sandbox session. Default `createSandbox` from the sandbox folder (Docker, `DATALYST_SANDBOX`). */
+  createSandbox?: SandboxFactory;
   /** Passed to `createSandbox` (backend, image, limits). */
   sandbox?: Omit<SandboxOptions, 'workspaceDir' | 'signal'>;
   /** The run folder (trace.jsonl, trace.json, artifacts/). Default `<runsDir>/<runId>`. */

@@ -1,5 +1,5 @@
 import type { CellResult } from '../sandbox/cell-result.ts';
-import { formatCellOutputTemporary as formatCellOutput } from './temporary-format-cell-output.ts';
+import { formatCellOutput } from '../sandbox/index.ts';
 
 export interface ExecuteTextOptions {
   /** Characters of cell output the model sees; the middle of longer output is cut. Default 12 000. */
@@ -61,8 +61,9 @@ export function describeProducts(result: CellResult, maxNamedFiles: number): str
 }
 
 /**
- * The <Execute> text the model sees for one cell: the cell's output (capped,
- * head and tail kept) and a line naming the figures and files it produced.
+ * The <Execute> text the model sees for one cell: the sandbox's
+ * `formatCellOutput` (DeepAnalyze's layout), capped with head and tail kept,
+ * and a line naming the figures and files the cell produced.
  */
 export function formatExecuteText(
   result: CellResult,
@@ -73,6 +74,3 @@ export function formatExecuteText(
   if (products === null) return output;
   return output.length === 0 ? products : `${output}\n${products}`;
 }
-
-/** The cell's own output as the model sees it, before capping and notes (the part a recording can be compared with). */
-export { formatCellOutput };
