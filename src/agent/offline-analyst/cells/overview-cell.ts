@@ -1,0 +1,38 @@
+import { stageHeader } from '../stages.ts';
+
+/** Types, missing values, ranges, top categories and date spans of the tables studied in depth. */
+export function overviewCell(): string {
+  return String.raw`${stageHeader('overview')}
+findings = []
+for key in focus:
+    frame, k = tables[key], kinds(tables[key])
+    print(f'\n=== {key}: {len(frame)} rows × {frame.shape[1]} columns ===')
+    profile = pd.DataFrame({'kind': pd.Series(k), 'missing': frame.isna().sum(), 'distinct': frame.nunique()})
+    print(profile.head(30).to_string())
+    counts = pd.Series(k).value_counts()
+    findings.append(f'{md(key, 60)}: {len(frame)} rows × {frame.shape[1]} columns (' + ', '.join(f'{n} {kind}' for kind, n in counts.items()) + ').')
+    missing = frame.isna().sum().sort_values(ascending=False, kind='stable')
+    missing = missing[missing > 0]
+    if missing.empty:
+        findings.append(f'{md(key, 60)} has no missing values.')
+    else:
+        findings.append(f'{md(key, 60)} has {int(missing.sum())} missing values in {len(missing)} columns; {md(missing.index[0])} misses {int(missing.iloc[0])} of {len(frame)} ({pct(missing.iloc[0], len(frame))}).')
+    numbers = [c for c in frame.columns if k[c] == 'number']
+    if numbers:
+        stats = frame[numbers[:10]].describe().T[['mean', '50%', 'min', 'max']].rename(columns={'50%': 'median'})
+        print('\n' + stats.map(fmt).to_string())
+        for column in numbers[:2]:
+            values = frame[column]
+            findings.append(f'{md(column)} ranges from {fmt(values.min())} to {fmt(values.max())} (median {fmt(values.median())}, mean {fmt(values.mean())}).')
+    for column in [c for c in frame.columns if k[c] in ('category', 'boolean')][:2]:
+        top = frame[column].value_counts()
+        print(f'\n{column}: ' + ', '.join(f'{value} {count} ({pct(count, top.sum())})' for value, count in top.head(6).items()))
+        findings.append(f'{md(column)} has {len(top)} distinct values; the most common is {md(top.index[0])} ({pct(top.iloc[0], top.sum())}).')
+    for column in [c for c in frame.columns if k[c] == 'datetime'][:2]:
+        first, last = frame[column].min(), frame[column].max()
+        print(f'\n{column}: {first:%Y-%m-%d} to {last:%Y-%m-%d}')
+        findings.append(f'{md(column)} spans {first:%Y-%m-%d} to {last:%Y-%m-%d}.')
+if not focus:
+    findings.append('No table has a numeric, categorical or date column to study.')
+show_findings('overview', findings)`;
+}

@@ -1,0 +1,72 @@
+import { stageHeader } from '../stages.ts';
+
+/**
+ * The helpers every later cell uses. They live in the kernel, so a later cell
+ * that fails with a NameError on one of them tells the analyst that the
+ * kernel lost its state (see `conversation.ts`).
+ *
+ * `fmt` is the one number format of every printed finding: the final answer
+ * quotes findings verbatim, so its numbers are exactly the printed ones.
+ */
+export function setupCell(): string {
+  return String.raw`${stageHeader('setup')}
+import json, math, re, sqlite3, warnings
+import numpy as np
+import pandas as pd
+import matplotlib.pyplot as plt
+warnings.filterwarnings('ignore')
+pd.set_option('display.width', 120)
+pd.set_option('display.max_columns', 12)
+MISSING_MARKERS = {'', '.', '-', '--', '…', '...', 'NA', 'N/A', 'n/a', 'NaN', 'nan', 'null', 'NULL', 'None'}
+tables, duplicates, problems, focus = {}, {}, {}, []
+
+def fmt(value):
+    """Numbers as printed here are quoted exactly in the final summary."""
+    if value is None or pd.isna(value):
+        return 'n/a'
+    value = float(value)
+    if value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    if abs(value) >= 100:
+        return f'{value:.1f}'
+    return f'{value:.2f}' if abs(value) >= 1 else f'{value:.3g}'
+
+def pct(part, whole):
+    return f'{100 * part / whole:.1f}%' if whole else 'n/a'
+
+def md(text, limit=40):
+    """A name or value from the data, as inline code in the Markdown summary."""
+    text = re.sub(r'\s+', ' ', str(text)).strip().replace(chr(96), "'")
+    return chr(96) + (text if len(text) <= limit else text[: limit - 1] + '…') + chr(96)
+
+def kind_of(series):
+    values = series.dropna()
+    if values.empty:
+        return 'empty'
+    if pd.api.types.is_bool_dtype(series):
+        return 'boolean'
+    if pd.api.types.is_datetime64_any_dtype(series):
+        return 'datetime'
+    if pd.api.types.is_numeric_dtype(series):
+        if values.nunique() <= 2:
+            return 'boolean'
+        return 'id' if values.is_unique and re.search(r'(^|_| )id$', str(series.name).lower()) else 'number'
+    text = values.astype(str)
+    if text.str.len().mean() > 40:
+        return 'text'
+    if text.nunique() == len(text) and len(text) > 20:
+        return 'id'
+    return 'category' if text.nunique() <= min(50, max(2, len(text) // 2)) else 'text'
+
+def kinds(frame):
+    return {column: kind_of(frame[column]) for column in frame.columns}
+
+def show_findings(stage, findings, **facts):
+    """Findings go verbatim into the summary; the facts line steers the next step."""
+    print('\nFindings:')
+    for line in findings or ['nothing notable in this step.']:
+        print('- ' + line)
+    print('\nfacts: ' + json.dumps({'stage': stage, **facts}, default=str))
+
+print('Helpers ready: fmt, pct, md, kind_of, kinds, show_findings.')`;
+}

@@ -1,0 +1,70 @@
+import { pythonStringList } from '../python-literal.ts';
+import { stageHeader } from '../stages.ts';
+
+/**
+ * Date columns: the series over time (matplotlib, and an Altair line chart),
+ * its trend, the weekday and month-of-year patterns, and days that depart
+ * from their neighbours (residual from a centred 7-day median, robust z-score).
+ * `preferred` names (normalized) the numeric columns the instruction mentions.
+ */
+export function timeCell(preferred: readonly string[]): string {
+  return String.raw`${stageHeader('time')}
+import altair as alt
+preferred = ${pythonStringList(preferred)}
+findings, chart = [], None
+for key in [key for key in focus if 'datetime' in kinds(tables[key]).values()][:2]:
+    frame, k = tables[key], kinds(tables[key])
+    date = max((c for c in frame.columns if k[c] == 'datetime'), key=lambda c: frame[c].nunique())
+    if frame[date].nunique() < 10:
+        continue
+    numbers = [c for c in frame.columns if k[c] == 'number']
+    measure = next((c for c in numbers if re.sub(r'[\W_]+', '', c.lower()) in preferred), numbers[0] if numbers else None)
+    data = frame.dropna(subset=[date]).set_index(date).sort_index()
+    regular = data.index.is_unique  # one row per date: a measured series; else events
+    span = (data.index.max() - data.index.min()).days
+    rule, period = ('D', 'day') if span <= 120 else ('W', 'week') if span <= 1100 else ('MS', 'month')
+    if measure is None:
+        daily, what = data.resample('D').size(), 'rows'
+    else:
+        daily = data[measure].resample('D').mean() if regular else data[measure].resample('D').sum()
+        what = f'mean {measure}' if regular else f'total {measure}'
+    series = (daily.resample(rule).mean() if regular and measure else daily.resample(rule).sum()).dropna()
+    quarter = max(1, len(series) // 4)
+    first, last = series.iloc[:quarter].mean(), series.iloc[-quarter:].mean()
+    print(f'{key}: {date} from {data.index.min():%Y-%m-%d} to {data.index.max():%Y-%m-%d}, {what} per {period}')
+    print(series.describe().map(fmt).to_string())
+    findings.append(f'{md(key, 60)}: {md(date)} runs from {data.index.min():%Y-%m-%d} to {data.index.max():%Y-%m-%d}; '
+                    f'the {what} per {period} went from {fmt(first)} in the first quarter of that span to {fmt(last)} in the last ({pct(last - first, first)} change).')
+    fig, axes = plt.subplots(1, 2 if span >= 14 else 1, figsize=(13, 3.5), squeeze=False)
+    axes[0, 0].plot(series.index, series.to_numpy(), color='#4c78a8')
+    axes[0, 0].set_title(f'{what} per {period}', fontsize=10)
+    if span >= 14 and daily.notna().sum() >= 14:
+        weekday = daily.groupby(daily.index.dayofweek).mean()
+        names = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun']
+        axes[0, 1].bar([names[d] for d in weekday.index], weekday.to_numpy(), color='#72b7b2')
+        axes[0, 1].set_title(f'{what} per day, by weekday', fontsize=10)
+        print('By weekday: ' + ', '.join(f'{names[d]} {fmt(v)}' for d, v in weekday.items()))
+        findings.append(f'By weekday, the {what} per day is highest on {names[weekday.idxmax()]} ({fmt(weekday.max())}) and lowest on {names[weekday.idxmin()]} ({fmt(weekday.min())}).')
+    if span >= 365:
+        month = daily.groupby(daily.index.month).mean()
+        months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
+        print('By month of year: ' + ', '.join(f'{months[m - 1]} {fmt(v)}' for m, v in month.items()))
+        findings.append(f'Across the year, the {what} per day peaks in {months[month.idxmax() - 1]} ({fmt(month.max())}) and is lowest in {months[month.idxmin() - 1]} ({fmt(month.min())}).')
+    if regular and measure and span >= 21:
+        baseline = daily.rolling(7, center=True, min_periods=3).median()
+        residual = daily - baseline
+        spread = (residual - residual.median()).abs().median() * 1.4826
+        score = residual / spread if spread else residual * 0
+        unusual = score[score.abs() >= 5].sort_values(key=abs, ascending=False).head(5)
+        for when, z in unusual.items():
+            axes[0, 0].axvline(when, color='#e45756', alpha=0.5)
+            findings.append(f'{when:%Y-%m-%d} stands out: {md(measure)} was {fmt(daily[when])} against a local median of {fmt(baseline[when])} (robust z-score {fmt(z)}).')
+        print(f'Days with |robust z-score| >= 5: {len(score[score.abs() >= 5])}')
+    fig.suptitle(f'{key} over time')
+    fig.tight_layout()
+    if chart is None:
+        points = pd.DataFrame({'period': series.index, 'value': series.to_numpy()})
+        chart = alt.Chart(points).mark_line().encode(x=alt.X('period:T', title=str(date)), y=alt.Y('value:Q', title=f'{what} per {period}')).properties(title=f'{key}: {what} per {period}', width=600, height=240)
+show_findings('time', findings[:12])
+chart`;
+}

@@ -1,0 +1,148 @@
+import { z } from 'zod';
+import { stripCodeFence } from '../code-fence.ts';
+import { parseDataSection, parseInstruction } from '../first-message.ts';
+import type { DataEntry } from '../first-message.ts';
+import type { ChatMessage } from '../language-model.ts';
+import { stageOfCode } from './stages.ts';
+import type { Stage } from './stages.ts';
+
+/**
+ * What the offline analyst knows at a turn, read from the messages alone (it
+ * keeps no state between calls, so the same conversation always gives the
+ * same next turn): the instruction and the profile from the first message,
+ * and for each of its earlier cells the step it was, the Execute text it got
+ * back, and what that text says (findings, facts, an error, lost state).
+ */
+
+/** The `facts: {...}` line a cell prints last; every field optional, the text is untrusted. */
+export const stepFactsSchema = z.object({
+  stage: z.string(),
+  tables: z.number().optional(),
+  unique: z.number().optional(),
+  focus: z.array(z.string()).optional(),
+  kinds: z.record(z.string(), z.number()).optional(),
+  failed: z.array(z.tuple([z.string(), z.string()])).optional(),
+});
+export type StepFacts = z.infer<typeof stepFactsSchema>;
+
+export interface ExecutedStep {
+  /** Null for an assistant turn the analyst did not write (no step header). */
+  stage: Stage | null;
+  /** Null when no execution result followed (the turn was the last message). */
+  executeText: string | null;
+  facts: StepFacts | null;
+  /** The `- ` lines under `Findings:`, verbatim. */
+  findings: string[];
+  /** The exception class when the cell failed, e.g. `KeyError`. */
+  errorName: string | null;
+  /** The cell failed because the kernel's variables are gone (restart, or a NameError on a helper). */
+  stateLost: boolean;
+}
+
+export interface OfflineConversation {
+  instruction: string;
+  entries: DataEntry[];
+  steps: ExecutedStep[];
+  /** A message after the last execution result that is not one (a nudge, a request for the final answer). */
+  finishRequested: boolean;
+}
+
+const helperNames = [
+  'fmt',
+  'pct',
+  'md',
+  'kind_of',
+  'kinds',
+  'show_findings',
+  'tables',
+  'focus',
+  'duplicates',
+  'problems',
+  'tidy',
+  'register',
+  'choose_focus',
+  'clean_names',
+];
+const lostHelperPattern = new RegExp(`NameError: name '(?:${helperNames.join('|')})' is not defined`);
+const restartPattern = /kernel (?:was |had to be )?restarted|state (?:was |is )?lost/i;
+const errorNamePattern = /^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit))(?::|$)/m;
+
+/** The text inside <Execute>…</Execute> when a chat profile wrapped it; else the message as it is. */
+export function unwrapExecute(content: string): string {
+  const match = /<Execute>([\s\S]*?)(?:<\/Execute>|$)/i.exec(content);
+  return (match?.[1] ?? content).trim();
+}
+
+export function readFindings(executeText: string): string[] {
+  const findings: string[] = [];
+  const lines = executeText.split('\n');
+  const start = lines.findIndex((line) => line.trim() === 'Findings:');
+  if (start < 0) return findings;
+  for (const line of lines.slice(start + 1)) {
+    if (!line.startsWith('- ')) break;
+    findings.push(line.slice(2).trim());
+  }
+  return findings;
+}
+
+export function readFacts(executeText: string): StepFacts | null {
+  const lines = [...executeText.matchAll(/^facts: (\{.*\})\s*$/gm)];
+  const last = lines.at(-1)?.[1];
+  if (last === undefined) return null;
+  try {
+    const parsed = stepFactsSchema.safeParse(JSON.parse(last));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null; // cut off by an output cap: as good as absent
+  }
+}
+
+function readStep(code: string, executeText: string | null): ExecutedStep {
+  const text = executeText ?? '';
+  const errorName = /Traceback \(most recent call last\)|^\w+Error\b/m.test(text)
+    ? (errorNamePattern.exec(text)?.[1] ?? 'Error')
+    : null;
+  return {
+    stage: stageOfCode(code),
+    executeText,
+    facts: executeText === null ? null : readFacts(text),
+    findings: executeText === null ? [] : readFindings(text),
+    errorName,
+    stateLost: lostHelperPattern.test(text) || restartPattern.test(text),
+  };
+}
+
+function codeOfTurn(content: string): string {
+  const match = /<Code>([\s\S]*?)(?:<\/Code>|$)/i.exec(content);
+  return match?.[1] === undefined ? '' : stripCodeFence(match[1]);
+}
+
+export function readConversation(messages: readonly ChatMessage[]): OfflineConversation {
+  const firstIndex = messages.findIndex((message) => message.role === 'user');
+  const first = messages[firstIndex]?.content ?? '';
+  const steps: ExecutedStep[] = [];
+  let finishRequested = false;
+  let pendingCode: string | null = null;
+  let resultSeen = false;
+  for (const message of messages.slice(firstIndex + 1)) {
+    if (message.role === 'assistant') {
+      if (pendingCode !== null && !resultSeen) steps.push(readStep(pendingCode, null));
+      pendingCode = codeOfTurn(message.content);
+      resultSeen = false;
+      finishRequested = false;
+      continue;
+    }
+    if (message.role === 'system') continue;
+    // The first message after a cell is its result: role `execute` (DeepAnalyze) or a
+    // `user` message, normally wrapped in <Execute> (chat profiles).
+    if (pendingCode !== null && !resultSeen && (message.role === 'execute' || message.role === 'user')) {
+      steps.push(readStep(pendingCode, unwrapExecute(message.content)));
+      resultSeen = true;
+      continue;
+    }
+    // Anything else (a nudge, a request to answer now) asks the analyst to finish.
+    finishRequested = true;
+  }
+  if (pendingCode !== null && !resultSeen) steps.push(readStep(pendingCode, null));
+  return { instruction: parseInstruction(first), entries: parseDataSection(first), steps, finishRequested };
+}

@@ -1,0 +1,61 @@
+import type { DataEntry } from '../first-message.ts';
+import type { FallbackTarget } from './cells/load-fallback-cell.ts';
+import type { LoadSource, UnreadFile } from './cells/load-cell.ts';
+
+/**
+ * What the first message's `# Data` section says about loading: the tables
+ * the profile can load (with its pandas expression), the files a tolerant
+ * reader should try (readable by their extension but without a profiled
+ * table), and the files no step reads (listed, with the reason, and skipped).
+ */
+export interface WorkspaceInventory {
+  sources: LoadSource[];
+  fallback: FallbackTarget[];
+  unread: UnreadFile[];
+  /** Files whose sheets or tables were not all listed (`more_tables`). */
+  partlyListed: string[];
+}
+
+const readableExtensions = new Set([
+  'csv',
+  'tsv',
+  'txt',
+  'dat',
+  'xlsx',
+  'xlsm',
+  'xls',
+  'sqlite',
+  'sqlite3',
+  'db',
+  'json',
+]);
+
+function extensionOf(name: string): string {
+  const dot = name.lastIndexOf('.');
+  return dot < 0 ? '' : name.slice(dot + 1).toLowerCase();
+}
+
+export function inventoryWorkspace(
+  entries: readonly DataEntry[],
+  maxFallbackFiles: number,
+): WorkspaceInventory {
+  const inventory: WorkspaceInventory = { sources: [], fallback: [], unread: [], partlyListed: [] };
+  for (const entry of entries) {
+    const tables = entry.tables ?? [];
+    if (tables.length > 0) {
+      for (const table of tables)
+        inventory.sources.push({ file: entry.name, table: table.name, load: table.load });
+      if ((entry.more_tables ?? 0) > 0) inventory.partlyListed.push(entry.name);
+      continue;
+    }
+    const readable = entry.format !== 'unsupported' && readableExtensions.has(extensionOf(entry.name));
+    if (!readable) {
+      inventory.unread.push({ file: entry.name, reason: entry.error ?? 'no reader for this kind of file' });
+    } else if (inventory.fallback.length < maxFallbackFiles) {
+      inventory.fallback.push({ file: entry.name, table: null });
+    } else {
+      inventory.unread.push({ file: entry.name, reason: 'more files than the tolerant reader tries' });
+    }
+  }
+  return inventory;
+}
