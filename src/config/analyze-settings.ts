@@ -33,21 +33,21 @@ export const analyzeDefaults = {
  * machine-wide for other tools.
  */
 export interface AnalyzeFlags {
-  model?: string;
-  baseUrl?: string;
-  apiKey?: string;
-  profile?: string;
-  offline?: boolean;
-  out?: string;
+  model?: string | undefined;
+  baseUrl?: string | undefined;
+  apiKey?: string | undefined;
+  profile?: string | undefined;
+  offline?: boolean | undefined;
+  out?: string | undefined;
   /** Each `--format` value; a value may itself be a comma list. */
-  format?: readonly string[];
-  maxRounds?: string;
-  cellTimeout?: string;
-  deadline?: string;
-  memory?: string;
-  cpus?: string;
-  sandbox?: string;
-  maxWorkspaceMb?: string;
+  format?: readonly string[] | undefined;
+  maxRounds?: string | undefined;
+  cellTimeout?: string | undefined;
+  deadline?: string | undefined;
+  memory?: string | undefined;
+  cpus?: string | undefined;
+  sandbox?: string | undefined;
+  maxWorkspaceMb?: string | undefined;
 }
 
 export type ModelSettings =
@@ -154,7 +154,10 @@ export function inferProfile(modelId: string): ModelProfileName {
   return /deepanalyze/i.test(modelId) ? 'deepanalyze' : 'chat';
 }
 
-function resolveModel(input: ResolveAnalyzeSettingsInput): ModelSettings {
+/** Which model a run would use: flags, then the config file, then the environment; none named → offline. */
+export function resolveModelSettings(
+  input: Pick<ResolveAnalyzeSettingsInput, 'flags' | 'env' | 'configFile'>,
+): ModelSettings {
   const { flags, env } = input;
   const file = input.configFile?.config;
   if (flags.offline === true) {
@@ -243,7 +246,7 @@ export function resolveAnalyzeSettings(input: ResolveAnalyzeSettingsInput): Anal
   return {
     workspaceDir,
     instruction,
-    model: resolveModel(input),
+    model: resolveModelSettings(input),
     outDir,
     outDirIsDefault: flags.out === undefined,
     formats:

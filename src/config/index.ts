@@ -10,7 +10,7 @@ export {
   parseConfigFile,
   loadConfigFile,
 } from './config-file.ts';
-export type { ConfigFile, LoadedConfigFile, ReportFormatName, ModelProfileName } from './config-file.ts';
+export type { ConfigFile, LoadedConfigFile, ReportFormatName } from './config-file.ts';
 export {
   DEFAULT_INSTRUCTION,
   analyzeDefaults,
@@ -18,6 +18,7 @@ export {
   inferProfile,
   defaultRunDir,
   resolveAnalyzeSettings,
+  resolveModelSettings,
 } from './analyze-settings.ts';
 export type {
   AnalyzeFlags,

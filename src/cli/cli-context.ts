@@ -1,0 +1,40 @@
+import type { DatalystEnvironment } from '../index.ts';
+import type { SandboxFactory } from '../index.ts';
+
+/** One output stream of the CLI. */
+export interface CliOutput {
+  write(text: string): void;
+  isTTY: boolean;
+  /** Terminal width, when a terminal. */
+  columns?: number;
+}
+
+/**
+ * Pre-flight for a sandbox backend: for Docker, the engine answers and the
+ * runner image is there (built on first use). Returns the image to use, or
+ * undefined for the sandbox's default.
+ */
+export type SandboxPreparer = (request: {
+  backend: 'docker' | 'local';
+  image: string | null;
+  onProgress: (line: string) => void;
+  signal: AbortSignal;
+}) => Promise<string | undefined>;
+
+/**
+ * Everything the commands take from the process, so that tests run them in
+ * the same process with their own streams, environment and sandbox.
+ */
+export interface CliContext {
+  stdout: CliOutput;
+  stderr: CliOutput;
+  env: DatalystEnvironment;
+  cwd: string;
+  now: () => Date;
+  /** Where SIGINT/SIGTERM come from. */
+  signals: Pick<NodeJS.Process, 'on' | 'off'>;
+  /** Ends the process at once (second Ctrl-C). */
+  exit: (code: number) => void;
+  createSandbox: SandboxFactory;
+  prepareSandbox: SandboxPreparer;
+}

@@ -1,0 +1,337 @@
+import path from 'node:path';
+import type { Command } from 'commander';
+import { z } from 'zod';
+import {
+  DEFAULT_INSTRUCTION,
+  DatalystError,
+  loadConfigFile,
+  renderRunFolder,
+  resolveAnalyzeSettings,
+  streamAnalysis,
+} from '../../index.ts';
+import type { AnalysisResult, AnalyzeSettings, RenderedReport, SandboxLimits } from '../../index.ts';
+import type { CliContext } from '../cli-context.ts';
+import { ExitCode, exitCodeForError, exitCodeForTermination, exitCodeHelp } from '../exit-codes.ts';
+import { formatBytes } from '../format.ts';
+import { handleInterrupts } from '../interrupt.ts';
+import { toJsonLine } from '../json-lines.ts';
+import { createModel } from '../model-factory.ts';
+import { displayPath, prepareOutDir } from '../output-dir.ts';
+import type { ExitCodeSink } from '../program.ts';
+import { printError } from '../program.ts';
+import { ProgressRenderer } from '../progress-renderer.ts';
+import { describeRenderedReport, mapWriteFailure } from '../report-summary.ts';
+import { colorEnabled, liveProgressEnabled } from '../terminal-style.ts';
+import { checkWorkspace, type WorkspaceCheck } from '../workspace-check.ts';
+
+const analyzeHelp = `
+Without an instruction: "${DEFAULT_INSTRUCTION}"
+Without a model (no --model, no "model" in the config file, no DATALYST_MODEL)
+the built-in offline analyst runs: a rule-based exploratory analysis, no
+language model, labelled as such in the report.
+
+Each run writes a new folder (default runs/<time>-<workspace>): trace.jsonl
+as it goes, then report.html, report.md (+ assets/), analysis.ipynb,
+trace.json and artifacts/. An existing non-empty --out is refused.
+
+Settings come from the options, then the config file (--config, DATALYST_CONFIG
+or ./datalyst.config.json; unknown keys are errors), then the environment:
+  DATALYST_MODEL, DATALYST_PROFILE      model name, protocol profile
+  DATALYST_BASE_URL / OPENAI_BASE_URL   OpenAI-compatible endpoint
+  DATALYST_API_KEY / OPENAI_API_KEY     its API key (never read from the config file)
+  DATALYST_SANDBOX, DATALYST_IMAGE      sandbox backend, runner image
+  DATALYST_CELL_TIMEOUT_MS, DATALYST_MEMORY_MB, DATALYST_CPUS
+  NO_COLOR                              no colours
+
+Examples:
+  $ datalyst analyze workspace-examples/sales
+  $ datalyst analyze workspace-examples/sales "Which regions drive revenue?" --offline
+  $ OPENAI_API_KEY=sk-... datalyst analyze data/ --model gpt-4o-mini
+  $ datalyst analyze data/ --base-url http://localhost:8000/v1 --model DeepAnalyze-8B   (vLLM)
+  $ datalyst analyze data/ --base-url http://localhost:11434/v1 --model qwen2.5:7b      (Ollama)
+  $ datalyst analyze data/ --format html,md --out reports/q1 --max-rounds 12
+  $ datalyst analyze data/ --json > events.jsonl
+
+--json writes one JSON object per line on stdout: the agent's events (figure
+bytes left out), plus "workspace-check", "report-end" and "cli-error" lines.
+
+${exitCodeHelp}`;
+
+// What commander hands over; checked because it is typed `Record<string, unknown>`.
+const analyzeOptionsSchema = z.object({
+  model: z.string().optional(),
+  baseUrl: z.string().optional(),
+  apiKey: z.string().optional(),
+  profile: z.string().optional(),
+  offline: z.boolean().optional(),
+  out: z.string().optional(),
+  format: z.array(z.string()).optional(),
+  maxRounds: z.string().optional(),
+  cellTimeout: z.string().optional(),
+  deadline: z.string().optional(),
+  memory: z.string().optional(),
+  cpus: z.string().optional(),
+  sandbox: z.string().optional(),
+  maxWorkspaceMb: z.string().optional(),
+  json: z.boolean().optional(),
+  quiet: z.boolean().optional(),
+  config: z.string().optional(),
+});
+type AnalyzeCommandOptions = z.infer<typeof analyzeOptionsSchema>;
+
+const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+
+export function defineAnalyzeCommand(program: Command, context: CliContext, setExitCode: ExitCodeSink): void {
+  program
+    .command('analyze')
+    .description('Analyse a workspace folder and write a report.')
+    .argument('<workspace>', 'folder of data files (CSV, Excel, JSON, SQLite, Parquet)')
+    .argument('[instruction]', 'what to find out', undefined)
+    .option('--model <name>', 'model name at the endpoint (env DATALYST_MODEL)')
+    .option(
+      '--base-url <url>',
+      'OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (env DATALYST_BASE_URL, OPENAI_BASE_URL)',
+    )
+    .option('--api-key <key>', 'API key for the endpoint (env DATALYST_API_KEY, OPENAI_API_KEY)')
+    .option(
+      '--profile <profile>',
+      'protocol profile: deepanalyze or chat (default: deepanalyze for DeepAnalyze models, else chat)',
+    )
+    .option('--offline', 'use the built-in offline analyst, no language model')
+    .option('--out <dir>', 'run folder; must be new or empty (default: runs/<time>-<workspace>)')
+    .option(
+      '--format <formats>',
+      'report formats: html, md, ipynb, json; repeat or comma-separate (default: all)',
+      collect,
+    )
+    .option('--max-rounds <n>', 'model turns at most (default: 30)')
+    .option('--cell-timeout <duration>', 'limit per code cell, e.g. 90s, 5m (default: 120s)')
+    .option(
+      '--deadline <duration>',
+      'limit for the whole run, e.g. 30m, 1h; a bare number is minutes (default: none)',
+    )
+    .option('--memory <size>', 'sandbox memory, e.g. 2g, 512m (default: 2g)')
+    .option('--cpus <n>', 'sandbox CPU cores (default: 1.5)')
+    .option('--sandbox <backend>', 'docker or local (local: NO isolation) (default: docker)')
+    .option('--max-workspace-mb <mb>', 'refuse larger workspaces (default: 2048)')
+    .option('--json', 'JSON lines on stdout instead of progress')
+    .option('--quiet', 'print only warnings, errors and where the report is')
+    .option('--config <file>', 'config file (default: ./datalyst.config.json if present)')
+    .addHelpText('after', analyzeHelp)
+    .action(async (workspace: string, instruction: string | undefined, rawOptions: unknown) => {
+      setExitCode(await runAnalyze(context, workspace, instruction, analyzeOptionsSchema.parse(rawOptions)));
+    });
+}
+
+function makeRenderer(
+  context: CliContext,
+  options: AnalyzeCommandOptions,
+  maxRounds?: number,
+): ProgressRenderer {
+  // With --json, stdout carries only JSON; people still see warnings and errors on stderr.
+  const out = options.json === true ? context.stderr : context.stdout;
+  return new ProgressRenderer({
+    write: (text) => out.write(text),
+    live: options.json !== true && liveProgressEnabled(out.isTTY, context.env),
+    color: colorEnabled(out.isTTY, context.env),
+    quiet: options.json === true || options.quiet === true,
+    ...(out.columns === undefined ? {} : { columns: out.columns }),
+    ...(maxRounds === undefined ? {} : { maxRounds }),
+  });
+}
+
+function describeWorkspace(renderer: ProgressRenderer, check: WorkspaceCheck, context: CliContext): void {
+  renderer.info(
+    `Workspace ${displayPath(check.dir, context.cwd)}: ${check.dataFiles.length} data file${check.dataFiles.length === 1 ? '' : 's'}, ${formatBytes(check.totalBytes)} in all`,
+  );
+  for (const entry of check.skipped) renderer.warn(`${entry.path}: ${entry.reason ?? entry.kind}; skipped`);
+}
+
+/** The working directory is a tmpfs in the container: make room for the copy of the workspace. */
+function sandboxLimitsFor(settings: AnalyzeSettings, check: WorkspaceCheck): Partial<SandboxLimits> {
+  const workspaceMb = check.totalBytes / 1024 / 1024;
+  return {
+    cellTimeoutMs: settings.cellTimeoutMs,
+    memoryMb: Math.round(settings.memoryMb),
+    cpus: settings.cpus,
+    workdirMb: Math.max(1024, Math.ceil(workspaceMb * 1.25 + 256)),
+  };
+}
+
+async function runAnalyze(
+  context: CliContext,
+  workspace: string,
+  instruction: string | undefined,
+  options: AnalyzeCommandOptions,
+): Promise<number> {
+  const json = options.json === true;
+  const writeJson = (line: Parameters<typeof toJsonLine>[0]) => context.stdout.write(toJsonLine(line));
+  let renderer = makeRenderer(context, options);
+  const fail = (error: unknown): number => {
+    renderer.close();
+    const exitCode = exitCodeForError(error);
+    printError(context, error);
+    if (json && DatalystError.isInstance(error)) {
+      writeJson({
+        type: 'cli-error',
+        error: { code: error.code, message: error.message, fix: error.fix, fault: error.fault },
+        exitCode,
+      });
+    }
+    return exitCode;
+  };
+
+  let settings: AnalyzeSettings;
+  let check: WorkspaceCheck;
+  let outDir: string;
+  try {
+    const configFile = await loadConfigFile(options.config ?? context.env.configPath, context.cwd);
+    settings = resolveAnalyzeSettings({
+      workspace,
+      instruction,
+      flags: options,
+      env: context.env,
+      configFile,
+      cwd: context.cwd,
+      now: context.now(),
+    });
+    renderer = makeRenderer(context, options, settings.maxRounds);
+    check = await checkWorkspace(settings.workspaceDir, { maxTotalBytes: settings.maxWorkspaceBytes });
+    if (json) {
+      writeJson({
+        type: 'workspace-check',
+        dir: check.dir,
+        totalBytes: check.totalBytes,
+        dataFiles: check.dataFiles.map((entry) => entry.path),
+        skipped: check.skipped.map((entry) => ({ path: entry.path, reason: entry.reason ?? entry.kind })),
+      });
+    }
+    describeWorkspace(renderer, check, context);
+    if (check.totalBytes > (settings.memoryMb * 1024 * 1024) / 2) {
+      renderer.warn(
+        `The workspace (${formatBytes(check.totalBytes)}) is copied into the sandbox's memory (--memory ${settings.memoryMb} MB); consider a larger --memory.`,
+      );
+    }
+    if (settings.model.kind === 'offline') {
+      if (settings.model.reason === 'no-model-configured') {
+        renderer.info(
+          'No model configured: using the built-in offline analyst (rule-based, no language model; the report says so).',
+        );
+        renderer.info(
+          '  To use a model: --model <name> [--base-url <url>], or DATALYST_MODEL; see `datalyst analyze --help`.',
+        );
+      } else {
+        renderer.info(
+          'Offline: using the built-in analyst (rule-based, no language model; the report says so).',
+        );
+      }
+      if (settings.model.note !== null) renderer.warn(settings.model.note);
+    } else {
+      renderer.info(
+        `Model ${settings.model.id} at ${settings.model.baseUrl ?? 'api.openai.com'} (profile ${settings.model.profile})`,
+      );
+    }
+    if (settings.sandbox === 'local') {
+      renderer.warn(
+        '--sandbox local runs the generated code on THIS machine with NO isolation: it can read and change your files.',
+      );
+    }
+    outDir = await prepareOutDir(settings.outDir, settings.outDirIsDefault);
+  } catch (error) {
+    return fail(error);
+  }
+
+  const interrupts = handleInterrupts({
+    source: context.signals,
+    onFirst: () =>
+      renderer.warn(
+        'Cancelling: stopping the model and the running cell, then writing a partial report. Ctrl-C again quits at once.',
+      ),
+    onSecond: () => {
+      renderer.close();
+      context.stderr.write('Quit without waiting.\n');
+      context.exit(ExitCode.cancelled);
+    },
+  });
+  try {
+    let result: AnalysisResult | null = null;
+    try {
+      const image = await context.prepareSandbox({
+        backend: settings.sandbox,
+        image: settings.image,
+        onProgress: (line) => renderer.info(`  ${line}`),
+        signal: interrupts.signal,
+      });
+      const model = createModel(settings.model);
+      const events = streamAnalysis({
+        instruction: settings.instruction,
+        workspaceDir: settings.workspaceDir,
+        model,
+        ...(settings.model.kind === 'endpoint' ? { profile: settings.model.profile } : {}),
+        createSandbox: context.createSandbox,
+        sandbox: {
+          backend: settings.sandbox,
+          ...(image === undefined ? {} : { image }),
+          limits: sandboxLimitsFor(settings, check),
+        },
+        outDir,
+        maxRounds: settings.maxRounds,
+        deadlineMs: settings.deadlineMs,
+        signal: interrupts.signal,
+      });
+      for await (const event of events) {
+        if (json) writeJson(event);
+        else renderer.handle(event);
+        if (event.type === 'run-end') result = event.result;
+      }
+    } catch (error) {
+      return fail(error);
+    }
+    if (result === null) return fail(new Error('The analysis ended without a run-end event.'));
+    return await writeReport(context, settings, result, renderer, json ? writeJson : null);
+  } finally {
+    interrupts.dispose();
+    renderer.close();
+  }
+}
+
+async function writeReport(
+  context: CliContext,
+  settings: AnalyzeSettings,
+  result: AnalysisResult,
+  renderer: ProgressRenderer,
+  writeJson: ((line: Parameters<typeof toJsonLine>[0]) => void) | null,
+): Promise<number> {
+  const exitCode = exitCodeForTermination(result.termination.reason);
+  let rendered: RenderedReport;
+  try {
+    // No signal: after a Ctrl-C the run's signal is aborted, and the report of
+    // the cancelled run is exactly what should still be written.
+    rendered = await renderRunFolder(result.outDir, { formats: settings.formats });
+  } catch (caught) {
+    const error = mapWriteFailure(caught);
+    printError(context, error);
+    renderer.warn(
+      `The trace is kept at ${displayPath(result.tracePath, context.cwd)}; render it again with \`datalyst report ${displayPath(result.outDir, context.cwd)}\`.`,
+    );
+    return exitCodeForError(error);
+  }
+  const files = rendered.files;
+  writeJson?.({
+    type: 'report-end',
+    outDir: result.outDir,
+    files: files.map((file) => ({ format: reportFormatOf(file), path: file })),
+  });
+  if (files.length > 0) describeRenderedReport(renderer, files, rendered, context.cwd);
+  else renderer.result(`Run folder: ${displayPath(result.outDir, context.cwd)}`);
+  return exitCode;
+}
+
+function reportFormatOf(file: string): string {
+  const name = path.basename(file);
+  if (name === 'report.html') return 'html';
+  if (name === 'report.md') return 'md';
+  if (name === 'analysis.ipynb') return 'ipynb';
+  if (name === 'trace.json') return 'json';
+  return 'asset';
+}

@@ -1,0 +1,114 @@
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { TraceError, parseFormats, renderReport, reportFormatNames } from '../../index.ts';
+// TODO(index): import readTrace from '../../index.ts' once src/trace/index.ts exports the reader.
+import { readTrace } from '../../trace/reader.ts';
+import type { CliContext } from '../cli-context.ts';
+import { ExitCode, exitCodeForError, exitCodeHelp } from '../exit-codes.ts';
+import { prepareOutDir } from '../output-dir.ts';
+import type { ExitCodeSink } from '../program.ts';
+import { printError } from '../program.ts';
+import { ProgressRenderer } from '../progress-renderer.ts';
+import { describeRenderedReport, mapWriteFailure } from '../report-summary.ts';
+import { colorEnabled } from '../terminal-style.ts';
+
+const reportHelp = `
+<trace> is a run folder (with trace.jsonl or trace.json) or a trace file.
+The report is written next to the trace unless --out names another folder
+(which must be new or empty). A trace cut short by a crash or Ctrl-C still
+renders: the report says the run did not finish.
+
+Examples:
+  $ datalyst report runs/20250314-093015-sales
+  $ datalyst report runs/20250314-093015-sales/trace.jsonl --format html
+  $ datalyst report runs/20250314-093015-sales --out /tmp/sales-report
+
+${exitCodeHelp}`;
+
+const reportOptionsSchema = z.object({
+  out: z.string().optional(),
+  format: z.array(z.string()).optional(),
+  quiet: z.boolean().optional(),
+});
+type ReportCommandOptions = z.infer<typeof reportOptionsSchema>;
+
+const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+
+export function defineReportCommand(program: Command, context: CliContext, setExitCode: ExitCodeSink): void {
+  program
+    .command('report')
+    .description('Render the report of a run again from its trace.')
+    .argument('<trace>', 'run folder or trace file (trace.jsonl, trace.json)')
+    .option('--out <dir>', 'write the report here instead of next to the trace')
+    .option(
+      '--format <formats>',
+      `formats: ${reportFormatNames.join(', ')}; repeat or comma-separate (default: all)`,
+      collect,
+    )
+    .option('--quiet', 'print only errors and where the report is')
+    .addHelpText('after', reportHelp)
+    .action(async (trace: string, rawOptions: unknown) => {
+      setExitCode(await runReport(context, trace, reportOptionsSchema.parse(rawOptions)));
+    });
+}
+
+/** A run folder or a trace file, resolved to the trace file and the folder that holds its artifacts. */
+async function locateTrace(target: string): Promise<{ tracePath: string; runDir: string }> {
+  const info = await stat(target).catch((error: unknown) => {
+    throw new TraceError(`There is no run folder or trace file at ${target}.`, error);
+  });
+  if (info.isFile()) return { tracePath: target, runDir: path.dirname(target) };
+  for (const name of ['trace.jsonl', 'trace.json']) {
+    const candidate = path.join(target, name);
+    if (
+      await stat(candidate).then(
+        (found) => found.isFile(),
+        () => false,
+      )
+    )
+      return { tracePath: candidate, runDir: target };
+  }
+  throw new TraceError(`The folder ${target} holds no trace.jsonl or trace.json.`);
+}
+
+async function runReport(
+  context: CliContext,
+  target: string,
+  options: ReportCommandOptions,
+): Promise<number> {
+  const color = colorEnabled(context.stdout.isTTY, context.env);
+  const renderer = new ProgressRenderer({
+    write: (text) => context.stdout.write(text),
+    live: false,
+    color,
+    quiet: options.quiet === true,
+  });
+  try {
+    const formats = options.format === undefined ? [...reportFormatNames] : parseFormats(options.format);
+    const { tracePath, runDir } = await locateTrace(path.resolve(context.cwd, target));
+    const trace = await readTrace(tracePath);
+    if (trace.partial)
+      renderer.warn(
+        'The trace has no end (the run crashed, was killed, or is still going); the report shows what it holds.',
+      );
+    if (trace.truncatedLastLine)
+      renderer.warn('The last line of the trace was cut off mid-record and was left out.');
+    let outDir = runDir;
+    if (options.out !== undefined && path.resolve(context.cwd, options.out) !== runDir) {
+      outDir = await prepareOutDir(path.resolve(context.cwd, options.out), false);
+    }
+    const rendered = await renderReport(trace, {
+      outDir,
+      formats,
+      artifactsDir: path.join(runDir, 'artifacts'),
+    });
+    describeRenderedReport(renderer, rendered.files, rendered, context.cwd);
+    return ExitCode.answered;
+  } catch (error) {
+    const mapped = mapWriteFailure(error);
+    printError(context, mapped);
+    return exitCodeForError(mapped);
+  }
+}

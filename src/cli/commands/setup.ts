@@ -1,0 +1,101 @@
+import type { Command } from 'commander';
+import Docker from 'dockerode';
+import { z } from 'zod';
+import { DatalystError, SandboxUnavailableError, ensureRunnerImage } from '../../index.ts';
+import type { CliContext } from '../cli-context.ts';
+import { probeDocker } from '../docker-probe.ts';
+import { ExitCode, exitCodeForError, exitCodeHelp } from '../exit-codes.ts';
+import { formatDuration } from '../format.ts';
+import { handleInterrupts } from '../interrupt.ts';
+import type { ExitCodeSink } from '../program.ts';
+import { printError } from '../program.ts';
+import { ProgressRenderer } from '../progress-renderer.ts';
+import { colorEnabled } from '../terminal-style.ts';
+
+const setupHelp = `
+Builds the runner image (datalyst/python-runner:<hash of docker/python-runner>)
+from Debian trixie's Python stack. Quick when an image with the same inputs
+exists. Without a registry it uses a local base (scripts/make-base-image.sh,
+debootstrap) or DATALYST_BASE_IMAGE.
+
+The Docker engine itself is not installed here: start Docker yourself, or on
+Debian/Ubuntu as root run scripts/setup-engine.sh (npm run demo does both).
+
+Examples:
+  $ datalyst setup
+  $ datalyst setup --force
+  $ datalyst setup --base-image debian:trixie-slim
+
+${exitCodeHelp}`;
+
+const setupOptionsSchema = z.object({
+  force: z.boolean().optional(),
+  baseImage: z.string().optional(),
+  quiet: z.boolean().optional(),
+});
+type SetupCommandOptions = z.infer<typeof setupOptionsSchema>;
+
+export function defineSetupCommand(program: Command, context: CliContext, setExitCode: ExitCodeSink): void {
+  program
+    .command('setup')
+    .description('Build the runner image the sandbox runs code in.')
+    .option('--force', 'build even when an image with the same inputs exists')
+    .option('--base-image <image>', 'base image to build on (env DATALYST_BASE_IMAGE)')
+    .option('--quiet', 'print only errors and the result')
+    .addHelpText('after', setupHelp)
+    .action(async (rawOptions: unknown) => {
+      setExitCode(await runSetup(context, setupOptionsSchema.parse(rawOptions)));
+    });
+}
+
+async function runSetup(context: CliContext, options: SetupCommandOptions): Promise<number> {
+  const renderer = new ProgressRenderer({
+    write: (text) => context.stdout.write(text),
+    live: false,
+    color: colorEnabled(context.stdout.isTTY, context.env),
+    quiet: options.quiet === true,
+  });
+  const interrupts = handleInterrupts({
+    source: context.signals,
+    onFirst: () => renderer.warn('Cancelling the build. Ctrl-C again quits at once.'),
+    onSecond: () => context.exit(ExitCode.cancelled),
+  });
+  try {
+    const docker = new Docker();
+    const facts = await probeDocker(docker, context.env.dockerHost);
+    renderer.info(`Docker engine ${facts.version} answers.`);
+    const ensured = await ensureRunnerImage({
+      docker,
+      ...(options.force === true ? { force: true } : {}),
+      ...(options.baseImage === undefined ? {} : { baseImage: options.baseImage }),
+      onProgress: (line) => renderer.info(`  ${line}`),
+      signal: interrupts.signal,
+    });
+    renderer.result(
+      ensured.built
+        ? `Built ${ensured.image} from ${ensured.baseImage ?? 'its base'} in ${formatDuration(ensured.durationMs)}.`
+        : `The runner image ${ensured.image} is up to date.`,
+    );
+    return ExitCode.answered;
+  } catch (error) {
+    if (interrupts.interrupted) {
+      renderer.warn('Cancelled; the image was not built.');
+      return ExitCode.cancelled;
+    }
+    // Everything setup does talks to Docker: a raw engine error is the sandbox being unavailable.
+    const mapped = DatalystError.isInstance(error)
+      ? error
+      : new SandboxUnavailableError(
+          `Setting up the runner image failed: ${error instanceof Error ? error.message : String(error)}`,
+          {
+            fix: 'Run `datalyst doctor` to check the engine, then `datalyst setup` again.',
+            cause: error,
+          },
+        );
+    printError(context, mapped);
+    return exitCodeForError(mapped);
+  } finally {
+    interrupts.dispose();
+    renderer.close();
+  }
+}

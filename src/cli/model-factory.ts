@@ -1,0 +1,17 @@
+import { createOpenAIChatModel } from '../index.ts';
+import type { LanguageModel, ModelSettings } from '../index.ts';
+// TODO(index): import from '../index.ts' once src/agent/index.ts exports createOfflineAnalyst.
+import { createOfflineAnalyst } from '../agent/offline-analyst/index.ts';
+
+/** The openai package's own default, named so the trace and messages show it. */
+export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+
+/** The model a run talks to: the built-in offline analyst, or an OpenAI-compatible endpoint. */
+export function createModel(settings: ModelSettings): LanguageModel {
+  if (settings.kind === 'offline') return createOfflineAnalyst();
+  return createOpenAIChatModel({
+    baseUrl: settings.baseUrl ?? OPENAI_DEFAULT_BASE_URL,
+    model: settings.id,
+    ...(settings.apiKey === null ? {} : { apiKey: settings.apiKey }),
+  });
+}

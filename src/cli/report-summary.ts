@@ -1,0 +1,43 @@
+import path from 'node:path';
+import { ConfigError } from '../index.ts';
+import type { RenderedReport } from '../index.ts';
+import { displayPath } from './output-dir.ts';
+import type { ProgressRenderer } from './progress-renderer.ts';
+
+/** The closing lines after a report is written: where it is, and what the reader should know about it. */
+export function describeRenderedReport(
+  renderer: ProgressRenderer,
+  files: readonly string[],
+  rendered: Pick<RenderedReport, 'grounding' | 'charts'>,
+  cwd: string,
+): void {
+  const { grounding, charts } = rendered;
+  if (grounding.checked > 0) {
+    renderer.info(
+      `Numbers in the answer: ${grounding.verified} of ${grounding.checked} found in the execution outputs.`,
+    );
+  }
+  if (charts.failed > 0) {
+    renderer.warn(
+      `${charts.failed} chart${charts.failed === 1 ? '' : 's'} could not be rendered (shown as an error box in the report).`,
+    );
+  }
+  const main = files.find((file) => path.basename(file) === 'report.html') ?? files[0];
+  if (main === undefined) return;
+  renderer.result(`Report: ${displayPath(main, cwd)}`);
+  const others = files.filter((file) => file !== main && path.dirname(file) === path.dirname(main));
+  if (others.length > 0) renderer.info(`  also: ${others.map((file) => path.basename(file)).join(', ')}`);
+}
+
+/** A failure to write the report folder is the user's to fix (path, permissions, disk). */
+export function mapWriteFailure(error: unknown): unknown {
+  const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
+  if (code === 'EACCES' || code === 'ENOSPC' || code === 'EROFS' || code === 'ENOTDIR') {
+    return new ConfigError(
+      `The report could not be written (${String(code)}).`,
+      'Pass a writable folder with --out, or free disk space.',
+      error,
+    );
+  }
+  return error;
+}
