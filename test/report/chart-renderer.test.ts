@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { renderChart } from '../../src/report/chart-renderer.ts';
+
+const pngMagic = [0x89, 0x50, 0x4e, 0x47];
+
+function pointSpec(rows: number): Record<string, unknown> {
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+    title: 'Points',
+    data: { values: Array.from({ length: rows }, (_, index) => ({ x: index, y: index % 17 })) },
+    mark: 'point',
+    encoding: { x: { field: 'x', type: 'quantitative' }, y: { field: 'y', type: 'quantitative' } },
+  };
+}
+
+describe('renderChart', () => {
+  it('renders a vega-lite spec to SVG with text and to PNG', async () => {
+    const chart = await renderChart(pointSpec(50));
+    expect(chart.error).toBeNull();
+    expect(chart.svg).toMatch(/^<svg[^>]+width="\d+"/);
+    expect(chart.svg).toContain('>Points</text>');
+    expect(chart.widthPx).toBeGreaterThan(100);
+    expect(Array.from(chart.png?.slice(0, 4) ?? [])).toEqual(pngMagic);
+    expect(chart.vegaLiteSpec).toMatchObject({ mark: 'point' });
+  });
+
+  it('caps a large inline dataset and says so', async () => {
+    const chart = await renderChart(pointSpec(7000), { maxRows: 5000, png: false });
+    expect(chart.notes.join(' ')).toContain('7,000 rows; the chart shows the first 5,000');
+    const values = (chart.vegaLiteSpec?.data as { values: unknown[] }).values;
+    expect(values).toHaveLength(5000);
+    expect(chart.png).toBeNull();
+  });
+
+  it('caps named datasets as Altair writes them', async () => {
+    const spec = { ...pointSpec(0), data: { name: 'rows' }, datasets: { rows: Array.from({ length: 30 }, (_, x) => ({ x, y: x })) } };
+    const chart = await renderChart(spec, { maxRows: 10, png: false });
+    expect(chart.error).toBeNull();
+    expect(chart.notes.join(' ')).toContain('Dataset "rows" has 30 rows');
+  });
+
+  it('never loads remote data', async () => {
+    const chart = await renderChart({ data: { url: 'https://example.invalid/data.csv' }, mark: 'point', encoding: { x: { field: 'a', type: 'quantitative' } } }, { png: false });
+    expect(chart.error).toBeNull();
+    expect(chart.notes.join(' ')).toContain('was not loaded');
+    expect(chart.svg).not.toContain('example.invalid');
+  });
+
+  it('returns an error for a field name vega-lite cannot parse, with the name escaped later', async () => {
+    const chart = await renderChart({ data: { values: [{ '<svg onload="x">': 1 }] }, mark: 'bar', encoding: { x: { field: '<svg onload="x">', type: 'nominal' } } });
+    expect(chart.svg).toBeNull();
+    expect(chart.error).toContain('Access path');
+  });
+
+  it('returns an error instead of throwing for a spec that does not compile', async () => {
+    const broken = await renderChart({ mark: { type: 'nonsense' }, encoding: {} });
+    expect(broken.svg).toBeNull();
+    expect(broken.error).toMatch(/does not compile|could not be drawn/);
+    expect((await renderChart('not an object')).error).toContain('not a JSON object');
+    expect((await renderChart([1, 2])).error).toContain('not a JSON object');
+  });
+
+  it('drops javascript: links of the href channel and escapes text from the data', async () => {
+    // Quotes, dots or brackets in a field name would need vega-lite's escaping; this one needs none.
+    const column = '<svg onload=alert(1)>';
+    const chart = await renderChart(
+      {
+        data: { values: [{ [column]: 'a', v: 1, link: 'javascript:alert(1)' }] },
+        mark: 'bar',
+        encoding: { x: { field: column, type: 'nominal' }, y: { field: 'v', type: 'quantitative' }, href: { field: 'link' } },
+      },
+      { png: false },
+    );
+    expect(chart.error).toBeNull();
+    expect(chart.svg).toContain('javascript:alert(1)'); // in an aria-label, as text
+    expect(chart.svg).not.toMatch(/href="javascript:/);
+    expect(chart.svg).not.toMatch(/<svg onload/);
+  });
+
+  it('renders a plain vega spec too', async () => {
+    const chart = await renderChart(
+      { $schema: 'https://vega.github.io/schema/vega/v5.json', width: 100, height: 50, marks: [{ type: 'rect', encode: { enter: { x: { value: 0 }, y: { value: 0 }, width: { value: 50 }, height: { value: 20 }, fill: { value: 'steelblue' } } } }] },
+      { png: false },
+    );
+    expect(chart.error).toBeNull();
+    expect(chart.svg).toContain('steelblue');
+    expect(chart.vegaLiteSpec).toBeNull();
+  });
+});
