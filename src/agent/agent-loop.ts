@@ -14,7 +14,7 @@ import {
   readSandboxEnvironment,
   runnerImageTag,
 } from '../sandbox/index.ts';
-import type { CellResult, SandboxSession } from '../sandbox/index.ts';
+import type { CellResult, SandboxSession, WorkspaceProfile } from '../sandbox/index.ts';
 import type { TraceRecord, Usage } from '../trace/schema.ts';
 import { TraceWriter } from '../trace/writer.ts';
 import type { AnalyzeOptions } from './analyze-options.ts';
@@ -314,9 +314,7 @@ class AnalysisRun {
       } finally {
         this.writeRunStart();
       }
-      const profile = await this.session.profileWorkspace({ signal: this.signal });
-      this.trace.append({ type: 'workspace-profile', at: nowIso(), profile });
-      yield { type: 'profile-end', profile };
+      const profile = yield* this.profileWorkspace(this.session);
 
       if (this.profile.systemPrompt !== null) {
         this.entries.push({
@@ -335,13 +333,14 @@ class AnalysisRun {
         decision = firstStop(this.stopConditions, this.state);
         if (decision !== null) break;
         const round = this.state.round + 1;
+        // Counted when it starts: a run cancelled mid-round reports that round.
+        this.state.round = round;
         yield { type: 'round-start', round };
 
         phase = 'model';
         const turn = yield* this.modelTurn(round);
         phase = 'sandbox';
         yield* this.afterTurn(round, turn);
-        this.state.round = round;
         if (this.state.answer === null && round < this.maxRounds) yield* this.manageContext(round);
       }
     } catch (error) {
@@ -412,6 +411,43 @@ class AnalysisRun {
     return (
       this.endResult ?? this.endTrace(decision ?? { reason: 'cancelled', detail: 'The run ended early.' })
     );
+  }
+
+  /**
+   * The workspace profile for the first message. A profile that fails (a file
+   * that breaks the profiler, a profiler bug) does not stop the analysis: the
+   * model gets the file names and sizes, as DeepAnalyze's own layout has them,
+   * and the trace says why there is no more.
+   */
+  private async *profileWorkspace(
+    session: SandboxSession,
+  ): AsyncGenerator<AgentEvent, WorkspaceProfile, undefined> {
+    let profile: WorkspaceProfile;
+    try {
+      profile = await session.profileWorkspace({ signal: this.signal });
+    } catch (error) {
+      if (this.signal.aborted) throw error;
+      const message = error instanceof Error ? error.message : String(error);
+      yield this.notice(
+        0,
+        'warning',
+        `The workspace could not be profiled; the model sees file names and sizes only. ${message}`,
+      );
+      profile = {
+        truncated: false,
+        files: this.inputFiles.map((file) => ({
+          path: file.path,
+          sizeBytes: file.sizeBytes,
+          format: 'unsupported' as const,
+          tables: [],
+          error: 'not profiled',
+          notes: [],
+        })),
+      };
+    }
+    this.trace.append({ type: 'workspace-profile', at: nowIso(), profile });
+    yield { type: 'profile-end', profile };
+    return profile;
   }
 
   private async *modelTurn(round: number): AsyncGenerator<AgentEvent, ModelTurn, undefined> {

@@ -3,7 +3,7 @@ import type { TerminationReason } from '../trace/schema.ts';
 
 /** What the stop conditions look at, after every round and before every model turn. */
 export interface LoopState {
-  /** Rounds completed (a round is one model turn and the cells it asked for). */
+  /** Rounds started (a round is one model turn and the cells it asked for). */
   readonly round: number;
   /** The final answer, once the model gave one. */
   readonly answer: string | null;
