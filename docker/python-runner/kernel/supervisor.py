@@ -763,7 +763,14 @@ class Supervisor:
                 os.kill(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-        self.reap()
+        # Wait (briefly) until they are gone and reaped: the victims re-parent to us
+        # as their parents die, and a zombie still answers kill(pid, 0).
+        deadline = time.monotonic() + 1.0
+        while True:
+            self.reap()
+            if not any(is_present(pid) for pid in victims) or time.monotonic() > deadline:
+                return
+            time.sleep(0.002)
 
     # -- main loop -----------------------------------------------------------
 
@@ -810,6 +817,11 @@ def read_children(pid: int) -> list[int]:
         except (OSError, ValueError):
             continue
     return children
+
+
+def is_present(pid: int) -> bool:
+    """True while the process exists, zombie or not."""
+    return os.path.exists('/proc/%d' % pid)
 
 
 def read_regular_file(root_fd: int, parts: list[str], max_bytes: int) -> bytes:
