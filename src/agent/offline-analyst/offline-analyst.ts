@@ -127,6 +127,7 @@ export function createOfflineAnalyst(options: OfflineAnalystOptions = {}): Langu
   const chunkChars = Math.max(1, options.chunkChars ?? defaults.chunkChars);
   return {
     id: OFFLINE_ANALYST_ID,
+    offline: true,
     // No context window of its own; a large value keeps the loop from compacting its turns.
     contextWindowTokens: 1_000_000,
     async *stream(request: ModelRequest): AsyncIterable<ModelChunk> {

@@ -16,19 +16,9 @@ export interface WorkspaceInventory {
   partlyListed: string[];
 }
 
-const readableExtensions = new Set([
-  'csv',
-  'tsv',
-  'txt',
-  'dat',
-  'xlsx',
-  'xlsm',
-  'xls',
-  'sqlite',
-  'sqlite3',
-  'db',
-  'json',
-]);
+// Formats the tolerant reader handles; `text` (a README) and `unsupported` files are listed, not read.
+const readableFormats = new Set(['csv', 'excel', 'json', 'sqlite']);
+const readableExtensions = new Set(['csv', 'tsv', 'xlsx', 'xlsm', 'xls', 'sqlite', 'sqlite3', 'db', 'json']);
 
 function extensionOf(name: string): string {
   const dot = name.lastIndexOf('.');
@@ -48,7 +38,10 @@ export function inventoryWorkspace(
       if ((entry.more_tables ?? 0) > 0) inventory.partlyListed.push(entry.name);
       continue;
     }
-    const readable = entry.format !== 'unsupported' && readableExtensions.has(extensionOf(entry.name));
+    const readable =
+      entry.format === undefined
+        ? readableExtensions.has(extensionOf(entry.name))
+        : readableFormats.has(entry.format);
     if (!readable) {
       inventory.unread.push({ file: entry.name, reason: entry.error ?? 'no reader for this kind of file' });
     } else if (inventory.fallback.length < maxFallbackFiles) {

@@ -24,7 +24,7 @@ for key in focus:
         ax.set_title(str(column)[:40], fontsize=10)
         shares = ', '.join(f'{md(v)} {pct(n, counts.sum())}' for v, n in counts.head(3).items())
         print(f'{key} / {column}: {len(counts)} values; ' + ', '.join(f'{v} {n}' for v, n in top.items()))
-        findings.append(f'{md(column)} ({md(key, 60)}): {len(counts)} distinct values; the top ones are {shares}.')
+        findings.append(f'{md(column)} ({md(key, 60)}): {count_of(len(counts), "distinct value")}; the top ones are {shares}.')
         if chart is None:
             data = pd.DataFrame({'value': [str(v) for v in top.index], 'rows': top.to_numpy()})
             chart = alt.Chart(data).mark_bar().encode(x='rows:Q', y=alt.Y('value:N', sort='-x', title=str(column))).properties(title=f'Most frequent values of {column} in {key}', width=420)

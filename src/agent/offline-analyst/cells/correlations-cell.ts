@@ -7,9 +7,10 @@ import { stageHeader } from '../stages.ts';
  */
 export function correlationsCell(): string {
   return String.raw`${stageHeader('correlations')}
-findings, pairs, effects, heatmaps = [], [], [], 0
+findings, pairs, effects, heatmaps, k_of = [], [], [], 0, {}
 for key in focus:
     frame, k = tables[key], kinds(tables[key])
+    k_of[key] = k
     numeric = [c for c in frame.columns if k[c] in ('number', 'boolean')][:12]
     if len(numeric) >= 2:
         corr = frame[numeric].astype(float).corr()
@@ -30,10 +31,12 @@ for key in focus:
             ax.set_title(f'Correlations in {key}')
             fig.tight_layout()
             heatmaps += 1
-    groups = [c for c in frame.columns if k[c] == 'category' and 2 <= frame[c].nunique() <= 30][:6]
+    groups = [c for c in frame.columns if k[c] in ('category', 'boolean') and 2 <= frame[c].nunique() <= 30][:6]
     for group in groups:
-        for number in [c for c in frame.columns if k[c] == 'number'][:8]:
+        measures = [c for c in frame.columns if k[c] == 'number' or (k[c] == 'boolean' and k[group] == 'category')]
+        for number in [c for c in measures if c != group][:10]:
             data = frame[[group, number]].dropna()
+            data[number] = data[number].astype(float)
             if len(data) < 10:
                 continue
             means = data.groupby(group)[number].mean().sort_values()
@@ -54,9 +57,12 @@ if pairs and pairs[0][0] < 0.3:
     findings.append(f'No two numeric columns are correlated beyond |r| = 0.3 (the strongest pair has r = {fmt(pairs[0][1])}).')
 for eta, key, group, number, means in effects[:3]:
     size = 'large' if eta >= 0.14 else 'medium' if eta >= 0.06 else 'small' if eta >= 0.01 else 'negligible'
+    share = k_of[key][number] == 'boolean'  # the mean of a yes/no column is the share of yes
+    show = (lambda v: pct(v, 1)) if share else fmt
     print(f'\n{number} by {group} ({key}), eta squared = {fmt(eta)}:')
-    print(means.map(fmt).to_string())
-    findings.append(f'{md(number)} differs by {md(group)} ({size} effect, eta squared = {fmt(eta)}): mean {fmt(means.iloc[-1])} for {md(means.index[-1])} against {fmt(means.iloc[0])} for {md(means.index[0])}.')
+    print(means.map(show).to_string())
+    findings.append(f'{md(number)} differs by {md(group)} ({size} effect, eta squared = {fmt(eta)}): {"share" if share else "mean"} '
+                    f'{show(means.iloc[-1])} for {md(means.index[-1])} against {show(means.iloc[0])} for {md(means.index[0])}.')
 if effects:
     eta, key, group, number, means = effects[0]
     fig, ax = plt.subplots(figsize=(7, 0.35 * len(means) + 1.5))

@@ -48,11 +48,23 @@ def choose_focus(limit=${maxFocusTables}, skip=()):
             counts[kind] = counts.get(kind, 0) + 1
     return {'tables': len(tables), 'unique': len(tables) - len(duplicates), 'focus': focus, 'kinds': counts}
 
+def looks_misread(path, frame):
+    """A text table read with fewer columns than most of its lines have fields (wrong delimiter, a preamble)."""
+    import csv
+    with open(path, encoding='latin-1') as handle:
+        lines = [line for line in handle.read(65536).splitlines() if line.strip()][:200]
+    fields = max((sorted(len(next(csv.reader([line], delimiter=sep), [])) for line in lines) or [1])[len(lines) // 2]
+                 for sep in (',', ';', '\t', '|'))
+    return fields >= 2 and fields > 1.5 * frame.dropna(axis=1, how='all').shape[1]
+
 failed = []
 for file, table, load in sources:
     key = f'{file} [{table}]' if table else file
     try:
-        register(key, eval(load))
+        frame = eval(load)
+        if file.lower().endswith(('.csv', '.tsv', '.txt')) and looks_misread(file, frame):
+            raise ValueError(f'{frame.shape[1]} columns, but most lines hold more fields: delimiter or header not recognised')
+        register(key, frame)
     except Exception as error:
         problems[key] = f'{type(error).__name__}: {str(error)[:160]}'
         failed.append([file, table])
@@ -60,10 +72,11 @@ for file, table, load in sources:
 for file, reason in not_read:
     print(f'{file}: not read ({reason[:160]})')
 
-findings = [f'{len(tables)} tables were loaded from {len({key.split(" [")[0] for key in tables})} files.']
+files_read = len({key.split(' [')[0] for key in tables})
+findings = [f'{count_of(len(tables), "table")} loaded from {count_of(files_read, "file")}.']
 if duplicates:
-    findings.append(f'{len(duplicates)} of them repeat another table exactly (the same data in another format) and are studied once.')
-findings += [f'{md(key, 60)} could not be loaded ({problems[key].split(":")[0]}).' for key in problems]
+    findings.append(f'{count_of(len(duplicates), "table")} repeat another table exactly (the same data in another format) and are studied once.')
+findings += [f"{md(key, 60)}: the profile's reader failed ({problems[key].split(':')[0]}), so a tolerant reader tries it next." for key in problems]
 findings += [f'{md(file, 60)} was not read: {reason[:120]}' for file, reason in not_read]
 show_findings('load', findings, failed=failed, **choose_focus())`;
 }

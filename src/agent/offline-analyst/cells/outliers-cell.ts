@@ -25,7 +25,7 @@ if rows:
     records = table.to_dict('records')
     for row in records:
         if row['outliers'] and len(findings) < 6:
-            findings.append(f"{md(row['column'])} ({md(row['table'], 60)}): {row['outliers']} values ({row['share']}) lie outside the IQR fences "
+            findings.append(f"{md(row['column'])} ({md(row['table'], 60)}): {count_of(row['outliers'], 'value')} ({row['share']}) outside the IQR fences "
                             f"[{row['lower fence']}, {row['upper fence']}]; the most extreme is {row['most extreme']}.")
     shown = records[:${maxColumnsPerChart}]
     fig, axes = plt.subplots(1, len(shown), figsize=(2.6 * len(shown) + 1, 3.6), squeeze=False)

@@ -11,12 +11,16 @@ for key in focus:
     print(profile.head(30).to_string())
     counts = pd.Series(k).value_counts()
     findings.append(f'{md(key, 60)}: {len(frame)} rows × {frame.shape[1]} columns (' + ', '.join(f'{n} {kind}' for kind, n in counts.items()) + ').')
+    constant = [c for c in frame.columns if k[c] == 'constant']
+    if constant:
+        findings.append(f'{md(key, 60)}: ' + ', '.join(md(c) for c in constant[:5]) + ' hold a single value in every row.')
     missing = frame.isna().sum().sort_values(ascending=False, kind='stable')
     missing = missing[missing > 0]
     if missing.empty:
         findings.append(f'{md(key, 60)} has no missing values.')
     else:
-        findings.append(f'{md(key, 60)} has {int(missing.sum())} missing values in {len(missing)} columns; {md(missing.index[0])} misses {int(missing.iloc[0])} of {len(frame)} ({pct(missing.iloc[0], len(frame))}).')
+        findings.append(f'{md(key, 60)} has {count_of(int(missing.sum()), "missing value")} in {count_of(len(missing), "column")}; '
+                        f'{md(missing.index[0])} misses {int(missing.iloc[0])} of {len(frame)} ({pct(missing.iloc[0], len(frame))}).')
     numbers = [c for c in frame.columns if k[c] == 'number']
     if numbers:
         stats = frame[numbers[:10]].describe().T[['mean', '50%', 'min', 'max']].rename(columns={'50%': 'median'})
@@ -27,7 +31,7 @@ for key in focus:
     for column in [c for c in frame.columns if k[c] in ('category', 'boolean')][:2]:
         top = frame[column].value_counts()
         print(f'\n{column}: ' + ', '.join(f'{value} {count} ({pct(count, top.sum())})' for value, count in top.head(6).items()))
-        findings.append(f'{md(column)} has {len(top)} distinct values; the most common is {md(top.index[0])} ({pct(top.iloc[0], top.sum())}).')
+        findings.append(f'{md(column)} has {count_of(len(top), "distinct value")}; the most common is {md(top.index[0])} ({pct(top.iloc[0], top.sum())}).')
     for column in [c for c in frame.columns if k[c] == 'datetime'][:2]:
         first, last = frame[column].min(), frame[column].max()
         print(f'\n{column}: {first:%Y-%m-%d} to {last:%Y-%m-%d}')

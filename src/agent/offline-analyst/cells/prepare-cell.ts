@@ -39,12 +39,15 @@ def clean_names(frame):
     return frame
 
 def coerce_text(series):
-    """Text that holds numbers ('229,932.50'), ISO dates, or missing markers ('.', a lone NBSP)."""
+    """Text that holds numbers ('229,932.50', German '1.613'), ISO dates, or missing markers ('.', a lone NBSP)."""
     text = series.astype('string').str.replace('\u00a0', ' ', regex=False).str.strip()
     text = text.mask(text.isin(MISSING_MARKERS))
     present = int(text.notna().sum())
     if present == 0:
         return pd.Series(np.nan, index=series.index)
+    present_text = text.dropna()
+    if present_text.str.fullmatch(r'-?\d{1,3}(\.\d{3})+').any() and present_text.str.fullmatch(r'-?\d+|-?\d{1,3}(\.\d{3})+').all():
+        text = text.str.replace('.', '', regex=False)  # '1.613' among whole numbers: a dot as thousands separator
     numbers = pd.to_numeric(text.str.replace(r'(?<=\d),(?=\d{3}(?:\D|$))', '', regex=True), errors='coerce')
     if numbers.notna().sum() >= 0.9 * present:
         return numbers.astype('float64')

@@ -27,12 +27,17 @@ def fmt(value):
     value = float(value)
     if value.is_integer() and abs(value) < 1e15:
         return str(int(value))
+    if abs(value) >= 10000:
+        return f'{value:.0f}'
     if abs(value) >= 100:
         return f'{value:.1f}'
     return f'{value:.2f}' if abs(value) >= 1 else f'{value:.3g}'
 
 def pct(part, whole):
     return f'{100 * part / whole:.1f}%' if whole else 'n/a'
+
+def count_of(count, noun):
+    return f'{count} {noun}' + ('' if count == 1 else 's')
 
 def md(text, limit=40):
     """A name or value from the data, as inline code in the Markdown summary."""
@@ -47,6 +52,8 @@ def kind_of(series):
         return 'boolean'
     if pd.api.types.is_datetime64_any_dtype(series):
         return 'datetime'
+    if values.nunique() == 1:
+        return 'constant'
     if pd.api.types.is_numeric_dtype(series):
         if values.nunique() <= 2:
             return 'boolean'
@@ -68,5 +75,5 @@ def show_findings(stage, findings, **facts):
         print('- ' + line)
     print('\nfacts: ' + json.dumps({'stage': stage, **facts}, default=str))
 
-print('Helpers ready: fmt, pct, md, kind_of, kinds, show_findings.')`;
+print('Helpers ready: fmt, pct, count_of, md, kind_of, kinds, show_findings.')`;
 }

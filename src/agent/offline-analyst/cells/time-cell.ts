@@ -18,10 +18,12 @@ for key in [key for key in focus if 'datetime' in kinds(tables[key]).values()][:
     if frame[date].nunique() < 10:
         continue
     numbers = [c for c in frame.columns if k[c] == 'number']
-    measure = next((c for c in numbers if re.sub(r'[\W_]+', '', c.lower()) in preferred), numbers[0] if numbers else None)
+    named = [c for p in preferred for c in numbers if re.sub(r'[\W_]+', '', c.lower()) == p]
+    measure = (named + numbers + [None])[0]
     data = frame.dropna(subset=[date]).set_index(date).sort_index()
     regular = data.index.is_unique  # one row per date: a measured series; else events
     span = (data.index.max() - data.index.min()).days
+    dense = data.index.normalize().nunique() >= 0.3 * (span + 1)  # dated most days: weekdays mean something
     rule, period = ('D', 'day') if span <= 120 else ('W', 'week') if span <= 1100 else ('MS', 'month')
     if measure is None:
         daily, what = data.resample('D').size(), 'rows'
@@ -35,10 +37,11 @@ for key in [key for key in focus if 'datetime' in kinds(tables[key]).values()][:
     print(series.describe().map(fmt).to_string())
     findings.append(f'{md(key, 60)}: {md(date)} runs from {data.index.min():%Y-%m-%d} to {data.index.max():%Y-%m-%d}; '
                     f'the {what} per {period} went from {fmt(first)} in the first quarter of that span to {fmt(last)} in the last ({pct(last - first, first)} change).')
-    fig, axes = plt.subplots(1, 2 if span >= 14 else 1, figsize=(13, 3.5), squeeze=False)
+    weekly = dense and span >= 14 and daily.notna().sum() >= 14
+    fig, axes = plt.subplots(1, 2 if weekly else 1, figsize=(13 if weekly else 8, 3.5), squeeze=False)
     axes[0, 0].plot(series.index, series.to_numpy(), color='#4c78a8')
     axes[0, 0].set_title(f'{what} per {period}', fontsize=10)
-    if span >= 14 and daily.notna().sum() >= 14:
+    if weekly:
         weekday = daily.groupby(daily.index.dayofweek).mean()
         names = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun']
         axes[0, 1].bar([names[d] for d in weekday.index], weekday.to_numpy(), color='#72b7b2')
@@ -46,11 +49,11 @@ for key in [key for key in focus if 'datetime' in kinds(tables[key]).values()][:
         print('By weekday: ' + ', '.join(f'{names[d]} {fmt(v)}' for d, v in weekday.items()))
         findings.append(f'By weekday, the {what} per day is highest on {names[weekday.idxmax()]} ({fmt(weekday.max())}) and lowest on {names[weekday.idxmin()]} ({fmt(weekday.min())}).')
     if span >= 365:
-        month = daily.groupby(daily.index.month).mean()
+        month = series.groupby(series.index.month).mean()
         months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
         print('By month of year: ' + ', '.join(f'{months[m - 1]} {fmt(v)}' for m, v in month.items()))
-        findings.append(f'Across the year, the {what} per day peaks in {months[month.idxmax() - 1]} ({fmt(month.max())}) and is lowest in {months[month.idxmin() - 1]} ({fmt(month.min())}).')
-    if regular and measure and span >= 21:
+        findings.append(f'Across the year, the {what} per {period} peaks in {months[month.idxmax() - 1]} ({fmt(month.max())}) and is lowest in {months[month.idxmin() - 1]} ({fmt(month.min())}).')
+    if regular and measure and dense and span >= 21:
         baseline = daily.rolling(7, center=True, min_periods=3).median()
         residual = daily - baseline
         spread = (residual - residual.median()).abs().median() * 1.4826
