@@ -215,6 +215,7 @@ export function resolveModelSettings(
 function safeFolderName(name: string): string {
   const cleaned = name
     .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
     .replace(/[^\w.-]+/g, '-')
     .replace(/^[-.]+|-+$/g, '');
   return cleaned.slice(0, 60) || 'workspace';

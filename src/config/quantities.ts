@@ -52,7 +52,7 @@ export function parseSizeMb(text: string, option: string): number {
   if (!(value > 0)) {
     throw new ConfigError(
       `${option} must be a size like 512m or 2g; got "${text}".`,
-      'Write a positive number with a unit (k, m, g); a bare number counts as MiB.',
+      'Write for example 512m or 2g (units k, m, g; a bare number counts as MiB).',
     );
   }
   return value;

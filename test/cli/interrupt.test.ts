@@ -1,0 +1,27 @@
+import { EventEmitter } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { DatalystError } from '../../src/index.ts';
+import { handleInterrupts } from '../../src/cli/interrupt.ts';
+
+describe('Ctrl-C', () => {
+  it('aborts the run on the first signal and calls for an exit on the second', () => {
+    const source = new EventEmitter();
+    const calls: string[] = [];
+    const handle = handleInterrupts({
+      source: source as unknown as Pick<NodeJS.Process, 'on' | 'off'>,
+      onFirst: (signal) => calls.push(`first ${signal}`),
+      onSecond: (signal) => calls.push(`second ${signal}`),
+    });
+    expect(handle.signal.aborted).toBe(false);
+    source.emit('SIGINT', 'SIGINT');
+    expect(handle.signal.aborted).toBe(true);
+    expect(handle.interrupted).toBe(true);
+    const reason: unknown = handle.signal.reason;
+    expect(DatalystError.isInstance(reason) && reason.code).toBe('CANCELLED');
+    source.emit('SIGTERM', 'SIGTERM');
+    expect(calls).toEqual(['first SIGINT', 'second SIGTERM']);
+    handle.dispose();
+    expect(source.listenerCount('SIGINT')).toBe(0);
+    expect(source.listenerCount('SIGTERM')).toBe(0);
+  });
+});

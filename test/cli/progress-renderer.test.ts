@@ -1,0 +1,305 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { AgentEvent, AnalysisResult, CellResult, WorkspaceProfile } from '../../src/index.ts';
+import { ModelUnavailableError } from '../../src/index.ts';
+import { ProgressRenderer, type ProgressRendererOptions } from '../../src/cli/progress-renderer.ts';
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+function cell(overrides: Partial<CellResult> = {}): CellResult {
+  return {
+    status: 'ok',
+    stdout: { text: '', truncated: false, totalBytes: 0 },
+    stderr: { text: '', truncated: false, totalBytes: 0 },
+    error: null,
+    value: null,
+    figures: [],
+    charts: [],
+    tables: [],
+    files: [],
+    durationMs: 1234,
+    stateLost: false,
+    statusDetail: null,
+    ...overrides,
+  };
+}
+
+const profile: WorkspaceProfile = {
+  truncated: false,
+  files: [
+    {
+      path: 'orders.csv',
+      sizeBytes: 2048,
+      format: 'csv',
+      tables: [
+        {
+          name: '',
+          rows: 1200,
+          columns: [],
+          columnsTruncated: false,
+          read: {
+            encoding: 'utf-8',
+            delimiter: ',',
+            headerRow: 0,
+            skipRows: 0,
+            sheet: null,
+            table: null,
+            decimal: null,
+            thousands: null,
+            naValues: [],
+          },
+          loadCode: "pd.read_csv('orders.csv')",
+        },
+      ],
+      error: null,
+      notes: [],
+    },
+    {
+      path: 'broken.xlsx',
+      sizeBytes: 10,
+      format: 'excel',
+      tables: [],
+      error: 'File is not a zip file',
+      notes: [],
+    },
+    { path: 'slides.pdf', sizeBytes: 5, format: 'unsupported', tables: [], error: null, notes: [] },
+  ],
+};
+
+const result: AnalysisResult = {
+  runId: 'r1',
+  outDir: '/runs/r1',
+  tracePath: '/runs/r1/trace.jsonl',
+  answer: '## Result',
+  termination: { reason: 'answered', detail: 'The model answered.' },
+  rounds: 2,
+  usage: { promptTokens: 0, completionTokens: 0 },
+  durationMs: 4200,
+};
+
+/** A short run as the loop streams it: text arrives in chunks that split lines and tags' text. */
+const run: AgentEvent[] = [
+  {
+    type: 'run-start',
+    runId: 'r1',
+    outDir: '/runs/r1',
+    instruction: 'Describe the orders.',
+    modelId: 'datalyst-offline-analyst',
+  },
+  { type: 'profile-end', profile },
+  { type: 'round-start', round: 1 },
+  { type: 'text-delta', round: 1, tag: 'analyze', text: '\nLook at the ' },
+  { type: 'text-delta', round: 1, tag: 'analyze', text: 'orders.\nThen plot.\n' },
+  { type: 'step-end', round: 1, kind: 'analyze', text: 'Look at the orders.\nThen plot.', closed: true },
+  { type: 'text-delta', round: 1, tag: 'code', text: 'import pandas as pd\n' },
+  { type: 'text-delta', round: 1, tag: 'code', text: "orders = pd.read_csv('orders.csv')" },
+  {
+    type: 'step-end',
+    round: 1,
+    kind: 'code',
+    text: "import pandas as pd\norders = pd.read_csv('orders.csv')",
+    closed: true,
+  },
+  { type: 'code-end', round: 1, code: "import pandas as pd\norders = pd.read_csv('orders.csv')" },
+  { type: 'execution-start', round: 1, outputId: 'E1', code: '...' },
+  { type: 'artifact-saved', outputId: 'E1', path: 'plot.png', sizeBytes: 1024 },
+  {
+    type: 'execution-end',
+    round: 1,
+    outputId: 'E1',
+    result: cell({
+      stdout: { text: '1200 rows\n8 columns\n', truncated: false, totalBytes: 20 },
+      figures: [{ id: 'f1', mimeType: 'image/png', dataBase64: 'AAAA', widthPx: 10, heightPx: 10 }],
+      tables: [
+        {
+          id: 't1',
+          columns: ['a'],
+          index: ['0'],
+          rows: [[1]],
+          totalRows: 1,
+          totalColumns: 1,
+          truncated: false,
+        },
+      ],
+    }),
+  },
+  { type: 'round-start', round: 2 },
+  { type: 'text-delta', round: 2, tag: 'answer', text: '## Result' },
+  { type: 'step-end', round: 2, kind: 'answer', text: '## Result', closed: true },
+  { type: 'answer-end', round: 2, answer: '## Result' },
+  { type: 'run-end', result },
+];
+
+function render(events: readonly AgentEvent[], options: Partial<ProgressRendererOptions> = {}): string {
+  let output = '';
+  const renderer = new ProgressRenderer({
+    write: (text) => (output += text),
+    live: false,
+    color: false,
+    quiet: false,
+    now: () => 0,
+    tickMs: 0,
+    ...options,
+  });
+  for (const event of events) renderer.handle(event);
+  renderer.close();
+  return output;
+}
+
+describe('progress renderer, plain (logs, pipes)', () => {
+  it('prints whole steps with their tag in front of every line, and no escape codes', () => {
+    const output = render(run);
+    expect(output).toContain('[round 1]\n');
+    expect(output).toContain('analyze   | Look at the orders.\n          | Then plot.\n');
+    expect(output).toContain(
+      "code      | import pandas as pd\n          | orders = pd.read_csv('orders.csv')\n",
+    );
+    expect(output).toContain('  E1 running…\n');
+    expect(output).toContain('  + plot.png (1.0 KB)\n');
+    expect(output).toContain('  ✓ E1 ok · 1.2 s · 1 figure · 1 table\n    ┆ 1200 rows\n    ┆ 8 columns\n');
+    expect(output).toContain('answer    | ## Result\n');
+    expect(output).toContain('✓ Answered in 2 rounds · 4.2 s\n');
+    // The answer is printed once, although both step-end and answer-end carry it.
+    expect(output.match(/## Result/g)).toHaveLength(1);
+    expect(output).not.toContain('\x1b');
+  });
+
+  it('shows the workspace profile: unreadable files as warnings, unsupported ones as skipped', () => {
+    const output = render(run.slice(0, 2));
+    expect(output).toContain('Workspace profiled: 3 files, 1 table\n');
+    expect(output).toContain('  orders.csv csv · 2.0 KB · 1200×0\n');
+    expect(output).toContain(
+      '! broken.xlsx: could not be read (File is not a zip file); the other files are still analysed\n',
+    );
+    expect(output).toContain('  - slides.pdf: unsupported type, skipped\n');
+  });
+
+  it('names failed cells, lost state and the reason a run stopped', () => {
+    const output = render([
+      { type: 'execution-start', round: 3, outputId: 'E3', code: 'x' },
+      {
+        type: 'execution-end',
+        round: 3,
+        outputId: 'E3',
+        result: cell({ status: 'error', error: { name: 'KeyError', value: "'region'", traceback: '' } }),
+      },
+      { type: 'execution-start', round: 4, outputId: 'E4', code: 'x' },
+      {
+        type: 'execution-end',
+        round: 4,
+        outputId: 'E4',
+        result: cell({ status: 'timeout', statusDetail: 'The cell ran longer than 120 s.', stateLost: true }),
+      },
+      { type: 'notice', round: 4, kind: 'nudge', text: 'The same code failed again.' },
+      {
+        type: 'error',
+        error: new ModelUnavailableError('The model did not answer.', { fix: 'Start the server.' }),
+      },
+      {
+        type: 'run-end',
+        result: { ...result, termination: { reason: 'max-rounds', detail: 'Stopped after 30 rounds.' } },
+      },
+    ]);
+    expect(output).toContain("  ✗ E3 error · 1.2 s\n    KeyError: 'region'\n");
+    expect(output).toContain(
+      '  ✗ E4 timeout · 1.2 s\n    The cell ran longer than 120 s.\n    the kernel was restarted: variables and imports are gone\n',
+    );
+    expect(output).toContain('! nudge: The same code failed again.\n');
+    expect(output).toContain('✗ MODEL_UNAVAILABLE The model did not answer.\n  fix: Start the server.\n');
+    expect(output).toContain(
+      '✗ Stopped without an answer (max-rounds) after 2 rounds · 4.2 s\n  Stopped after 30 rounds.\n',
+    );
+  });
+
+  it('prints only warnings, errors and the closing line when quiet', () => {
+    const output = render(run, { quiet: true });
+    expect(output).toBe(
+      '! broken.xlsx: could not be read (File is not a zip file); the other files are still analysed\n✓ Answered in 2 rounds · 4.2 s\n',
+    );
+  });
+});
+
+/** What a terminal would show: apply carriage returns and line clears. */
+function screen(output: string): string {
+  const lines: string[] = [''];
+  for (const piece of output.split(/(\r\x1b\[2K|\n)/)) {
+    if (piece === '\n') lines.push('');
+    else if (piece === '\r\x1b[2K') lines[lines.length - 1] = '';
+    else lines[lines.length - 1] += piece;
+  }
+  return lines.join('\n');
+}
+
+describe('progress renderer, live (a terminal)', () => {
+  it('streams model text behind a gutter that names the tag once per step', () => {
+    const output = render(run, { live: true });
+    const shown = screen(output);
+    expect(shown).toContain('── round 1 ──');
+    expect(shown).toContain(
+      'analyze   │ Look at the orders.\n          │ Then plot.\ncode      │ import pandas as pd\n',
+    );
+    expect(shown).toContain('  ✓ E1 ok · 1.2 s · 1 figure · 1 table\n');
+    expect(shown).toContain('answer    │ ## Result\n');
+    expect(shown.match(/## Result/g)).toHaveLength(1);
+  });
+
+  it('shows the running cell with its elapsed time, redrawn in place, and keeps other lines above it', () => {
+    vi.useFakeTimers();
+    let clock = 0;
+    let output = '';
+    const renderer = new ProgressRenderer({
+      write: (text) => (output += text),
+      live: true,
+      color: false,
+      quiet: false,
+      now: () => clock,
+      tickMs: 250,
+    });
+    renderer.handle({ type: 'execution-start', round: 1, outputId: 'E1', code: 'x' });
+    expect(screen(output)).toBe('  ⏵ E1 running · 0 ms');
+    clock = 4200;
+    vi.advanceTimersByTime(250);
+    expect(screen(output)).toBe('  ⏵ E1 running · 4.2 s');
+    renderer.handle({ type: 'artifact-saved', outputId: 'E1', path: 'out.csv', sizeBytes: 10 });
+    expect(screen(output)).toBe('  + out.csv (10 B)\n  ⏵ E1 running · 4.2 s');
+    clock = 65_000;
+    vi.advanceTimersByTime(250);
+    expect(screen(output)).toBe('  + out.csv (10 B)\n  ⏵ E1 running · 1 min 5 s');
+    renderer.handle({ type: 'execution-end', round: 1, outputId: 'E1', result: cell() });
+    expect(screen(output)).toBe('  + out.csv (10 B)\n  ✓ E1 ok · 1.2 s\n');
+    // The timer is gone: nothing more is drawn.
+    const before = output;
+    vi.advanceTimersByTime(2000);
+    expect(output).toBe(before);
+    renderer.close();
+  });
+
+  it('colours tags when colours are on', () => {
+    const output = render(run, { live: true, color: true });
+    expect(output).toContain('\x1b[34manalyze   \x1b[39m');
+    expect(output).toContain('\x1b[36mcode      \x1b[39m');
+  });
+
+  it('prints model text and cell output without escape sequences or control characters', () => {
+    const hostile = 'Fine\x1b]0;owned\x07 text\x1b[2J\x1b[1;1H and\x08 more\r\nnext';
+    const events: AgentEvent[] = [
+      { type: 'text-delta', round: 1, tag: 'analyze', text: hostile },
+      { type: 'step-end', round: 1, kind: 'analyze', text: hostile, closed: true },
+      { type: 'execution-start', round: 1, outputId: 'E1', code: '' },
+      {
+        type: 'execution-end',
+        round: 1,
+        outputId: 'E1',
+        result: cell({ stdout: { text: hostile, truncated: false, totalBytes: 10 } }),
+      },
+      { type: 'artifact-saved', outputId: 'E1', path: 'a\x1b[31m.csv', sizeBytes: 1 },
+    ];
+    for (const live of [true, false]) {
+      const output = render(events, { live });
+      const withoutOwnCodes = output.replaceAll('\r\x1b[2K', '');
+      expect(withoutOwnCodes).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/);
+      expect(withoutOwnCodes).toContain('Fine text and more');
+    }
+  });
+});
