@@ -223,6 +223,7 @@ describe('progress renderer, plain (logs, pipes)', () => {
 /** What a terminal would show: apply carriage returns and line clears. */
 function screen(output: string): string {
   const lines: string[] = [''];
+  // eslint-disable-next-line no-control-regex -- the terminal's own line-clear sequence
   for (const piece of output.split(/(\r\x1b\[2K|\n)/)) {
     if (piece === '\n') lines.push('');
     else if (piece === '\r\x1b[2K') lines[lines.length - 1] = '';
@@ -298,6 +299,7 @@ describe('progress renderer, live (a terminal)', () => {
     for (const live of [true, false]) {
       const output = render(events, { live });
       const withoutOwnCodes = output.replaceAll('\r\x1b[2K', '');
+      // eslint-disable-next-line no-control-regex -- looking for control characters is the test
       expect(withoutOwnCodes).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/);
       expect(withoutOwnCodes).toContain('Fine text and more');
     }
