@@ -97,7 +97,7 @@ function renderHeader({ report }: HtmlContext): string {
 <h1>${escapeHtml(firstLine(view.start.instruction, 140))}</h1>
 <p class="subtitle">${subtitle.map(escapeHtml).join(' · ')}</p>
 ${banners.join('\n')}
-<section id="instruction" aria-label="Instruction"><h2>Instruction</h2><blockquote class="instruction">${escapeHtml(view.start.instruction)}</blockquote></section>
+<section id="instruction" aria-label="Instruction"><p class="label">Instruction</p><blockquote class="instruction">${escapeHtml(view.start.instruction)}</blockquote></section>
 <nav class="toc" aria-label="Contents"><a href="#answer">Answer</a><a href="#figures">Figures and tables</a><a href="#process">Process</a><a href="#provenance">Provenance</a></nav>
 </header>`;
 }

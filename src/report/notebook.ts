@@ -34,7 +34,8 @@ export function renderNotebook(report: PreparedReport): Notebook {
   ];
   if (view.outcomeMessage !== null) intro.push('', `**${view.outcomeMessage}**`);
   cells.push(markdownCell(ids.next('intro'), intro.join('\n')));
-  let executionCount = 0;
+  let executionCount = 1;
+  cells.push({ ...codeCell(ids.next('datalyst-setup'), kernelSetupCode, executionCount, []), metadata: { datalyst: { setup: true } } });
   for (const entry of view.process) {
     if (entry.kind === 'notice') continue;
     if (entry.kind === 'step') {
@@ -71,6 +72,20 @@ export function renderNotebook(report: PreparedReport): Notebook {
   // Our own output, checked anyway: a notebook Jupyter refuses to open is a bug worth failing on.
   return notebookSchema.parse(notebook);
 }
+
+/**
+ * The run's kernel is a plain Python process, not IPython: pandas fits wide
+ * frames to the 80-column console (`display.max_columns` 0 instead of
+ * IPython's 20) and matplotlib draws off-screen. The first cell sets the
+ * same, so that the notebook prints what the run printed; `%matplotlib
+ * inline` shows the figures that the run captured.
+ */
+const kernelSetupCode = [
+  "# Datalyst: make Jupyter print like the run's kernel (a plain Python process).",
+  '%matplotlib inline',
+  'import pandas as pd',
+  "pd.set_option('display.max_columns', 0)",
+].join('\n');
 
 function notebookOutputs(execution: ExecutionRecord, count: number | null, report: PreparedReport): NotebookOutput[] {
   const { result, outputId } = execution;

@@ -23,6 +23,7 @@ pre { margin: .4rem 0; padding: .7rem .9rem; background: var(--soft); border: 1p
 .banner-offline { background: #ddf4ff; border-color: #54aeff; }
 .banner-outcome { background: #fff1e5; border-color: #fb8f44; font-size: 1.05rem; }
 .banner-cancelled, .banner-incomplete { background: #ffebe9; border-color: #ff8182; }
+.label { margin: 1rem 0 .3rem; font-size: .78rem; font-weight: 700; letter-spacing: .05em; text-transform: uppercase; color: var(--muted); }
 .instruction { margin: 0; padding: .6rem 1rem; border-left: 4px solid var(--accent); background: var(--soft); white-space: pre-wrap; }
 nav.toc { margin: 1rem 0; font-size: .93rem; color: var(--muted); }
 nav.toc a { margin-right: 1rem; }

@@ -89,15 +89,15 @@ describe('renderReport', () => {
     const notebook = notebookSchema.parse(JSON.parse(await readFile(join(outDir, 'analysis.ipynb'), 'utf8')));
     expect(notebook.nbformat_minor).toBe(5);
     const codeCells = notebook.cells.filter((cell) => cell.cell_type === 'code');
-    expect(codeCells.map((cell) => cell.id)).toEqual(['E1', 'E2', 'E3', 'E4', 'E5', 'E6']);
-    expect(codeCells.map((cell) => cell.execution_count)).toEqual([1, 2, 3, 4, 5, 6]);
-    const first = codeCells[0];
+    expect(codeCells.map((cell) => cell.id)).toEqual(['datalyst-setup', 'E1', 'E2', 'E3', 'E4', 'E5', 'E6']);
+    expect(codeCells.map((cell) => cell.execution_count)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    const first = codeCells[1];
     expect(first?.outputs[0]).toMatchObject({ output_type: 'stream', name: 'stdout' });
     const chartOutput = first?.outputs[1];
     expect(chartOutput?.output_type === 'display_data' && Object.keys(chartOutput.data).sort()).toEqual(['application/vnd.vegalite.v5+json', 'image/png', 'text/plain']);
-    const figureOutput = codeCells[2]?.outputs[1];
+    const figureOutput = codeCells[3]?.outputs[1];
     expect(figureOutput?.output_type === 'display_data' && typeof figureOutput.data['image/png']).toBe('string');
-    expect(notebook.cells.at(-1)?.source.join('')).toContain('## Answer');
+    expect([notebook.cells.at(-1)?.source].flat().join('')).toContain('## Answer');
   });
 });
 

@@ -1,0 +1,176 @@
+import { createHash } from 'node:crypto';
+import { chmod, cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { notebookSchema, renderReport } from '../../src/report/index.ts';
+import type { Notebook } from '../../src/report/index.ts';
+import { createSandbox, runnerImageTag } from '../../src/sandbox/index.ts';
+import type { CellResult } from '../../src/sandbox/index.ts';
+import { readTrace } from '../../src/trace/reader.ts';
+import { TRACE_VERSION } from '../../src/trace/schema.ts';
+import type { ExecutionRecord, TraceRecord } from '../../src/trace/schema.ts';
+
+/**
+ * analysis.ipynb must redo the run: executed top to bottom with nbclient in
+ * the runner image, without network, against a copy of the workspace, it
+ * prints what the run printed.
+ */
+
+const repoRoot = resolve(import.meta.dirname, '../..');
+let root = '';
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'datalyst-notebook-'));
+});
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+// nbclient has no CLI of its own (`python3 -m nbclient` is not one); this is its documented API.
+const executeNotebookPython = `
+import nbformat
+from nbclient import NotebookClient
+notebook = nbformat.read('analysis.ipynb', as_version=4)
+NotebookClient(notebook, timeout=300, kernel_name='python3', resources={'metadata': {'path': '.'}}).execute()
+nbformat.write(notebook, 'executed.ipynb')
+`;
+
+/** Runs the notebook in a fresh container of the runner image; returns the executed notebook. */
+async function executeInRunner(workDir: string, notebookPath: string): Promise<Notebook> {
+  await cp(notebookPath, join(workDir, 'analysis.ipynb'));
+  // The container runs as uid 1000; the copy must be writable for it (cells write next to the data).
+  await chmod(workDir, 0o777);
+  for (const name of await readdir(workDir)) await chmod(join(workDir, name), 0o666);
+  await execa(
+    'docker',
+    ['run', '--rm', '--network', 'none', '--user', '1000:1000', '-v', `${workDir}:/home/analyst/work`, '-w', '/home/analyst/work', '-e', 'HOME=/home/analyst', await runnerImageTag(), 'python3', '-c', executeNotebookPython],
+    { timeout: 600_000 },
+  );
+  return notebookSchema.parse(JSON.parse(await readFile(join(workDir, 'executed.ipynb'), 'utf8')));
+}
+
+async function copyWorkspace(name: string): Promise<string> {
+  const workDir = join(root, `${name}-work`);
+  await cp(join(repoRoot, 'workspace-examples', name), workDir, { recursive: true, filter: (source) => !/README\.md$|instruction\.txt$/.test(source) });
+  return workDir;
+}
+
+function joined(text: string | string[]): string {
+  return Array.isArray(text) ? text.join('') : text;
+}
+
+function cellText(notebook: Notebook, outputId: string, kind: 'stdout' | 'value'): string {
+  const cell = notebook.cells.find((candidate) => candidate.id === outputId);
+  if (cell?.cell_type !== 'code') throw new Error(`No code cell ${outputId}`);
+  return cell.outputs
+    .map((output) => {
+      if (kind === 'stdout' && output.output_type === 'stream' && output.name === 'stdout') return joined(output.text);
+      if (kind === 'value' && output.output_type === 'execute_result') return joined(output.data['text/plain'] as string | string[]);
+      return '';
+    })
+    .join('')
+    .trim();
+}
+
+describe('analysis.ipynb re-executed in the runner image', () => {
+  it("reproduces every printed output of DeepAnalyze's recorded student-loan run", async () => {
+    const trace = await readTrace(join(repoRoot, 'test/fixtures/traces/student-loan/trace.jsonl'));
+    const outDir = join(root, 'student-loan-report');
+    await renderReport(trace, { outDir, formats: ['ipynb'] });
+    const executed = await executeInRunner(await copyWorkspace('student-loan'), join(outDir, 'analysis.ipynb'));
+    const executions = trace.records.filter((record): record is ExecutionRecord => record.type === 'execution');
+    expect(executions).toHaveLength(7);
+    for (const execution of executions) {
+      expect(cellText(executed, execution.outputId, 'stdout'), execution.outputId).toBe(execution.result.stdout.text.trim());
+    }
+  });
+
+  it('reproduces a live sandbox run: prints, echoed values, a figure, a chart and an error', async () => {
+    const cells = [
+      "import pandas as pd\nimport matplotlib.pyplot as plt\norders = pd.read_csv('orders.csv')\nprint(orders.shape)\nprint(round(orders['revenue'].mean(), 4))",
+      "orders.groupby('region')['revenue'].sum().round(2)",
+      "fig, ax = plt.subplots(figsize=(4, 3))\norders.groupby('region')['units'].sum().plot(kind='bar', ax=ax)\nprint('plotted', len(ax.patches))",
+      "import altair as alt\nalt.Chart(orders.head(300)).mark_point().encode(x='unit_price', y='revenue', color='region')",
+      "orders['no_such_column'].sum()",
+      "print('still here', len(orders))",
+    ];
+    const workspaceDir = join(repoRoot, 'workspace-examples', 'sales');
+    const results: CellResult[] = [];
+    const session = await createSandbox({ workspaceDir });
+    try {
+      for (const code of cells) results.push(await session.execute(code));
+    } finally {
+      await session.close();
+    }
+    expect(results.map((result) => result.status)).toEqual(['ok', 'ok', 'ok', 'ok', 'error', 'ok']);
+    expect(results[2]?.figures).toHaveLength(1);
+    expect(results[3]?.charts).toHaveLength(1);
+
+    const records = await liveTrace(workspaceDir, cells, results);
+    const outDir = join(root, 'live-report');
+    const rendered = await renderReport(records, { outDir });
+    expect(rendered.charts).toEqual({ rendered: 1, failed: 0 });
+    expect(rendered.grounding.verified).toBeGreaterThanOrEqual(2);
+
+    const executed = await executeInRunner(await copyWorkspace('sales'), join(outDir, 'analysis.ipynb'));
+    results.forEach((result, index) => {
+      const outputId = `E${index + 1}`;
+      expect(cellText(executed, outputId, 'stdout'), outputId).toBe(result.stdout.text.trim());
+      if (result.value !== null) expect(cellText(executed, outputId, 'value'), outputId).toBe(result.value.trim());
+    });
+    const kinds = (outputId: string): string[] => {
+      const cell = executed.cells.find((candidate) => candidate.id === outputId);
+      return cell?.cell_type === 'code' ? cell.outputs.flatMap((output) => ('data' in output ? Object.keys(output.data) : [output.output_type])) : [];
+    };
+    expect(kinds('E3')).toContain('image/png');
+    expect(kinds('E5')).toContain('error');
+  });
+});
+
+async function liveTrace(workspaceDir: string, cells: readonly string[], results: readonly CellResult[]): Promise<TraceRecord[]> {
+  const names = (await readdir(workspaceDir)).filter((name) => !['README.md', 'instruction.txt'].includes(name));
+  const files = await Promise.all(
+    names.map(async (path) => {
+      const bytes = await readFile(join(workspaceDir, path));
+      return { path, sizeBytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+    }),
+  );
+  const at = new Date('2025-04-01T10:00:00Z').toISOString();
+  const shape = results[0]?.stdout.text.split('\n')[0] ?? '';
+  const mean = results[0]?.stdout.text.split('\n')[1] ?? '';
+  const answer = `The orders table has shape ${shape}; the mean revenue is ${mean}.`;
+  const records: TraceRecord[] = [
+    {
+      type: 'run-start',
+      version: TRACE_VERSION,
+      runId: 'live-notebook',
+      startedAt: at,
+      instruction: 'Summarize revenue by region.',
+      workspace: { path: workspaceDir, files },
+      model: { id: 'test-script', profile: 'chat', baseUrl: null, offline: false },
+      limits: { maxRounds: 10, cellTimeoutMs: 120_000, memoryMb: 2048, cpus: 1.5, deadlineMs: null, contextBudgetTokens: 28_000 },
+      environment: { datalystVersion: '0.1.0', nodeVersion: process.version, sandboxBackend: 'docker', image: await runnerImageTag() },
+    },
+  ];
+  cells.forEach((code, index) => {
+    const round = index + 1;
+    const result = results[index];
+    if (!result) return;
+    records.push({ type: 'step', round, at, kind: 'code', text: `\`\`\`python\n${code}\n\`\`\``, closed: true });
+    records.push({ type: 'execution', round, at, outputId: `E${round}`, code, result, executeText: result.stdout.text });
+  });
+  records.push({ type: 'step', round: cells.length + 1, at, kind: 'answer', text: answer, closed: true });
+  records.push({
+    type: 'run-end',
+    endedAt: at,
+    durationMs: 1000,
+    rounds: cells.length + 1,
+    usage: { promptTokens: 0, completionTokens: 0 },
+    termination: { reason: 'answered', detail: '' },
+    answer,
+  });
+  await writeFile(join(root, 'live-trace.json'), JSON.stringify({ version: TRACE_VERSION, records }));
+  return records;
+}
