@@ -183,7 +183,6 @@ async function runAnalyze(
 
   let settings: AnalyzeSettings;
   let check: WorkspaceCheck;
-  let outDir: string;
   try {
     const configFile = await loadConfigFile(options.config ?? context.env.configPath, context.cwd);
     settings = resolveAnalyzeSettings({
@@ -236,7 +235,6 @@ async function runAnalyze(
         '--sandbox local runs the generated code on THIS machine with NO isolation: it can read and change your files.',
       );
     }
-    outDir = await prepareOutDir(settings.outDir, settings.outDirIsDefault);
   } catch (error) {
     return fail(error);
   }
@@ -262,6 +260,8 @@ async function runAnalyze(
         onProgress: (line) => renderer.info(`  ${line}`),
         signal: interrupts.signal,
       });
+      // After the pre-flight: a run that cannot start leaves no folder behind.
+      const outDir = await prepareOutDir(settings.outDir, settings.outDirIsDefault);
       const model = createModel(settings.model);
       const events = streamAnalysis({
         instruction: settings.instruction,
