@@ -105,6 +105,8 @@ def profile_file(workdir: str, relative: str) -> dict:
         with open(absolute, 'rb') as handle:
             head = handle.read(16)
         file_format = detect_format(relative, head)
+        if file_format == 'text' and relative.lower().endswith('.txt') and looks_delimited(absolute):
+            file_format = 'csv'
         result['format'] = file_format
         if file_format == 'csv':
             result['tables'] = [profile_csv(absolute, relative, result['notes'])]
@@ -146,6 +148,21 @@ def detect_format(relative: str, head: bytes) -> str:
     if extension in TEXT_EXTENSIONS:
         return 'text'
     return 'unsupported'
+
+
+def looks_delimited(absolute: str) -> bool:
+    """A .txt file that is really a table: most lines split into the same number (>1) of fields."""
+    with open(absolute, 'rb') as handle:
+        data = handle.read(SNIFF_BYTES)
+    text = data.decode(detect_encoding(data, complete=False), errors='replace')
+    lines = [line for line in text.splitlines()[:200] if line.strip()]
+    if len(lines) < 2:
+        return False
+    delimiter, width = sniff_delimiter('\n'.join(lines))
+    if width < 2:
+        return False
+    rows = list(csv.reader(io.StringIO('\n'.join(lines)), delimiter=delimiter))
+    return sum(1 for row in rows if len(row) == width) >= 0.8 * len(rows)
 
 
 def describe_error(error: BaseException) -> str:

@@ -1,0 +1,258 @@
+import { createHash } from 'node:crypto';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createSandbox,
+  type FileProfile,
+  type SandboxSession,
+  type WorkspaceProfile,
+} from '../../src/sandbox/index.ts';
+
+/**
+ * The workspace: copied into the sandbox (the user's files are never
+ * written), read back safely, and profiled inside the sandbox.
+ */
+
+const studentLoanDir = join(import.meta.dirname, '..', 'fixtures', 'deepanalyze-student-loan', 'data');
+const messyDir = join(import.meta.dirname, '..', '..', 'workspace-examples', 'messy');
+
+async function hashTree(dir: string): Promise<Map<string, string>> {
+  const hashes = new Map<string, string>();
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath, entry.name);
+    hashes.set(
+      relative(dir, path),
+      createHash('sha256')
+        .update(await readFile(path))
+        .digest('hex'),
+    );
+  }
+  return hashes;
+}
+
+const temporaryDirs: string[] = [];
+async function temporaryWorkspace(source?: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'datalyst-workspace-'));
+  temporaryDirs.push(dir);
+  if (source) await cp(source, dir, { recursive: true });
+  return dir;
+}
+
+afterAll(async () => {
+  for (const dir of temporaryDirs) await rm(dir, { recursive: true, force: true });
+});
+
+describe("the user's files", () => {
+  it('keep their SHA-256 after cells that overwrite, truncate and delete them', async () => {
+    const workspace = await temporaryWorkspace(studentLoanDir);
+    await mkdir(join(workspace, 'nested'));
+    await writeFile(join(workspace, 'nested', 'notes.csv'), 'a,b\n1,2\n');
+    const before = await hashTree(workspace);
+    expect(before.size).toBe(22);
+
+    const session = await createSandbox({ workspaceDir: workspace });
+    try {
+      const listing = await session.execute(
+        'import os\nsorted(os.path.join(d, f) for d, _, fs in os.walk(".") for f in fs)',
+      );
+      expect(listing.value).toContain("'./nested/notes.csv'");
+      expect(listing.value).toContain("'./student_loan.sqlite'");
+
+      const hostile = await session.execute(
+        [
+          'import os, shutil, sqlite3',
+          'for name in os.listdir("."):',
+          '    if name.endswith(".csv"):',
+          '        open(name, "w").write("overwritten")',
+          '    elif name.endswith(".xlsx"):',
+          '        os.remove(name)',
+          'with open("person.csv", "r+") as f:',
+          '    f.truncate(0)',
+          'sqlite3.connect("student_loan.sqlite").execute("DROP TABLE person")',
+          'shutil.rmtree("nested")',
+          'os.chmod("bool.csv", 0)',
+          'sorted(os.listdir("."))',
+        ].join('\n'),
+      );
+      expect(hostile.status).toBe('ok');
+      expect(hostile.value).not.toContain('.xlsx');
+      const check = await session.execute('open("enrolled.csv").read()');
+      expect(check.value).toBe("'overwritten'");
+    } finally {
+      await session.close();
+    }
+    expect(await hashTree(workspace)).toEqual(before);
+  });
+
+  it('are copied without following symbolic links out of the workspace', async () => {
+    const workspace = await temporaryWorkspace();
+    await writeFile(join(workspace, 'data.csv'), 'a\n1\n');
+    await symlink('/etc/hostname', join(workspace, 'host-file'));
+    await symlink('/etc', join(workspace, 'host-dir'));
+    const session = await createSandbox({ workspaceDir: workspace });
+    try {
+      const result = await session.execute('import os\nsorted(os.listdir("."))');
+      expect(result.value).toBe("['data.csv']");
+    } finally {
+      await session.close();
+    }
+  });
+});
+
+describe('reading files back', () => {
+  let session: SandboxSession;
+
+  beforeAll(async () => {
+    session = await createSandbox();
+    const setup = await session.execute(
+      [
+        'import os',
+        'open("ok.txt", "w").write("fine")',
+        'os.makedirs("sub", exist_ok=True)',
+        'open("sub/inner.txt", "w").write("inner")',
+        'os.symlink("/etc/passwd", "link.txt")',
+        'os.symlink("/etc", "linkdir")',
+        'os.mkfifo("pipe")',
+        'open("big.bin", "wb").write(b"x" * 5000)',
+      ].join('\n'),
+    );
+    expect(setup.status).toBe('ok');
+  });
+
+  afterAll(async () => {
+    await session?.close();
+  });
+
+  it('returns regular files and refuses links, folders, FIFOs and paths outside the working directory', async () => {
+    const files = await session.readFiles([
+      'ok.txt',
+      'sub/inner.txt',
+      'link.txt',
+      'linkdir/passwd',
+      'sub',
+      'pipe',
+      '../etc/passwd',
+      '/etc/passwd',
+      'sub/../ok.txt',
+      'missing.txt',
+      'ok.txt\0.png',
+    ]);
+    expect(files.map((file) => [file.path, Buffer.from(file.bytes).toString()])).toEqual([
+      ['ok.txt', 'fine'],
+      ['sub/inner.txt', 'inner'],
+    ]);
+  });
+
+  it('keeps to the byte and count caps', async () => {
+    const capped = await session.readFiles(['ok.txt', 'big.bin', 'sub/inner.txt'], { maxTotalBytes: 1000 });
+    expect(capped.map((file) => file.path)).toEqual(['ok.txt', 'sub/inner.txt']);
+    const counted = await session.readFiles(['ok.txt', 'sub/inner.txt', 'big.bin'], { maxFiles: 1 });
+    expect(counted.map((file) => file.path)).toEqual(['ok.txt']);
+  });
+});
+
+describe('the workspace profile', () => {
+  function file(profile: WorkspaceProfile, path: string): FileProfile {
+    const found = profile.files.find((candidate) => candidate.path === path);
+    if (!found) throw new Error(`no profile for ${path}`);
+    return found;
+  }
+
+  it('describes the messy files sensibly: delimiter, encoding, header row, every sheet', async () => {
+    const workspace = await temporaryWorkspace(messyDir);
+    await writeFile(join(workspace, 'corrupt.xlsx'), 'PK\u0003\u0004 not really a workbook');
+    const session = await createSandbox({ workspaceDir: workspace });
+    try {
+      await session.execute('pd = "my own variable"');
+      const profile = await session.profileWorkspace();
+
+      const german = file(profile, 'weird_head_padding.csv');
+      expect(german.format).toBe('csv');
+      expect(german.error).toBeNull();
+      const germanTable = german.tables[0]!;
+      expect(germanTable.read).toMatchObject({
+        delimiter: ';',
+        encoding: 'utf-8',
+        skipRows: 11,
+        thousands: '.',
+      });
+      expect(germanTable.read.naValues).toContain('.');
+      expect(germanTable.read.naValues.some((marker) => marker.includes('\u00a0'))).toBe(true);
+      expect(germanTable.columns.map((column) => column.name).slice(1, 4)).toEqual(['1985', '1993', '2000']);
+      const y2010 = germanTable.columns.find((column) => column.name === '2010')!;
+      expect(y2010.kind).toBe('integer');
+      expect(Number(y2010.max)).toBeGreaterThan(1000); // '2.830' read as 2830, not 2.83
+      expect(germanTable.rows).toBeGreaterThan(40);
+      expect(germanTable.rows).toBeLessThan(80); // the notes below the table are not rows
+      expect(germanTable.loadCode).toMatch(/^pd\.read_csv\('weird_head_padding\.csv', sep=';', skiprows=11/);
+
+      const spanish = file(profile, 'spanish_chars.csv');
+      const spanishTable = spanish.tables[0]!;
+      expect(spanishTable.read).toMatchObject({
+        delimiter: ',',
+        encoding: 'latin-1',
+        skipRows: 0,
+        thousands: ',',
+      });
+      expect(spanishTable.columns.map((column) => column.name)).toContain('Descripción');
+      expect(spanishTable.columns.find((column) => column.name === 'Gasto total 2011')?.kind).toBe('number');
+
+      const workbook = file(profile, 'large.xlsx');
+      expect(workbook.format).toBe('excel');
+      expect(workbook.tables.map((table) => table.name)).toEqual(['Report', 'data', 'criteria']);
+      const data = workbook.tables[1]!;
+      expect(data.read.headerRow).toBe(2);
+      expect(data.columns[0]).toMatchObject({ name: 'RptDate', kind: 'datetime' });
+      expect(workbook.tables[0]!.columns[0]!.name).toBe('SERIES');
+
+      const corrupt = file(profile, 'corrupt.xlsx');
+      expect(corrupt.error).toBeTruthy();
+      expect(corrupt.tables).toEqual([]);
+      expect(file(profile, 'README.md').format).toBe('text');
+
+      // Every loadCode loads the table the profile describes.
+      for (const table of [germanTable, spanishTable, ...workbook.tables]) {
+        const loaded = await session.execute(`import pandas\n(lambda pd: ${table.loadCode}.shape)(pandas)`);
+        expect(loaded.value).toBe(`(${table.rows}, ${table.columns.length})`);
+      }
+      // The profile ran in its own namespace.
+      expect((await session.execute('pd')).value).toBe("'my own variable'");
+    } finally {
+      await session.close();
+    }
+  });
+
+  it('describes the student-loan workspace: CSV, Excel and every SQLite table', async () => {
+    const session = await createSandbox({ workspaceDir: studentLoanDir });
+    try {
+      const profile = await session.profileWorkspace();
+      expect(profile.truncated).toBe(false);
+      expect(profile.files).toHaveLength(21);
+      expect(profile.files.every((entry) => entry.error === null)).toBe(true);
+      const enrolled = file(profile, 'enrolled.csv').tables[0]!;
+      expect(enrolled.rows).toBe(1194);
+      expect(enrolled.loadCode).toBe("pd.read_csv('enrolled.csv')");
+      expect(enrolled.columns.map((column) => [column.name, column.dtype, column.kind])).toEqual([
+        ['name', 'object', 'text'],
+        ['school', 'object', 'category'],
+        ['month', 'int64', 'integer'],
+      ]);
+      expect(enrolled.columns[2]).toMatchObject({ min: '1', max: '15', missing: 0, unique: 15 });
+      const sqlite = file(profile, 'student_loan.sqlite');
+      expect(sqlite.format).toBe('sqlite');
+      expect(sqlite.tables).toHaveLength(10);
+      expect(sqlite.tables.find((table) => table.name === 'enrolled')?.rows).toBe(1194);
+      const excel = file(profile, 'unemployed.xlsx');
+      expect(excel.tables[0]).toMatchObject({ name: 'Sheet1', rows: 98 });
+      expect(excel.tables[0]!.loadCode).toBe("pd.read_excel('unemployed.xlsx', sheet_name='Sheet1')");
+      // Profiling wrote nothing into the working directory.
+      const after = await session.execute('1');
+      expect(after.files).toEqual([]);
+    } finally {
+      await session.close();
+    }
+  });
+});
