@@ -569,6 +569,15 @@ class AnalysisRun {
       if (codes.length > 0) {
         yield this.notice(round, 'warning', 'The reply holds both code and an answer; the code was not run.');
       }
+      if (!answer.closed) {
+        yield this.notice(
+          round,
+          'warning',
+          turn.finishReason === 'length'
+            ? 'The answer was cut off by the token limit (no </Answer>); it is kept as it is.'
+            : 'The answer has no closing </Answer>; it is kept as the model wrote it.',
+        );
+      }
       yield { type: 'answer-end', round, answer: answer.text };
       return;
     }

@@ -6,7 +6,14 @@ export { createOpenAIChatModel, closingTagToAppend } from './openai-chat-model.t
 export type { OpenAIChatModelOptions } from './openai-chat-model.ts';
 export { defaultRetryPolicy } from './retry-policy.ts';
 export type { RetryPolicy } from './retry-policy.ts';
-export { chatProfile, deepAnalyzeProfile, chatSystemPrompt, resolveModelProfile } from './model-profile.ts';
+export {
+  chatProfile,
+  deepAnalyzeProfile,
+  deepAnalyzeExtraBody,
+  chatSystemPrompt,
+  resolveModelProfile,
+  executeMessages,
+} from './model-profile.ts';
 export type { ModelProfile, ModelProfileName } from './model-profile.ts';
 export { createTagParser, parseSteps, tagOf } from './tag-parser.ts';
 export type { TagParser, ParsedStep, ParsedStepKind, ParserEvent } from './tag-parser.ts';

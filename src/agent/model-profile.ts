@@ -33,6 +33,17 @@ export const deepAnalyzeProfile: ModelProfile = {
   stop: protocolStops,
 };
 
+/**
+ * Request fields DeepAnalyze's own vLLM client sends with every request
+ * (`add_generation_prompt: false`, so its chat template adds no assistant
+ * header of its own). Pass them as `extraBody` of the model client when
+ * serving DeepAnalyze-8B with vLLM. Taken from that client; not checked
+ * against a running model here.
+ */
+export const deepAnalyzeExtraBody: Readonly<Record<string, unknown>> = Object.freeze({
+  add_generation_prompt: false,
+});
+
 export const chatSystemPrompt = `You are a data analyst working in a Jupyter-like Python sandbox. The files of the workspace are in the current working directory; the first message lists them with a profile of each (columns, types, sample values and the pandas call that loads it).
 
 Answer in tags, one step at a time:

@@ -1,6 +1,6 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { TraceError } from '../errors/index.ts';
+import { ConfigError, TraceError } from '../errors/index.ts';
 import { TRACE_VERSION, traceRecordSchema, type TraceDocument, type TraceRecord } from './schema.ts';
 
 export interface TraceWriterOptions {
@@ -38,9 +38,20 @@ export class TraceWriter {
   /** Creates the run folder if needed and opens `trace.jsonl` for appending (it must not exist yet). */
   static open(runDir: string, options: TraceWriterOptions = {}): TraceWriter {
     mkdirSync(runDir, { recursive: true });
-    // 'ax': append, fail if a trace is already there, so two runs never share one.
-    const fd = openSync(path.join(runDir, 'trace.jsonl'), 'ax');
-    return new TraceWriter(runDir, fd, options);
+    try {
+      // 'ax': append, fail if a trace is already there, so two runs never share one.
+      const fd = openSync(path.join(runDir, 'trace.jsonl'), 'ax');
+      return new TraceWriter(runDir, fd, options);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
+        throw new ConfigError(
+          `The run folder ${runDir} already holds a trace.`,
+          'Choose another output folder, or remove the old run first.',
+          error,
+        );
+      }
+      throw error;
+    }
   }
 
   /** The records written so far, in order. */

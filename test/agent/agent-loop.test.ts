@@ -252,6 +252,20 @@ describe('agent loop with a fake model over HTTP', () => {
     );
   });
 
+  it('keeps an answer cut by the token limit, with a warning', async () => {
+    const run = await runLoop({
+      server: {
+        script: [{ type: 'text', text: '<Answer>South sells more, because', finishReason: 'length' }],
+      },
+    });
+    expect(run.result).toMatchObject({
+      answer: 'South sells more, because',
+      termination: { reason: 'answered' },
+    });
+    expect(recordsOf(run.trace, 'step')[0]).toMatchObject({ kind: 'answer', closed: false });
+    expect(recordsOf(run.trace, 'notice')[0]?.text).toContain('cut off by the token limit');
+  });
+
   it('starts a turn over when the connection is cut mid-tag', async () => {
     const reply = '<Analyze>Plan.</Analyze>\n<Code>\nprint(1)\n</Code>';
     const run = await runLoop({

@@ -64,7 +64,7 @@ describe('TraceWriter', () => {
 
   it('never opens a second trace in the same run folder', () => {
     const writer = TraceWriter.open(runDir);
-    expect(() => TraceWriter.open(runDir)).toThrow();
+    expect(() => TraceWriter.open(runDir)).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }));
     writer.close();
   });
 });
