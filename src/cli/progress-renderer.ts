@@ -33,6 +33,8 @@ export interface ProgressRendererOptions {
   maxRounds?: number;
   /** Lines of a cell's stdout shown under its result. Default 6. */
   outputPreviewLines?: number;
+  /** Lines of a code step shown; the rest is counted (the report has it all). Default 15. */
+  maxCodeLines?: number;
 }
 
 const labelWidth = 10;
@@ -45,6 +47,10 @@ interface StreamingStep {
   /** Whitespace held back: trailing newlines are printed only when more text follows. */
   pending: string;
   chars: number;
+  /** Lines started so far, and those left out past the cap. */
+  lines: number;
+  hiddenLines: number;
+  hiding: boolean;
 }
 
 interface RunningCell {
@@ -59,6 +65,7 @@ export class ProgressRenderer {
   private readonly columns: number;
   private readonly tickMs: number;
   private readonly previewLines: number;
+  private readonly maxCodeLines: number;
   private streaming: StreamingStep | null = null;
   private running: RunningCell | null = null;
   private statusLineShown = false;
@@ -72,6 +79,7 @@ export class ProgressRenderer {
     this.columns = Math.max(40, options.columns ?? 100);
     this.tickMs = options.tickMs ?? 250;
     this.previewLines = options.outputPreviewLines ?? 6;
+    this.maxCodeLines = options.maxCodeLines ?? 15;
   }
 
   handle(event: AgentEvent): void {
@@ -202,7 +210,7 @@ export class ProgressRenderer {
     const key = `${round}:${tag}`;
     if (this.streaming?.key !== key) {
       this.endStream();
-      this.streaming = { key, tag, atLineStart: true, firstLine: true, pending: '', chars: 0 };
+      this.streaming = newStep(key, tag);
     }
     const step = this.streaming;
     let text = step.pending + sanitizeForTerminal(delta);
@@ -217,22 +225,42 @@ export class ProgressRenderer {
   }
 
   private writeWithGutter(step: StreamingStep, text: string): void {
-    const parts = text.split('\n');
+    const cap = step.tag === 'code' && this.maxCodeLines > 0 ? this.maxCodeLines : Number.POSITIVE_INFINITY;
     let out = '';
-    parts.forEach((part, index) => {
+    text.split('\n').forEach((part, index) => {
       if (index > 0) {
-        out += '\n';
+        if (!step.hiding) out += '\n';
         step.atLineStart = true;
       }
       if (step.atLineStart) {
+        step.atLineStart = false;
+        step.lines += 1;
+        if (step.lines > cap) step.hiding = true;
+        if (step.hiding) {
+          step.hiddenLines += 1;
+          return;
+        }
         out += this.gutter(step.tag, step.firstLine);
         step.firstLine = false;
-        step.atLineStart = false;
+      } else if (step.hiding) {
+        return;
       }
       out += step.tag === 'text' ? this.style.dim(part) : part;
     });
+    if (out === '') return;
     this.clearStatusLine();
     this.options.write(out);
+  }
+
+  /** Ends a block's last line and says how many lines were left out. */
+  private finishBlock(step: StreamingStep): void {
+    if (!step.atLineStart && !step.hiding) this.options.write('\n');
+    if (step.hiddenLines > 0) {
+      const noun = step.hiddenLines === 1 ? 'line' : 'lines';
+      this.options.write(
+        `${this.gutter(step.tag, false)}${this.style.dim(`… ${step.hiddenLines} more ${noun} (the report has the full code)`)}\n`,
+      );
+    }
   }
 
   /** Ends a streamed step's line; held-back whitespace is dropped. */
@@ -240,7 +268,7 @@ export class ProgressRenderer {
     const step = this.streaming;
     if (step === null) return;
     this.streaming = null;
-    if (!step.atLineStart) this.options.write('\n');
+    this.finishBlock(step);
     this.drawStatusLine();
   }
 
@@ -258,16 +286,9 @@ export class ProgressRenderer {
     const clean = sanitizeForTerminal(text).trim();
     if (clean === '') return;
     this.endStream();
-    const block: StreamingStep = {
-      key,
-      tag: kind,
-      atLineStart: true,
-      firstLine: true,
-      pending: '',
-      chars: 0,
-    };
+    const block = newStep(key, kind);
     this.writeWithGutter(block, clean);
-    this.options.write('\n');
+    this.finishBlock(block);
     this.drawStatusLine();
   }
 
@@ -391,6 +412,20 @@ export class ProgressRenderer {
     if (result.termination.detail && reason !== 'answered')
       this.result(`  ${sanitizeForTerminal(result.termination.detail)}`);
   }
+}
+
+function newStep(key: string, tag: StepKind): StreamingStep {
+  return {
+    key,
+    tag,
+    atLineStart: true,
+    firstLine: true,
+    pending: '',
+    chars: 0,
+    lines: 0,
+    hiddenLines: 0,
+    hiding: false,
+  };
 }
 
 function tagColor(style: TerminalStyle, tag: StepKind): (text: string) => string {

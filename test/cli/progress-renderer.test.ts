@@ -232,6 +232,32 @@ function screen(output: string): string {
   return lines.join('\n');
 }
 
+describe('progress renderer, long code', () => {
+  const code = Array.from({ length: 40 }, (_, index) => `x${index} = ${index}`).join('\n');
+
+  it('shows the first lines of a long code step and counts the rest, in both modes', () => {
+    const events: AgentEvent[] = [
+      // Chunks of 7 characters: the cap must hold while lines arrive in pieces.
+      ...(code.match(/[\s\S]{1,7}/g) ?? []).map((text): AgentEvent => ({
+        type: 'text-delta',
+        round: 1,
+        tag: 'code',
+        text,
+      })),
+      { type: 'step-end', round: 1, kind: 'code', text: code, closed: true },
+      { type: 'text-delta', round: 1, tag: 'analyze', text: 'Next.' },
+      { type: 'step-end', round: 1, kind: 'analyze', text: 'Next.', closed: true },
+    ];
+    for (const live of [false, true]) {
+      const output = render(events, { live, maxCodeLines: 3 });
+      const bar = live ? '│' : '|';
+      expect(output).toBe(
+        `code      ${bar} x0 = 0\n          ${bar} x1 = 1\n          ${bar} x2 = 2\n          ${bar} … 37 more lines (the report has the full code)\nanalyze   ${bar} Next.\n`,
+      );
+    }
+  });
+});
+
 describe('progress renderer, live (a terminal)', () => {
   it('streams model text behind a gutter that names the tag once per step', () => {
     const output = render(run, { live: true });
