@@ -20,7 +20,14 @@ import { execa } from 'execa';
 import { createSandbox, ensureRunnerImage } from '../src/sandbox/index.ts';
 import { LOCAL_BASE_IMAGE, REGISTRY_BASE_IMAGE, runnerImageDir } from '../src/sandbox/runner-image.ts';
 
-const studentLoanDir = path.join(import.meta.dirname, '..', 'test', 'fixtures', 'deepanalyze-student-loan', 'data');
+const studentLoanDir = path.join(
+  import.meta.dirname,
+  '..',
+  'test',
+  'fixtures',
+  'deepanalyze-student-loan',
+  'data',
+);
 
 function percentile(values: readonly number[], fraction: number): number {
   const sorted = [...values].sort((a, b) => a - b);
