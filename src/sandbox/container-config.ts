@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { containerLabels } from './container-labels.ts';
 import type { SandboxLimits } from './sandbox.ts';
 import { defaultSandboxLimits } from './sandbox-limits.ts';
+import { seccompSecurityOption } from './seccomp-profile.ts';
 
 /** Where the kernel lives and works inside the runner image. */
 export const containerPaths = {
@@ -58,7 +59,8 @@ export function containerCreateBody(input: ContainerConfigInput): Record<string,
     HostConfig: {
       NetworkMode: 'none',
       CapDrop: ['ALL'],
-      SecurityOpt: ['no-new-privileges'],
+      // Our own seccomp allowlist replaces Docker's default (see seccomp-profile.ts).
+      SecurityOpt: ['no-new-privileges', seccompOption()],
       ReadonlyRootfs: true,
       Tmpfs: {
         [containerPaths.workdir]: `rw,nosuid,nodev,size=${Math.round(limits.workdirMb)}m,uid=1000,gid=1000,mode=0755`,
@@ -84,6 +86,12 @@ export function containerCreateBody(input: ContainerConfigInput): Record<string,
       IpcMode: 'private',
     },
   };
+}
+
+let cachedSeccompOption: string | undefined;
+function seccompOption(): string {
+  cachedSeccompOption ??= seccompSecurityOption();
+  return cachedSeccompOption;
 }
 
 function processBackstop(limits: SandboxLimits): number {

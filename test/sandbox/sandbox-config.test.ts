@@ -46,7 +46,6 @@ describe('the container configuration', () => {
     expect(host).toMatchObject({
       NetworkMode: 'none',
       CapDrop: ['ALL'],
-      SecurityOpt: ['no-new-privileges'],
       ReadonlyRootfs: true,
       Memory: 1024 * 1024 * 1024,
       MemorySwap: 1024 * 1024 * 1024,
@@ -55,6 +54,9 @@ describe('the container configuration', () => {
       Init: true,
       LogConfig: { Type: 'none', Config: {} },
     });
+    const securityOptions = host['SecurityOpt'] as string[];
+    expect(securityOptions[0]).toBe('no-new-privileges');
+    expect(securityOptions[1]).toMatch(/^seccomp=\{"defaultAction":"SCMP_ACT_ERRNO"/);
     expect(host['Tmpfs']).toEqual({
       '/home/analyst/work': 'rw,nosuid,nodev,size=1024m,uid=1000,gid=1000,mode=0755',
       '/tmp': 'rw,noexec,nosuid,nodev,size=256m,mode=1777',
