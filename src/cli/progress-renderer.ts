@@ -105,6 +105,14 @@ export class ProgressRenderer {
       case 'text-delta':
         if (this.options.live && !this.options.quiet) this.streamText(event.round, event.tag, event.text);
         return;
+      case 'turn-restart':
+        this.endStream();
+        for (const key of [...this.streamedSteps])
+          if (key.startsWith(`${event.round}:`)) this.streamedSteps.delete(key);
+        this.warn(
+          `The model's reply broke off (${event.reason}); the turn starts over and the text above is void.`,
+        );
+        return;
       case 'step-end':
         this.endStep(event.round, event.kind, event.text);
         return;
@@ -134,6 +142,11 @@ export class ProgressRenderer {
       case 'error':
         this.error(event.error);
         return;
+      default: {
+        // A new event type must be given a line here: this fails to compile until it is.
+        const unhandled: never = event;
+        return unhandled;
+      }
     }
   }
 

@@ -212,6 +212,21 @@ describe('progress renderer, plain (logs, pipes)', () => {
     );
   });
 
+  it('says when the model reply broke off and the turn starts over', () => {
+    const output = render(
+      [
+        { type: 'text-delta', round: 2, tag: 'analyze', text: 'Half a tho' },
+        { type: 'turn-restart', round: 2, reason: 'connection reset' },
+        { type: 'text-delta', round: 2, tag: 'analyze', text: 'A whole thought.' },
+        { type: 'step-end', round: 2, kind: 'analyze', text: 'A whole thought.', closed: true },
+      ],
+      { live: true },
+    );
+    expect(screen(output)).toBe(
+      "analyze   │ Half a tho\n! The model's reply broke off (connection reset); the turn starts over and the text above is void.\nanalyze   │ A whole thought.\n",
+    );
+  });
+
   it('prints only warnings, errors and the closing line when quiet', () => {
     const output = render(run, { quiet: true });
     expect(output).toBe(
