@@ -8,9 +8,10 @@ import type { Stage } from './stages.ts';
  * output; the connecting text carries no numbers of its own.
  */
 
-const sections: ReadonlyArray<{ title: string; stages: readonly Stage[] }> = [
+// `share` scales the per-section cap: the data section describes every table studied.
+const sections: ReadonlyArray<{ title: string; stages: readonly Stage[]; share?: number }> = [
   { title: 'What the instruction asks about', stages: ['focus'] },
-  { title: 'The data', stages: ['load', 'load-fallback', 'relations', 'overview'] },
+  { title: 'The data', stages: ['load', 'load-fallback', 'relations', 'overview'], share: 2 },
   { title: 'Over time', stages: ['time'] },
   { title: 'Relationships', stages: ['correlations'] },
   { title: 'Distributions', stages: ['distributions'] },
@@ -80,7 +81,7 @@ export function answerTurn(
     const findings = conversation.steps
       .filter((step) => step.stage !== null && section.stages.includes(step.stage))
       .flatMap((step) => step.findings);
-    const unique = [...new Set(findings)].slice(0, limits.maxFindingsPerSection);
+    const unique = [...new Set(findings)].slice(0, limits.maxFindingsPerSection * (section.share ?? 1));
     if (unique.length === 0) continue;
     findingCount += unique.length;
     body.push(`## ${section.title}`, unique.map((finding) => `- ${finding}`).join('\n'));

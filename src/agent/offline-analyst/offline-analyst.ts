@@ -34,7 +34,7 @@ export interface OfflineAnalystOptions {
   maxCells?: number;
   /** Files without a profiled table that the tolerant reader tries. Default 10. */
   maxFallbackFiles?: number;
-  /** Findings quoted per section of the answer. Default 10. */
+  /** Findings quoted per section of the answer (twice as many for the data section). Default 10. */
   maxFindingsPerSection?: number;
   /** Characters per streamed text delta. Default 64. */
   chunkChars?: number;

@@ -43,7 +43,8 @@ export function inventoryWorkspace(
         ? readableExtensions.has(extensionOf(entry.name))
         : readableFormats.has(entry.format);
     if (!readable) {
-      inventory.unread.push({ file: entry.name, reason: entry.error ?? 'no reader for this kind of file' });
+      const reason = entry.format === 'text' ? 'text, not a table' : 'no reader for this kind of file';
+      inventory.unread.push({ file: entry.name, reason: entry.error ?? reason });
     } else if (inventory.fallback.length < maxFallbackFiles) {
       inventory.fallback.push({ file: entry.name, table: null });
     } else {

@@ -77,6 +77,7 @@ findings = [f'{count_of(len(tables), "table")} loaded from {count_of(files_read,
 if duplicates:
     findings.append(f'{count_of(len(duplicates), "table")} repeat another table exactly (the same data in another format) and are studied once.')
 findings += [f"{md(key, 60)}: the profile's reader failed ({problems[key].split(':')[0]}), so a tolerant reader tries it next." for key in problems]
-findings += [f'{md(file, 60)} was not read: {reason[:120]}' for file, reason in not_read]
+if not_read:
+    findings.append('Not read: ' + '; '.join(f'{md(file, 60)} ({reason[:80]})' for file, reason in not_read[:8]) + '.')
 show_findings('load', findings, failed=failed, **choose_focus())`;
 }

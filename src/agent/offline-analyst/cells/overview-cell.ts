@@ -25,10 +25,10 @@ for key in focus:
     if numbers:
         stats = frame[numbers[:10]].describe().T[['mean', '50%', 'min', 'max']].rename(columns={'50%': 'median'})
         print('\n' + stats.map(fmt).to_string())
-        for column in numbers[:2]:
+        for column in numbers[:1]:
             values = frame[column]
             findings.append(f'{md(column)} ranges from {fmt(values.min())} to {fmt(values.max())} (median {fmt(values.median())}, mean {fmt(values.mean())}).')
-    for column in [c for c in frame.columns if k[c] in ('category', 'boolean')][:2]:
+    for column in [c for c in frame.columns if k[c] in ('category', 'boolean')][:1]:
         top = frame[column].value_counts()
         print(f'\n{column}: ' + ', '.join(f'{value} {count} ({pct(count, top.sum())})' for value, count in top.head(6).items()))
         findings.append(f'{md(column)} has {count_of(len(top), "distinct value")}; the most common is {md(top.index[0])} ({pct(top.iloc[0], top.sum())}).')

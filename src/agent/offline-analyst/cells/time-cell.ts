@@ -31,6 +31,10 @@ for key in [key for key in focus if 'datetime' in kinds(tables[key]).values()][:
         daily = data[measure].resample('D').mean() if regular else data[measure].resample('D').sum()
         what = f'mean {measure}' if regular else f'total {measure}'
     series = (daily.resample(rule).mean() if regular and measure else daily.resample(rule).sum()).dropna()
+    if not (regular and measure) and rule != 'D' and len(series) > 3:  # partial first/last periods look like drops
+        last_end = series.index[-1] if rule == 'W' else series.index[-1] + pd.offsets.MonthEnd(0)
+        first_start = series.index[0] - pd.Timedelta(days=6) if rule == 'W' else series.index[0]
+        series = series.iloc[int(data.index.min().normalize() > first_start) : len(series) - int(data.index.max().normalize() < last_end)]
     quarter = max(1, len(series) // 4)
     first, last = series.iloc[:quarter].mean(), series.iloc[-quarter:].mean()
     print(f'{key}: {date} from {data.index.min():%Y-%m-%d} to {data.index.max():%Y-%m-%d}, {what} per {period}')

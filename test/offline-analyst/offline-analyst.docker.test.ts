@@ -1,0 +1,185 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { analyze } from '../../src/agent/agent-loop.ts';
+import type { AnalysisResult } from '../../src/agent/events.ts';
+import type { ModelProfileName } from '../../src/agent/model-profile.ts';
+import { createOfflineAnalyst } from '../../src/agent/offline-analyst/index.ts';
+import { renderRunFolder } from '../../src/report/index.ts';
+import { readTrace } from '../../src/trace/reader.ts';
+import type { ExecutionRecord, ModelTurnRecord, TraceRecord } from '../../src/trace/schema.ts';
+import { numbersMissingFrom } from './support/answer-numbers.ts';
+
+/**
+ * The offline analyst through the real loop and the real Docker sandbox, on
+ * every example workspace and on the shared messy files: it must reach an
+ * Answer well within the default 30 rounds, no cell may fail, it must draw
+ * figures and charts, and every number of its Answer must occur in an
+ * Execute output.
+ */
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const examples = path.join(repoRoot, 'workspace-examples');
+
+interface Case {
+  name: string;
+  workspaceDir: string;
+  profile: ModelProfileName;
+}
+
+const cases: Case[] = [
+  { name: 'sales', workspaceDir: path.join(examples, 'sales'), profile: 'chat' },
+  { name: 'time-series', workspaceDir: path.join(examples, 'time-series'), profile: 'deepanalyze' },
+  { name: 'student-loan', workspaceDir: path.join(examples, 'student-loan'), profile: 'chat' },
+  { name: 'messy', workspaceDir: path.join(examples, 'messy'), profile: 'deepanalyze' },
+  // The shared material itself (read-only), as the issue names it.
+  {
+    name: 'shared messy',
+    workspaceDir: path.resolve(repoRoot, '..', 'shared', 'data', 'messy'),
+    profile: 'chat',
+  },
+];
+
+interface Run {
+  result: AnalysisResult;
+  records: TraceRecord[];
+  executions: ExecutionRecord[];
+  runDir: string;
+}
+
+let runsDir: string;
+
+beforeAll(async () => {
+  runsDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-offline-'));
+});
+
+afterAll(async () => {
+  await rm(runsDir, { recursive: true, force: true });
+});
+
+async function runOffline(workspaceDir: string, profile: ModelProfileName, runName: string): Promise<Run> {
+  const instructionPath = path.join(workspaceDir, 'instruction.txt');
+  const instruction = await readFile(instructionPath, 'utf8').then(
+    (text) => text.trim(),
+    () => 'Describe what these files contain and how clean they are.',
+  );
+  const runDir = path.join(runsDir, runName);
+  const result = await analyze({
+    instruction,
+    workspaceDir,
+    model: createOfflineAnalyst(),
+    profile,
+    outDir: runDir,
+  });
+  const records = (await readTrace(path.join(runDir, 'trace.jsonl'))).records;
+  const executions = records.filter((record): record is ExecutionRecord => record.type === 'execution');
+  return { result, records, executions, runDir };
+}
+
+describe.each(cases)('the offline analyst on $name', ({ name, workspaceDir, profile }) => {
+  let run: Run;
+
+  beforeAll(async () => {
+    run = await runOffline(workspaceDir, profile, name.replace(/\W+/g, '-'));
+  }, 600_000);
+
+  it('reaches an Answer well within the default 30 rounds', () => {
+    expect(run.result.termination.reason).toBe('answered');
+    expect(run.result.rounds).toBeLessThanOrEqual(17);
+    expect(run.executions.length).toBeGreaterThanOrEqual(8);
+  });
+
+  it('runs every cell without an error', () => {
+    const failures = run.executions
+      .filter((execution) => execution.result.status !== 'ok')
+      .map(
+        (execution) =>
+          `${execution.outputId}: ${execution.result.status} ${execution.result.error?.value ?? ''}`,
+      );
+    expect(failures).toEqual([]);
+  });
+
+  it('draws matplotlib figures and vega-lite charts', () => {
+    const figures = run.executions.reduce((sum, execution) => sum + execution.result.figures.length, 0);
+    const charts = run.executions.reduce((sum, execution) => sum + execution.result.charts.length, 0);
+    expect(figures).toBeGreaterThanOrEqual(4);
+    expect(charts).toBeGreaterThanOrEqual(1);
+  });
+
+  it('states only numbers that an Execute output printed', () => {
+    const answer = run.result.answer ?? '';
+    expect(answer.length).toBeGreaterThan(200);
+    expect(
+      numbersMissingFrom(
+        answer,
+        run.executions.map((execution) => execution.executeText),
+      ),
+    ).toEqual([]);
+  });
+
+  it('says plainly that no language model was used', () => {
+    expect(run.result.answer).toContain('No language model was used.');
+    const start = run.records.find((record) => record.type === 'run-start');
+    expect(start?.type === 'run-start' && start.model).toMatchObject({
+      id: 'datalyst-offline-analyst',
+      offline: true,
+    });
+  });
+});
+
+describe('what the offline analyst finds', () => {
+  const findings = new Map<string, Run>();
+
+  beforeAll(async () => {
+    for (const name of ['sales', 'time-series', 'student-loan', 'messy']) {
+      findings.set(name, await runOffline(path.join(examples, name), 'chat', `findings-${name}`));
+    }
+  }, 600_000);
+
+  it('breaks revenue down by the columns the sales instruction names', () => {
+    const answer = findings.get('sales')?.result.answer ?? '';
+    expect(answer).toContain('## What the instruction asks about');
+    expect(answer).toMatch(/By `region`: .* largest total `revenue`/);
+    expect(answer).toMatch(/`discount_pct` and `units`: r = 0\.\d+/);
+  });
+
+  it('finds the spike and the outage planted in the time series', () => {
+    const answer = findings.get('time-series')?.result.answer ?? '';
+    expect(answer).toContain('2023-03-14 stands out');
+    expect(answer).toContain('2022-10-02 stands out');
+  });
+
+  it('joins the student-loan tables on their shared key and sets the duplicates aside', () => {
+    const answer = findings.get('student-loan')?.result.answer ?? '';
+    expect(answer).toContain('18 tables repeat another table exactly');
+    expect(answer).toMatch(/tables share the key `name`/);
+    expect(answer).toMatch(/`unemployed` differs by `no_payment_due\.bool`/);
+  });
+
+  it('loads every table of the messy files, with real columns', () => {
+    const answer = findings.get('messy')?.result.answer ?? '';
+    expect(answer).toContain('5 tables loaded from 3 files.');
+    expect(answer).toMatch(/`weird_head_padding\.csv`: \d+ rows × ([4-9]|\d\d) columns/);
+    expect(answer).toMatch(/`spanish_chars\.csv`: \d+ rows × 8 columns/);
+  });
+
+  it('gives the report a fully grounded answer', async () => {
+    const run = findings.get('sales');
+    if (run === undefined) throw new Error('the sales run is missing');
+    const rendered = await renderRunFolder(run.runDir, { formats: ['html'] });
+    expect(rendered.grounding.checked).toBeGreaterThan(50);
+    expect(rendered.grounding.unverified).toBe(0);
+  });
+
+  it('makes the same turns for the same workspace', async () => {
+    const again = await runOffline(path.join(examples, 'time-series'), 'chat', 'time-series-again');
+    const turns = (run: Run | undefined): string[] =>
+      (run?.records ?? [])
+        .filter((record): record is ModelTurnRecord => record.type === 'model-turn')
+        .map((record) => record.text);
+    expect(turns(again)).toEqual(turns(findings.get('time-series')));
+    expect(turns(again).length).toBeGreaterThan(8);
+  }, 300_000);
+});
