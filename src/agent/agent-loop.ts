@@ -1,13 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import {
-  CancelledError,
-  DatalystError,
-  ModelUnavailableError,
-  SandboxFailureError,
-} from '../errors/index.ts';
+import { SandboxFailureError } from '../errors/index.ts';
 import {
   createSandbox,
   defaultSandboxLimits,
@@ -20,14 +12,17 @@ import { TraceWriter } from '../trace/writer.ts';
 import type { AnalyzeOptions } from './analyze-options.ts';
 import { collectArtifacts, type ArtifactBudget } from './artifacts.ts';
 import { compactConversation, type ConversationEntry } from './context-compaction.ts';
-import { estimateMessagesTokens, TokenCalibration } from './context-budget.ts';
+import { TokenCalibration } from './context-budget.ts';
 import type { AgentEvent, AnalysisResult } from './events.ts';
 import { defaultExecuteTextOptions, formatExecuteText, type ExecuteTextOptions } from './execute-text.ts';
 import { defaultFirstMessageLimits, formatFirstMessage } from './first-message.ts';
 import { hashWorkspaceFiles } from './input-files.ts';
 import type { ChatMessage } from './language-model.ts';
 import { executeMessages, resolveModelProfile, type ModelProfile } from './model-profile.ts';
-import { createTagParser, type ParsedStep } from './tag-parser.ts';
+import { continueNudge, finalAnswerRequest, repeatedFailureNudge, unclosedCodeNote } from './model-notes.ts';
+import { readModelTurn, type ModelTurn } from './model-turn.ts';
+import { runFailureFrom, type RunPhase } from './run-failure.ts';
+import { datalystVersion, newRunId } from './run-metadata.ts';
 import {
   defaultStopConditions,
   firstStop,
@@ -37,52 +32,8 @@ import {
 } from './stop-conditions.ts';
 
 type NoticeKind = Extract<TraceRecord, { type: 'notice' }>['kind'];
-type FailureReason = NonNullable<LoopState['failure']>['reason'];
-type Phase = 'setup' | 'sandbox' | 'model';
-
-const packageVersion = ((): string => {
-  try {
-    const packagePath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../package.json');
-    const parsed: unknown = JSON.parse(readFileSync(packagePath, 'utf8'));
-    return typeof parsed === 'object' &&
-      parsed !== null &&
-      'version' in parsed &&
-      typeof parsed.version === 'string'
-      ? parsed.version
-      : '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
-})();
-
-function newRunId(): string {
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  return `${stamp}-${randomBytes(3).toString('hex')}`;
-}
 
 const nowIso = () => new Date().toISOString();
-
-interface ModelTurn {
-  /** The reply as the model wrote it (with the re-appended closing tag), cut before an <Execute> it wrote. */
-  text: string;
-  steps: ParsedStep[];
-  finishReason: string | null;
-  usage: Usage | null;
-  durationMs: number;
-  cutAtExecute: boolean;
-  estimatedPromptTokens: number;
-}
-
-/** Why an unclosed <Code> block was not run, as told to the model. */
-function unclosedCodeNote(step: ParsedStep, finishReason: string | null): string {
-  if (finishReason === 'length') {
-    return 'Your reply reached the token limit inside a <Code> block, so that code was not run. Write shorter code (split the work into several cells).';
-  }
-  if (step.fenceOpen && step.raw.trimEnd().endsWith('</Code>')) {
-    return 'Your code contains the text </Code>, which ends a code block, so the code was cut there and not run. Build such strings from parts, e.g. "</" + "Code>".';
-  }
-  return 'Your <Code> block was not closed with </Code>, so it was not run. Close each code block with </Code>.';
-}
 
 function normalizeCode(code: string): string {
   return code.replace(/\s+/g, ' ').trim();
@@ -230,7 +181,7 @@ class AnalysisRun {
         contextBudgetTokens: this.contextBudgetTokens,
       },
       environment: {
-        datalystVersion: packageVersion,
+        datalystVersion,
         nodeVersion: process.version,
         sandboxBackend: this.session?.backend ?? this.options.sandbox?.backend ?? 'docker',
         image: this.image,
@@ -251,42 +202,6 @@ class AnalysisRun {
     return environment.image ?? (await runnerImageTag());
   }
 
-  /** Maps what ended the run's work to a termination (the caller's stop wins over the error it caused). */
-  private failureFrom(error: unknown, phase: Phase): { reason: FailureReason; error: DatalystError } {
-    if (this.stopCause === 'deadline') {
-      return { reason: 'deadline', error: new CancelledError(error) };
-    }
-    if (this.stopCause === 'cancelled' || (DatalystError.isInstance(error) && error.code === 'CANCELLED')) {
-      return {
-        reason: 'cancelled',
-        error: DatalystError.isInstance(error) ? error : new CancelledError(error),
-      };
-    }
-    if (DatalystError.isInstance(error)) {
-      if (error.code === 'MODEL_UNAVAILABLE') return { reason: 'model-unavailable', error };
-      if (phase !== 'model') return { reason: 'sandbox-failure', error };
-    }
-    if (phase === 'model') {
-      const message = error instanceof Error ? error.message : String(error);
-      return {
-        reason: 'model-unavailable',
-        error: DatalystError.isInstance(error)
-          ? error
-          : new ModelUnavailableError(`The model failed: ${message}`, {
-              fix: 'Check the model endpoint; run again.',
-              cause: error,
-            }),
-      };
-    }
-    const message = error instanceof Error ? error.message : String(error);
-    return {
-      reason: 'sandbox-failure',
-      error: DatalystError.isInstance(error)
-        ? error
-        : new SandboxFailureError(`The sandbox failed: ${message}`, { cause: error }),
-    };
-  }
-
   private updateState(): void {
     this.state.elapsedMs = Date.now() - this.startedAtMs;
     this.state.contextTokens = this.calibration.tokens(this.messages());
@@ -294,7 +209,7 @@ class AnalysisRun {
 
   async *run(): AsyncGenerator<AgentEvent, void, undefined> {
     let decision: StopDecision | null = null;
-    let phase: Phase = 'setup';
+    let phase: RunPhase = 'setup';
     try {
       yield {
         type: 'run-start',
@@ -338,31 +253,50 @@ class AnalysisRun {
         yield { type: 'round-start', round };
 
         phase = 'model';
-        const turn = yield* this.modelTurn(round);
+        const turn = yield* readModelTurn({
+          model: this.options.model,
+          messages: this.messages(),
+          stop: this.profile.stop,
+          round,
+          signal: this.signal,
+          onRetry: (chunk) =>
+            this.notice(
+              round,
+              'retry',
+              `Model request failed (${chunk.reason}); retry ${chunk.retry} in ${chunk.delayMs} ms.`,
+            ),
+        });
         phase = 'sandbox';
         yield* this.afterTurn(round, turn);
         if (this.state.answer === null && round < this.maxRounds) yield* this.manageContext(round);
       }
     } catch (error) {
-      const failure = this.failureFrom(error, phase);
+      const failure = runFailureFrom(error, phase, this.stopCause);
       this.state.failure = failure;
       if (failure.reason === 'model-unavailable' || failure.reason === 'sandbox-failure') {
         yield { type: 'error', error: failure.error };
       }
-      decision =
-        failure.reason === 'deadline'
-          ? {
-              reason: 'deadline',
-              detail: `The run reached its wall-clock limit of ${this.deadlineMs ?? 0} ms.`,
-            }
-          : { reason: failure.reason, detail: failure.error.message };
+      this.updateState();
+      decision = firstStop(this.stopConditions, this.state);
     } finally {
       clearTimeout(this.deadlineTimer);
       this.removeAbortListener();
       if (this.session !== null) {
         const session = this.session;
         this.session = null;
-        await session.close().catch(() => undefined);
+        try {
+          await session.close();
+        } catch (error) {
+          // No event: the caller may have stopped reading, and a yield here would never resume.
+          const message = error instanceof Error ? error.message : String(error);
+          this.trace.append({
+            type: 'notice',
+            at: nowIso(),
+            round: this.state.round,
+            kind: 'warning',
+            text: `The sandbox session ${session.id} could not be closed: ${message}`,
+          });
+        }
       }
       if (!this.ended) {
         // The trace is ended here so that it ends however the run stops, also
@@ -450,89 +384,6 @@ class AnalysisRun {
     return profile;
   }
 
-  private async *modelTurn(round: number): AsyncGenerator<AgentEvent, ModelTurn, undefined> {
-    const messages = this.messages();
-    const estimatedPromptTokens = estimateMessagesTokens(messages);
-    const startedMs = performance.now();
-    let parser = createTagParser();
-    let text = '';
-    let steps: ParsedStep[] = [];
-    let finishReason: string | null = null;
-    let usage: Usage | null = null;
-    let cutAtExecute = false;
-
-    const stream = this.options.model.stream({ messages, stop: this.profile.stop, signal: this.signal });
-    read: for await (const chunk of stream) {
-      switch (chunk.type) {
-        case 'text-delta': {
-          text += chunk.text;
-          for (const event of parser.push(chunk.text)) {
-            if (event.type === 'step-start') {
-              if (event.kind === 'execute') {
-                cutAtExecute = true;
-                break read;
-              }
-            } else if (event.type === 'text-delta') {
-              if (event.kind !== 'execute')
-                yield { type: 'text-delta', round, tag: event.kind, text: event.text };
-            } else if (event.step.kind !== 'execute') {
-              steps.push(event.step);
-              yield* this.stepEvents(round, event.step);
-            }
-          }
-          break;
-        }
-        case 'usage':
-          usage = { promptTokens: chunk.promptTokens, completionTokens: chunk.completionTokens };
-          break;
-        case 'finish':
-          finishReason = chunk.reason;
-          break;
-        case 'retry': {
-          yield this.notice(
-            round,
-            'retry',
-            `Model request failed (${chunk.reason}); retry ${chunk.retry} in ${chunk.delayMs} ms.`,
-          );
-          if (chunk.discardText) {
-            parser = createTagParser();
-            text = '';
-            steps = [];
-            yield { type: 'turn-restart', round, reason: chunk.reason };
-          }
-          break;
-        }
-      }
-    }
-    if (this.signal.aborted) throw new CancelledError(this.signal.reason);
-    if (cutAtExecute) {
-      const match = [...text.matchAll(/<execute>/gi)].at(-1);
-      text = text.slice(0, match?.index ?? text.length).trimEnd();
-    } else {
-      for (const event of parser.end()) {
-        if (event.type === 'step-end' && event.step.kind !== 'execute') {
-          steps.push(event.step);
-          yield* this.stepEvents(round, event.step);
-        }
-      }
-    }
-    return {
-      text,
-      steps,
-      finishReason,
-      usage,
-      durationMs: performance.now() - startedMs,
-      cutAtExecute,
-      estimatedPromptTokens,
-    };
-  }
-
-  private *stepEvents(round: number, step: ParsedStep): Generator<AgentEvent, void, undefined> {
-    if (step.kind === 'execute') return;
-    yield { type: 'step-end', round, kind: step.kind, text: step.text, closed: step.closed };
-    if (step.kind === 'code' && step.closed) yield { type: 'code-end', round, code: step.text };
-  }
-
   private async *afterTurn(round: number, turn: ModelTurn): AsyncGenerator<AgentEvent, void, undefined> {
     const at = nowIso();
     this.trace.append({
@@ -603,10 +454,8 @@ class AnalysisRun {
     }
     if (codes.length === 0) {
       this.state.stalledTurns += 1;
-      const nudge =
-        'Continue the analysis: write a <Code> block to run next, or give your final <Answer> if the results so far support it.';
-      this.pendingNotes.push(nudge);
-      yield this.notice(round, 'nudge', nudge);
+      this.pendingNotes.push(continueNudge);
+      yield this.notice(round, 'nudge', continueNudge);
     } else {
       this.state.stalledTurns = 0;
     }
@@ -680,7 +529,7 @@ class AnalysisRun {
     this.lastFailedCode = key;
     if (this.state.repeatedFailures >= 2) {
       const what = result.error === null ? result.status : `${result.error.name}: ${result.error.value}`;
-      const nudge = `The same code failed again (${what}). Running it unchanged will fail the same way: change the approach (check names, types and the file's layout first).`;
+      const nudge = repeatedFailureNudge(what);
       this.pendingNotes.push(nudge);
       yield this.notice(round, 'nudge', nudge);
     }
@@ -711,8 +560,7 @@ class AnalysisRun {
       this.state.finalAnswerRequestedAtRound === null
     ) {
       this.state.finalAnswerRequestedAtRound = round;
-      const request =
-        'The conversation is close to the context limit. Write your final <Answer> now, from the results so far. Do not write more code.';
+      const request = finalAnswerRequest;
       this.tellModel(request);
       yield this.notice(round, 'final-answer-request', request);
     }

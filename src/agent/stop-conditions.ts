@@ -34,8 +34,17 @@ export interface StopDecision {
 /** A small predicate: a reason to stop, or null to go on. Combine them in a list; the first that fires wins. */
 export type StopCondition = (state: LoopState) => StopDecision | null;
 
-export const failed = (): StopCondition => (state) =>
-  state.failure === null ? null : { reason: state.failure.reason, detail: state.failure.error.message };
+/** The run's work ended on a failure or the caller's stop (model, sandbox, abort, deadline timer). */
+export const failed = (): StopCondition => (state) => {
+  if (state.failure === null) return null;
+  if (state.failure.reason === 'deadline') {
+    return {
+      reason: 'deadline',
+      detail: `The run reached its wall-clock limit of ${state.deadlineMs ?? 0} ms.`,
+    };
+  }
+  return { reason: state.failure.reason, detail: state.failure.error.message };
+};
 
 export const answered = (): StopCondition => (state) => {
   if (state.answer === null) return null;

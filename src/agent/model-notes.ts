@@ -1,0 +1,30 @@
+import type { ParsedStep } from './tag-parser.ts';
+
+/**
+ * What the loop tells the model, in one place: the wording is part of the
+ * protocol (models follow it), so tests and reports can refer to it.
+ */
+
+/** Why an unclosed <Code> block was not run. */
+export function unclosedCodeNote(step: ParsedStep, finishReason: string | null): string {
+  if (finishReason === 'length') {
+    return 'Your reply reached the token limit inside a <Code> block, so that code was not run. Write shorter code (split the work into several cells).';
+  }
+  if (step.fenceOpen && step.raw.trimEnd().endsWith('</Code>')) {
+    return 'Your code contains the text </Code>, which ends a code block, so the code was cut there and not run. Build such strings from parts, e.g. "</" + "Code>".';
+  }
+  return 'Your <Code> block was not closed with </Code>, so it was not run. Close each code block with </Code>.';
+}
+
+/** After a turn with neither code to run nor an answer. */
+export const continueNudge =
+  'Continue the analysis: write a <Code> block to run next, or give your final <Answer> if the results so far support it.';
+
+/** After the same code failed again; `what` names the error. */
+export function repeatedFailureNudge(what: string): string {
+  return `The same code failed again (${what}). Running it unchanged will fail the same way: change the approach (check names, types and the file's layout first).`;
+}
+
+/** Once, when the conversation nears the context budget. */
+export const finalAnswerRequest =
+  'The conversation is close to the context limit. Write your final <Answer> now, from the results so far. Do not write more code.';
