@@ -51,7 +51,7 @@ afterAll(async () => {
 });
 
 it('reaches the recorded <Answer> in eight rounds', () => {
-  expect(result.termination.reason).toBe('answered');
+  expect(result.termination).toEqual({ reason: 'answered', detail: expect.any(String) });
   expect(result.rounds).toBe(8);
   const recordedAnswer = /<Answer>([\s\S]*)<\/Answer>/.exec(trajectory.modelTurns.at(-1) ?? '')?.[1]?.trim();
   expect(result.answer).toBe(recordedAnswer);
