@@ -14,6 +14,7 @@ import sys
 
 MAX_FIGURES_PER_CELL = 20
 MAX_FIGURE_BYTES = 8 << 20
+MAX_FIGURE_BYTES_PER_CELL = 32 << 20
 MAX_CHARTS_PER_CELL = 20
 MAX_CHART_SPEC_BYTES = 4 << 20
 MAX_TABLES_PER_CELL = 20
@@ -31,7 +32,7 @@ class CellOutputs:
         self.figures: list[dict] = []
         self.charts: list[dict] = []
         self.tables: list[dict] = []
-        self.notes: list[str] = []
+        self.figure_bytes = 0
 
     def to_json(self) -> dict:
         return {'figures': self.figures, 'charts': self.charts, 'tables': self.tables}
@@ -124,6 +125,11 @@ class CellOutputs:
         if len(data) > MAX_FIGURE_BYTES:
             print('A figure larger than %d bytes was not captured.' % MAX_FIGURE_BYTES, file=sys.stderr)
             return
+        if self.figure_bytes + len(data) > MAX_FIGURE_BYTES_PER_CELL:
+            print('More than %d bytes of figures: the rest was not captured.' % MAX_FIGURE_BYTES_PER_CELL,
+                  file=sys.stderr)
+            return
+        self.figure_bytes += len(data)
         width, height = png_size(data)
         self.figures.append({
             'id': 'figure-%d-%d' % (self.cell_number, len(self.figures) + 1),

@@ -19,29 +19,21 @@ own namespace: the user's variables are never touched.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-import math
 import os
-import re
 import sqlite3
-import sys
 import urllib.parse
 import warnings
+
+from datalyst_columns import is_missing, looks_numeric, profile_column
+from datalyst_csv_dialect import (HEADER_SEARCH_ROWS, SNIFF_BYTES, find_missing_markers, find_number_format, find_structure,
+                                  detect_encoding, looks_delimited, sample_rows, sniff_delimiter)
 
 MAX_FILES = 200
 MAX_SCANNED_ENTRIES = 20_000
 MAX_TABLES_PER_FILE = 50
 MAX_COLUMNS = 100
-MAX_SAMPLES = 3
-MAX_SAMPLE_CHARS = 60
 MAX_ROWS_FOR_STATS = 200_000
-HEADER_SEARCH_ROWS = 40
 STRUCTURE_SCAN_BYTES = 8 << 20
-SNIFF_BYTES = 256 << 10
-DELIMITERS = (',', ';', '\t', '|')
-MISSING_MARKERS = ('.', '..', '-', '--', '?', 'n/a', 'N/A', 'n.a.', '#N/A', 'NULL', 'null', 'None')
 SKIPPED_DIRS = frozenset({'__pycache__', '.ipynb_checkpoints', '.git'})
 
 CSV_EXTENSIONS = ('.csv', '.tsv', '.tab', '.txt', '.dat', '.psv')
@@ -150,21 +142,6 @@ def detect_format(relative: str, head: bytes) -> str:
     return 'unsupported'
 
 
-def looks_delimited(absolute: str) -> bool:
-    """A .txt file that is really a table: most lines split into the same number (>1) of fields."""
-    with open(absolute, 'rb') as handle:
-        data = handle.read(SNIFF_BYTES)
-    text = data.decode(detect_encoding(data, complete=False), errors='replace')
-    lines = [line for line in text.splitlines()[:200] if line.strip()]
-    if len(lines) < 2:
-        return False
-    delimiter, width = sniff_delimiter('\n'.join(lines))
-    if width < 2:
-        return False
-    rows = list(csv.reader(io.StringIO('\n'.join(lines)), delimiter=delimiter))
-    return sum(1 for row in rows if len(row) == width) >= 0.8 * len(rows)
-
-
 def describe_error(error: BaseException) -> str:
     text = str(error).strip().splitlines()[0] if str(error).strip() else ''
     return ('%s: %s' % (type(error).__name__, text))[:300] if text else type(error).__name__
@@ -178,151 +155,6 @@ def describe_text(absolute: str) -> str:
 
 # ---------------------------------------------------------------------------
 # CSV
-
-
-def detect_encoding(data: bytes, complete: bool) -> str:
-    if data.startswith(b'\xef\xbb\xbf'):
-        return 'utf-8-sig'
-    if data.startswith((b'\xff\xfe', b'\xfe\xff')):
-        return 'utf-16'
-    try:
-        data.decode('utf-8')
-        return 'utf-8'
-    except UnicodeDecodeError as error:
-        # A multi-byte character cut by the end of a partial read is not evidence.
-        if not complete and error.start >= len(data) - 3 and error.reason == 'unexpected end of data':
-            return 'utf-8'
-    if any(0x80 <= byte <= 0x9f for byte in data):
-        try:
-            data.decode('cp1252')
-            return 'cp1252'
-        except UnicodeDecodeError:
-            pass
-    return 'latin-1'
-
-
-def sniff_delimiter(text: str) -> tuple[str, int]:
-    """The delimiter giving the most rows with one same field count (>1), and that count."""
-    best = (',', 1)
-    best_score = (0.0, 0)
-    for delimiter in DELIMITERS:
-        counts: dict[int, int] = {}
-        try:
-            rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))[:200]
-        except csv.Error:
-            continue
-        rows = [row for row in rows if row]
-        if not rows:
-            continue
-        for row in rows:
-            counts[len(row)] = counts.get(len(row), 0) + 1
-        width, frequency = max(counts.items(), key=lambda item: (item[1], item[0]))
-        if width < 2:
-            continue
-        score = (frequency / len(rows), width)
-        if score > best_score:
-            best_score = score
-            best = (delimiter, width)
-    return best
-
-
-class CsvStructure:
-    """Where the header and the data are, in raw line numbers."""
-
-    def __init__(self) -> None:
-        self.header_line = 0
-        self.data_rows: int | None = None
-        self.footer = False
-        self.width = 1
-
-
-def find_structure(text: str, delimiter: str, width: int, complete: bool) -> CsvStructure:
-    structure = CsvStructure()
-    structure.width = width
-    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
-    records = []  # (first raw line, fields)
-    line = 0
-    try:
-        for fields in reader:
-            records.append((line, fields))
-            line = reader.line_num
-    except csv.Error:
-        pass
-    if width < 2:
-        return structure
-    # The header: the first record with the table's field count that is not all empty.
-    header_index = None
-    for index, (_, fields) in enumerate(records[:HEADER_SEARCH_ROWS * 4]):
-        if len(fields) == width and any(field.strip() for field in fields):
-            header_index = index
-            break
-    if header_index is None:
-        return structure
-    structure.header_line = records[header_index][0]
-    # The data: records after the header until one that is clearly not a row of the table.
-    data_rows = 0
-    end = None
-    for index in range(header_index + 1, len(records)):
-        fields = records[index][1]
-        if not fields or not any(field.strip() for field in fields) and len(fields) <= 1:
-            continue  # blank line (pandas skips those)
-        if len(fields) <= max(1, width // 2):
-            end = index
-            break
-        data_rows += 1
-    if end is not None and complete:
-        trailing = [fields for _, fields in records[end:] if any(field.strip() for field in fields)]
-        if trailing:
-            structure.footer = True
-            structure.data_rows = data_rows
-    return structure
-
-
-THOUSANDS_DOT = re.compile(r'^-?\d{1,3}(\.\d{3})+$')
-DECIMAL_COMMA = re.compile(r'^-?\d{1,3}(\.\d{3})*,\d+$|^-?\d+,\d+$')
-PLAIN_DECIMAL_DOT = re.compile(r'^-?\d+\.(\d{1,2}|\d{4,})$')
-THOUSANDS_COMMA = re.compile(r'^-?\d{1,3}(,\d{3})+(\.\d+)?$')
-
-
-def find_number_format(rows: list[list[str]], delimiter: str) -> tuple[str | None, str | None]:
-    """Thousands separator and decimal mark, from the cells' own evidence."""
-    dot_groups = decimal_comma = plain_dot = comma_groups = 0
-    for row in rows:
-        for cell in row:
-            value = cell.strip()
-            if not value or len(value) > 30:
-                continue
-            if THOUSANDS_DOT.match(value):
-                dot_groups += 1
-            elif PLAIN_DECIMAL_DOT.match(value):
-                plain_dot += 1
-            if delimiter == ',':
-                # A comma inside a quoted number of a comma-separated file groups thousands.
-                if THOUSANDS_COMMA.match(value):
-                    comma_groups += 1
-            elif DECIMAL_COMMA.match(value):
-                decimal_comma += 1
-    if delimiter != ',' and (dot_groups or decimal_comma) and not plain_dot:
-        return ('.' if dot_groups else None), (',' if decimal_comma else None)
-    if delimiter == ',' and comma_groups:
-        return ',', None
-    return None, None
-
-
-def find_missing_markers(rows: list[list[str]]) -> list[str]:
-    """Markers used for missing values: '.', '-', … and cells of only (no-break) spaces."""
-    found: list[str] = []
-    markers = set(MISSING_MARKERS)
-    for row in rows:
-        for cell in row:
-            if cell in found or cell == '':
-                continue
-            if cell.strip() == '' and len(found) < 8:  # str.strip() removes NBSP too
-                found.append(cell)
-            elif cell.strip() in markers and cell.strip() not in ('NULL', 'null', 'None', 'n/a', 'N/A', '#N/A'):
-                # pandas already treats NULL, null, None, n/a, N/A and #N/A as missing.
-                found.append(cell)
-    return sorted(found, key=lambda marker: (marker.strip() == '', marker))
 
 
 def profile_csv(absolute: str, relative: str, notes: list[str]) -> dict:
@@ -383,19 +215,6 @@ def profile_csv(absolute: str, relative: str, notes: list[str]) -> dict:
     read = read_options(encoding=encoding, delimiter=delimiter, header_row=structure.header_line,
                         skip_rows=structure.header_line, decimal=decimal, thousands=thousands, na_values=na_values)
     return table_profile('', frame, rows_total, read, call_code('pd.read_csv', relative, kwargs))
-
-
-def sample_rows(text: str, delimiter: str, structure: CsvStructure) -> list[list[str]]:
-    lines = text.splitlines(True)[structure.header_line + 1:]
-    if structure.data_rows is not None:
-        lines = lines[:structure.data_rows + 200]
-    rows = []
-    try:
-        for row in csv.reader(io.StringIO(''.join(lines[:5000])), delimiter=delimiter):
-            rows.append(row)
-    except csv.Error:
-        pass
-    return rows[:structure.data_rows] if structure.data_rows is not None else rows
 
 
 def count_csv_rows(absolute: str, kwargs: dict) -> int:
@@ -553,124 +372,3 @@ def table_profile(name: str, frame, rows: int, read: dict, load_code: str) -> di
         'read': read,
         'loadCode': load_code,
     }
-
-
-ID_NAME = re.compile(r'(^|[_\s])(id|key|code|uuid)$|^id[_\s]|Id$|ID$', re.IGNORECASE)
-
-
-def profile_column(name: str, series) -> dict:
-    import pandas as pd
-    from pandas.api import types
-
-    missing = int(series.isna().sum())
-    present = series.dropna()
-    try:
-        unique = int(present.nunique())
-    except TypeError:  # lists or dicts in a JSON column
-        unique = None
-    kind = column_kind(name, series, present, unique)
-    minimum = maximum = None
-    if len(present) and (types.is_numeric_dtype(series) and not types.is_bool_dtype(series)
-                         or types.is_datetime64_any_dtype(series)):
-        minimum, maximum = text_value(present.min()), text_value(present.max())
-    elif kind == 'datetime' and len(present):
-        parsed = pd.to_datetime(present, errors='coerce').dropna()
-        if len(parsed):
-            minimum, maximum = text_value(parsed.min()), text_value(parsed.max())
-    samples: list[str] = []
-    for value in present.head(2000).tolist():
-        text = text_value(value)
-        if text not in samples:
-            samples.append(text)
-        if len(samples) >= MAX_SAMPLES:
-            break
-    return {
-        'name': name,
-        'dtype': str(series.dtype),
-        'kind': kind,
-        'missing': missing,
-        'unique': unique,
-        'samples': samples,
-        'min': minimum,
-        'max': maximum,
-    }
-
-
-def column_kind(name: str, series, present, unique: int | None) -> str:
-    from pandas.api import types
-
-    if len(present) == 0:
-        return 'empty'
-    if types.is_bool_dtype(series):
-        return 'boolean'
-    if types.is_datetime64_any_dtype(series):
-        return 'datetime'
-    if types.is_numeric_dtype(series):
-        integral = types.is_integer_dtype(series) or bool((present % 1 == 0).all())
-        if integral and unique == len(present) and ID_NAME.search(name) and len(present) > 1:
-            return 'id'
-        return 'integer' if integral else 'number'
-    values = present.head(2000)
-    if unique is None:
-        return 'text'
-    strings = values.astype(str)
-    lowered = set(strings.str.strip().str.lower().unique())
-    if lowered and lowered <= {'true', 'false', 'yes', 'no', 't', 'f', 'y', 'n'} and len(lowered) <= 2:
-        return 'boolean'
-    if looks_like_dates(strings):
-        return 'datetime'
-    # Every value different: an identifier, when the name says so or the values are short codes.
-    if unique == len(present) and (ID_NAME.search(name) and len(present) > 1 or len(present) >= 10
-                                   and strings.str.len().max() <= 40 and not strings.str.contains(r'\s').any()):
-        return 'id'
-    if unique <= max(20, int(len(present) * 0.05)) and strings.str.len().mean() <= 60:
-        return 'category'
-    return 'text'
-
-
-DATE_LIKE = re.compile(r'^\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?$|^\d{1,2}[./-]\d{1,2}[./-]\d{2,4}$')
-
-
-def looks_like_dates(strings) -> bool:
-    sample = strings.head(200).str.strip()
-    if len(sample) == 0:
-        return False
-    return bool(sample.str.match(DATE_LIKE).mean() >= 0.9)
-
-
-def looks_numeric(text: str) -> bool:
-    value = text.strip().replace(',', '').replace(' ', '')
-    if not value:
-        return False
-    try:
-        float(value)
-        return True
-    except ValueError:
-        return False
-
-
-def is_missing(value: object) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, float) and math.isnan(value):
-        return True
-    if isinstance(value, str) and value.strip() == '':
-        return True
-    pandas = sys.modules.get('pandas')
-    if pandas is not None and value is pandas.NaT:
-        return True
-    return False
-
-
-def text_value(value: object) -> str:
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        text = str(int(value))
-    elif hasattr(value, 'isoformat') and not isinstance(value, str):
-        text = str(value)
-        if text.endswith(' 00:00:00'):
-            text = text[:-9]
-    elif isinstance(value, (dict, list)):
-        text = json.dumps(value, default=str, ensure_ascii=False)
-    else:
-        text = str(value)
-    return text if len(text) <= MAX_SAMPLE_CHARS else text[:MAX_SAMPLE_CHARS - 1] + '…'

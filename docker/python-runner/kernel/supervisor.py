@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import base64
 import codecs
-import ctypes
 import errno
 import fcntl
 import json
@@ -29,22 +28,22 @@ import os
 import selectors
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import time
 
+from datalyst_processes import become_subreaper, is_present, oom_kill_count, read_children
+from datalyst_workdir import (PathRefused, check_relative_path, diff_snapshots, read_regular_file, snapshot,
+                              write_regular_file)
+
 PROTOCOL_VERSION = 1
 KERNEL_DIR = os.path.dirname(os.path.abspath(__file__))
 READ_CHUNK_BYTES = 1 << 16
-MAX_SNAPSHOT_ENTRIES = 20_000
-SKIPPED_DIR_NAMES = frozenset({'__pycache__', '.ipynb_checkpoints'})
 DEFAULT_TIMEOUT_MS = 120_000
 DEFAULT_GRACE_MS = 5_000
 DEFAULT_MAX_OUTPUT_BYTES = 1 << 20
 DEFAULT_READ_MAX_FILES = 1_000
 DEFAULT_READ_MAX_BYTES = 64 << 20
-PR_SET_CHILD_SUBREAPER = 36
 
 
 def log(message: str) -> None:
@@ -62,125 +61,6 @@ def monotonic_ms() -> float:
 def set_nonblocking(fd: int) -> None:
     flags = fcntl.fcntl(fd, fcntl.F_GETFL)
     fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
-
-
-def become_subreaper() -> bool:
-    """Orphans of the worker's tree are re-parented to us, so we can find and kill them."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
-
-
-# ---------------------------------------------------------------------------
-# Paths inside the working directory
-
-
-class PathRefused(Exception):
-    pass
-
-
-def check_relative_path(path: object) -> list[str]:
-    """Splits a workspace-relative path; refuses absolute paths, `..`, NUL and empty parts."""
-    if not isinstance(path, str) or path == '' or len(path) > 4096:
-        raise PathRefused('path must be a non-empty string')
-    if '\0' in path:
-        raise PathRefused('path contains NUL')
-    if path.startswith('/') or '\\' in path:
-        raise PathRefused('path must be relative and use /')
-    parts = path.split('/')
-    for part in parts:
-        if part in ('', '.', '..'):
-            raise PathRefused('path has an empty, . or .. component')
-    return parts
-
-
-def open_parent_dir(root_fd: int, parts: list[str], create: bool) -> int:
-    """Walks to the parent directory of `parts` without following any symlink."""
-    fd = os.dup(root_fd)
-    try:
-        for part in parts[:-1]:
-            try:
-                next_fd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
-            except FileNotFoundError:
-                if not create:
-                    raise
-                os.mkdir(part, 0o755, dir_fd=fd)
-                next_fd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
-            os.close(fd)
-            fd = next_fd
-        return fd
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-# ---------------------------------------------------------------------------
-# Working-directory snapshots (which files a cell created or modified)
-
-
-def snapshot(root: str) -> dict[str, tuple[int, int]]:
-    entries: dict[str, tuple[int, int]] = {}
-    stack = ['']
-    seen = 0
-    while stack:
-        relative = stack.pop()
-        directory = os.path.join(root, relative) if relative else root
-        try:
-            iterator = os.scandir(directory)
-        except OSError:
-            continue
-        with iterator:
-            for entry in iterator:
-                seen += 1
-                if seen > MAX_SNAPSHOT_ENTRIES:
-                    return entries
-                path = relative + '/' + entry.name if relative else entry.name
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        if entry.name not in SKIPPED_DIR_NAMES:
-                            stack.append(path)
-                    elif entry.is_file(follow_symlinks=False):
-                        info = entry.stat(follow_symlinks=False)
-                        entries[path] = (info.st_size, info.st_mtime_ns)
-                except OSError:
-                    continue
-    return entries
-
-
-def diff_snapshots(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]]) -> list[dict]:
-    changes = []
-    for path in sorted(after):
-        size, mtime = after[path]
-        previous = before.get(path)
-        if previous is None:
-            changes.append({'path': path, 'change': 'created', 'sizeBytes': size})
-        elif previous != (size, mtime):
-            changes.append({'path': path, 'change': 'modified', 'sizeBytes': size})
-    return changes
-
-
-# ---------------------------------------------------------------------------
-# Out-of-memory evidence
-
-
-def oom_kill_count() -> int | None:
-    """The memory cgroup's oom_kill counter (v1 or v2), or None where it cannot be read."""
-    candidates = (
-        ('/sys/fs/cgroup/memory/memory.oom_control', 'oom_kill'),
-        ('/sys/fs/cgroup/memory.events', 'oom_kill'),
-    )
-    for path, key in candidates:
-        try:
-            with open(path, encoding='ascii') as handle:
-                for line in handle:
-                    name, _, value = line.partition(' ')
-                    if name == key:
-                        return int(value)
-        except (OSError, ValueError):
-            continue
-    return None
 
 
 # ---------------------------------------------------------------------------
@@ -448,27 +328,9 @@ class Supervisor:
     def write_file(self, request: dict) -> None:
         parts = check_relative_path(request.get('path'))
         data = base64.b64decode(request.get('dataBase64', ''), validate=True)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if request.get('append') else os.O_TRUNC)
-        root_fd = os.open(self.workdir, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            parent_fd = open_parent_dir(root_fd, parts, create=True)
-            try:
-                fd = os.open(parts[-1], flags, 0o644, dir_fd=parent_fd)
-                try:
-                    if not stat.S_ISREG(os.fstat(fd).st_mode):
-                        raise PathRefused('not a regular file')
-                    view = memoryview(data)
-                    while view:
-                        view = view[os.write(fd, view):]
-                    info = os.fstat(fd)
-                finally:
-                    os.close(fd)
-            finally:
-                os.close(parent_fd)
-        finally:
-            os.close(root_fd)
+        size, mtime_ns = write_regular_file(self.workdir, parts, data, append=bool(request.get('append')))
         # Written by the host, not by a cell: not a change to report.
-        self.baseline['/'.join(parts)] = (info.st_size, info.st_mtime_ns)
+        self.baseline['/'.join(parts)] = (size, mtime_ns)
 
     def read_files(self, request: dict) -> dict:
         paths = request.get('paths')
@@ -802,53 +664,6 @@ class Supervisor:
             self.reap()
         self.retire_worker()
         self.kill_orphans()
-
-
-def read_children(pid: int) -> list[int]:
-    children: list[int] = []
-    try:
-        tasks = os.listdir('/proc/%d/task' % pid)
-    except OSError:
-        return children
-    for task in tasks:
-        try:
-            with open('/proc/%d/task/%s/children' % (pid, task), encoding='ascii') as handle:
-                children.extend(int(item) for item in handle.read().split())
-        except (OSError, ValueError):
-            continue
-    return children
-
-
-def is_present(pid: int) -> bool:
-    """True while the process exists, zombie or not."""
-    return os.path.exists('/proc/%d' % pid)
-
-
-def read_regular_file(root_fd: int, parts: list[str], max_bytes: int) -> bytes:
-    parent_fd = open_parent_dir(root_fd, parts, create=False)
-    try:
-        fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=parent_fd)
-    finally:
-        os.close(parent_fd)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise PathRefused('not a regular file')
-        if info.st_size > max_bytes:
-            raise PathRefused('byte limit reached')
-        chunks = []
-        remaining = max_bytes
-        while True:
-            chunk = os.read(fd, min(1 << 20, remaining + 1))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-            if remaining < 0:
-                raise PathRefused('byte limit reached')
-        return b''.join(chunks)
-    finally:
-        os.close(fd)
 
 
 def select_write(fd: int) -> None:

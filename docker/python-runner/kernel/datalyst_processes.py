@@ -1,0 +1,58 @@
+"""Processes of a sandbox: becoming the subreaper of the worker's tree, finding
+children through /proc, and the memory cgroup's out-of-memory counter. All of
+it is optional: where it is not available it answers "unknown".
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> bool:
+    """Orphans of the worker's tree are re-parented to us, so we can find and kill them."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def oom_kill_count() -> int | None:
+    """The memory cgroup's oom_kill counter (v1 or v2), or None where it cannot be read."""
+    candidates = (
+        ('/sys/fs/cgroup/memory/memory.oom_control', 'oom_kill'),
+        ('/sys/fs/cgroup/memory.events', 'oom_kill'),
+    )
+    for path, key in candidates:
+        try:
+            with open(path, encoding='ascii') as handle:
+                for line in handle:
+                    name, _, value = line.partition(' ')
+                    if name == key:
+                        return int(value)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def read_children(pid: int) -> list[int]:
+    children: list[int] = []
+    try:
+        tasks = os.listdir('/proc/%d/task' % pid)
+    except OSError:
+        return children
+    for task in tasks:
+        try:
+            with open('/proc/%d/task/%s/children' % (pid, task), encoding='ascii') as handle:
+                children.extend(int(item) for item in handle.read().split())
+        except (OSError, ValueError):
+            continue
+    return children
+
+
+def is_present(pid: int) -> bool:
+    """True while the process exists, zombie or not."""
+    return os.path.exists('/proc/%d' % pid)
