@@ -242,24 +242,32 @@ async function copyFolder(from: string, to: string): Promise<boolean> {
   return true;
 }
 
-async function main(): Promise<void> {
-  const salesDir = path.join(examplesDir, 'sales');
-  const timeSeriesDir = path.join(examplesDir, 'time-series');
+/**
+ * Writes the generated workspaces under `outDir`; with `copyRealData`, also
+ * copies the real ones from the shared material. Exported for the test that
+ * checks the committed files are what this script makes.
+ */
+export async function makeExampleWorkspaces(outDir: string, copyRealData: boolean): Promise<void> {
+  const salesDir = path.join(outDir, 'sales');
+  const timeSeriesDir = path.join(outDir, 'time-series');
   await mkdir(salesDir, { recursive: true });
   await mkdir(timeSeriesDir, { recursive: true });
   await makeSales(salesDir);
   await makeTimeSeries(timeSeriesDir);
+  if (!copyRealData) return;
   // The real files are copied only where the shared test material is present;
   // their committed copies are what the examples use.
   for (const [from, to] of [
-    [path.join(sharedDataDir, 'deepanalyze-student-loan', 'data'), path.join(examplesDir, 'student-loan')],
-    [path.join(sharedDataDir, 'messy'), path.join(examplesDir, 'messy')],
+    [path.join(sharedDataDir, 'deepanalyze-student-loan', 'data'), path.join(outDir, 'student-loan')],
+    [path.join(sharedDataDir, 'messy'), path.join(outDir, 'messy')],
   ] as const) {
     await mkdir(to, { recursive: true });
     const copied = await copyFolder(from, to);
     console.log(copied ? `copied ${from}` : `skipped ${from} (not present)`);
   }
-  console.log(`wrote ${path.relative(repoRoot, salesDir)} and ${path.relative(repoRoot, timeSeriesDir)}`);
 }
 
-await main();
+if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  await makeExampleWorkspaces(examplesDir, true);
+  console.log(`wrote ${path.relative(repoRoot, examplesDir)}`);
+}
