@@ -84,7 +84,8 @@ class AnalysisRun {
     this.contextBudgetTokens =
       options.contextBudgetTokens ?? Math.floor(options.model.contextWindowTokens * 0.85);
     this.replyReserveTokens =
-      options.replyReserveTokens ?? Math.min(4096, Math.floor(this.contextBudgetTokens / 8));
+      options.replyReserveTokens ??
+      Math.min(options.model.maxReplyTokens ?? 4096, Math.floor(this.contextBudgetTokens / 4));
     this.executeTextOptions = { ...defaultExecuteTextOptions, ...options.executeText };
     this.artifactBudget = {
       remainingBytes: options.maxArtifactBytes ?? 64 * 1024 * 1024,

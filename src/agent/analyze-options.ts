@@ -42,7 +42,7 @@ export interface AnalyzeOptions {
   deadlineMs?: number | null;
   /** Budget for the conversation. Default 85 % of the model's context window. */
   contextBudgetTokens?: number;
-  /** Room kept free for one reply; when the conversation would eat into it, the model is asked for its final answer. Default min(4096, budget / 8). */
+  /** Room kept free for one reply; when the conversation would eat into it, the model is asked for its final answer. Default the model's max reply tokens (4096 when unknown), at most a quarter of the budget. */
   replyReserveTokens?: number;
   /** Consecutive turns without code or answer before the run stops (the model is nudged before). Default 3. */
   maxStalledTurns?: number;

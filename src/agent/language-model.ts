@@ -34,6 +34,8 @@ export interface LanguageModel {
   readonly id: string;
   /** Context window in tokens; the loop's budget is taken from it. */
   readonly contextWindowTokens: number;
+  /** Tokens one reply may take (the request's max tokens), when known; the loop keeps that much room free. */
+  readonly maxReplyTokens?: number;
   /** The endpoint, for the trace; absent for models that are not served over HTTP. */
   readonly baseUrl?: string;
   /** True for the built-in offline analyst (no language model at all); reports label it. */

@@ -316,6 +316,7 @@ export function createOpenAIChatModel(options: OpenAIChatModelOptions): Language
   return {
     id: options.model,
     contextWindowTokens: options.contextWindowTokens ?? 32_768,
+    ...(options.maxTokens === undefined ? {} : { maxReplyTokens: options.maxTokens }),
     baseUrl,
     stream,
   };
