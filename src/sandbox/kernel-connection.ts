@@ -10,6 +10,8 @@ import {
 import type { KernelProcess } from './kernel-process.ts';
 
 const STDERR_TAIL_CHARS = 8_000;
+/** Larger than any message the kernel's own caps allow (figures, files read back); more is a broken kernel. */
+const MAX_LINE_BYTES = 512 * 1024 * 1024;
 
 interface PendingRequest {
   resolve: (response: KernelResponse) => void;
@@ -38,6 +40,7 @@ export class KernelConnection {
   private failure: SandboxFailureError | undefined;
   private stderrTail = '';
   private lineChunks: Buffer[] = [];
+  private lineBytes = 0;
   private resolveReady!: (ready: KernelReady) => void;
   private rejectReady!: (error: Error) => void;
   private isReady = false;
@@ -161,11 +164,19 @@ export class KernelConnection {
       this.lineChunks.push(chunk.subarray(start, newline));
       const line = Buffer.concat(this.lineChunks).toString('utf8');
       this.lineChunks = [];
+      this.lineBytes = 0;
       this.onLine(line);
       start = newline + 1;
       newline = chunk.indexOf(0x0a, start);
     }
-    if (start < chunk.length) this.lineChunks.push(chunk.subarray(start));
+    if (start < chunk.length) {
+      this.lineChunks.push(chunk.subarray(start));
+      this.lineBytes += chunk.length - start;
+      if (this.lineBytes > MAX_LINE_BYTES) {
+        this.lineChunks = [];
+        this.fail(`The kernel wrote more than ${MAX_LINE_BYTES} bytes without ending a line.`);
+      }
+    }
   }
 
   private onLine(line: string): void {

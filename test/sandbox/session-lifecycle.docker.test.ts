@@ -135,6 +135,27 @@ describe('ending a session', () => {
     }
   });
 
+  it('tells the next cell that the state is gone when an aborted cell had to be killed', async () => {
+    const session = await createSandbox({ limits: { interruptGraceMs: 500 } });
+    try {
+      await session.execute('kept = 1');
+      const controller = new AbortController();
+      const running = session
+        .execute('import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass', {
+          signal: controller.signal,
+        })
+        .catch((caught: unknown) => caught);
+      setTimeout(() => controller.abort(), 300);
+      expect(await running).toBeInstanceOf(CancelledError);
+      const after = await session.execute('1 + 1');
+      expect(after.value).toBe('2');
+      expect(after.stateLost).toBe(true);
+      expect((await session.execute('2 + 2')).stateLost).toBe(false);
+    } finally {
+      await session.close();
+    }
+  });
+
   it('fails every waiting request with SandboxFailureError when the container disappears', async () => {
     const session = await createSandbox();
     try {

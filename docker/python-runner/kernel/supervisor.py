@@ -507,8 +507,9 @@ class Supervisor:
             detail = crash_detail
         if self.state_lost_pending and not state_lost:
             state_lost = True
-            detail = detail or 'The kernel stopped between cells and was restarted; earlier variables are lost.'
-        self.state_lost_pending = False
+            detail = detail or 'The kernel was restarted before this cell; earlier variables are lost.'
+        # Nobody reads the result of a cancelled cell: the next result must say the state is gone.
+        self.state_lost_pending = job.stop_reason == 'cancelled' and state_lost
         result = {
             'status': status,
             'stdout': job.stdout.to_json(),
