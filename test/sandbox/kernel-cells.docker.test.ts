@@ -95,21 +95,35 @@ describe('a persistent kernel', () => {
     expect(after.value).toBe('0');
   });
 
-  it('captures figures at plt.show() and lists a savefig file among the changed files', async () => {
+  it('captures figures at plt.show() without closing them (as in a script) and lists savefig files', async () => {
     const result = await session.execute(
       [
         'fig, ax = plt.subplots()',
         'ax.bar(["a", "b"], [3, 5])',
-        'fig.savefig("bars.png")',
         'plt.show()',
+        'plt.savefig("bars.png")',
+        'plt.figure()',
         'plt.plot([1, 2])',
       ].join('\n'),
     );
+    // The bar chart once (unchanged after show), the line plot at the end of the cell.
     expect(result.figures).toHaveLength(2);
     expect(result.files).toEqual([{ path: 'bars.png', change: 'created', sizeBytes: expect.any(Number) }]);
+    // Saved with plt.savefig after show, the file still holds the bars (after a closing
+    // show, plt.savefig would save a new, blank figure).
+    const saved = await session.execute(
+      'import matplotlib.image as mpimg\npixels = mpimg.imread("bars.png")[..., :3]\nbool((pixels < 0.5).any())',
+    );
+    expect(saved.value).toBe('True');
     const again = await session.execute('fig.savefig("bars.png", dpi=50)');
     expect(again.files.map((file) => [file.path, file.change])).toEqual([['bars.png', 'modified']]);
     expect(again.figures).toHaveLength(0);
+  });
+
+  it('captures a shown figure again when the cell changes it afterwards', async () => {
+    const result = await session.execute('plt.plot([1, 2])\nplt.show()\nplt.plot([2, 1])');
+    expect(result.figures).toHaveLength(2);
+    expect(result.figures[0]!.dataBase64).not.toBe(result.figures[1]!.dataBase64);
   });
 
   it('does not capture an empty figure left open by pandas plotting', async () => {

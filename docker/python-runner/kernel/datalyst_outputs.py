@@ -33,6 +33,7 @@ class CellOutputs:
         self.charts: list[dict] = []
         self.tables: list[dict] = []
         self.figure_bytes = 0
+        self.captured_figures: dict[int, tuple[object, bytes]] = {}
 
     def to_json(self) -> dict:
         return {'figures': self.figures, 'charts': self.charts, 'tables': self.tables}
@@ -99,36 +100,51 @@ class CellOutputs:
 
     # -- figures -------------------------------------------------------------
 
-    def capture_open_figures(self) -> None:
-        """Captures every open pyplot figure and closes it (like a notebook's inline backend)."""
-        pyplot = sys.modules.get('matplotlib.pyplot')
-        if pyplot is None:
-            return
-        for number in list(pyplot.get_fignums()):
-            figure = pyplot.figure(number) if number in pyplot.get_fignums() else None
-            if figure is not None:
-                self.add_figure(figure)
-        pyplot.close('all')
+    def capture_open_figures(self, close: bool) -> None:
+        """Captures the open pyplot figures not captured yet (or changed since), then closes them if asked.
 
-    def add_figure(self, figure: object) -> None:
-        if len(self.figures) >= MAX_FIGURES_PER_CELL:
+        `plt.show()` captures without closing, as in a script (DeepAnalyze's model
+        was trained on scripts): code that saves a figure after showing it still
+        saves the drawing. The end of the cell captures what is left and closes all.
+        """
+        helpers = sys.modules.get('matplotlib._pylab_helpers')
+        if helpers is None:
             return
+        for manager in helpers.Gcf.get_all_fig_managers():
+            figure = manager.canvas.figure
+            previous = self.captured_figures.get(id(figure))
+            # A figure shown earlier is captured again only if it draws differently now
+            # (matplotlib's `stale` flag is no help: savefig sets it when it restores colours).
+            png = self.add_figure(figure, unless_equal_to=previous[1] if previous else None)
+            if png is not None:
+                # Keep the figure referenced: the id of a collected figure could be reused.
+                self.captured_figures[id(figure)] = (figure, png)
+        if close:
+            sys.modules['matplotlib.pyplot'].close('all')
+            self.captured_figures.clear()
+
+    def add_figure(self, figure: object, unless_equal_to: bytes | None = None) -> bytes | None:
+        """Renders and keeps a figure; returns its PNG (None when not kept)."""
+        if len(self.figures) >= MAX_FIGURES_PER_CELL:
+            return None
         if not figure.get_axes() and not figure.texts and not figure.images:  # type: ignore[attr-defined]
-            return  # an empty canvas (plt.figure() then a plot that made its own figure)
+            return None  # an empty canvas (plt.figure() then a plot that made its own figure)
         buffer = io.BytesIO()
         try:
             figure.savefig(buffer, format='png', bbox_inches='tight')  # type: ignore[attr-defined]
         except Exception as error:
             print('A figure could not be rendered: %s: %s' % (type(error).__name__, error), file=sys.stderr)
-            return
+            return None
         data = buffer.getvalue()
+        if unless_equal_to is not None and data == unless_equal_to:
+            return data
         if len(data) > MAX_FIGURE_BYTES:
             print('A figure larger than %d bytes was not captured.' % MAX_FIGURE_BYTES, file=sys.stderr)
-            return
+            return None
         if self.figure_bytes + len(data) > MAX_FIGURE_BYTES_PER_CELL:
             print('More than %d bytes of figures: the rest was not captured.' % MAX_FIGURE_BYTES_PER_CELL,
                   file=sys.stderr)
-            return
+            return None
         self.figure_bytes += len(data)
         width, height = png_size(data)
         self.figures.append({
@@ -138,6 +154,7 @@ class CellOutputs:
             'widthPx': max(1, width),
             'heightPx': max(1, height),
         })
+        return data
 
 
 # ---------------------------------------------------------------------------

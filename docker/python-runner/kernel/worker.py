@@ -114,7 +114,7 @@ class Kernel:
 
     def on_show(self) -> None:
         if self.outputs is not None:
-            self.outputs.capture_open_figures()
+            self.outputs.capture_open_figures(close=False)
 
     # -- cells ---------------------------------------------------------------
 
@@ -132,7 +132,7 @@ class Kernel:
             self.gate.in_user_code = False
             self.gate.install()
             try:
-                outputs.capture_open_figures()
+                outputs.capture_open_figures(close=True)
             except Exception as error:  # a broken figure must not lose the cell's result
                 print('Figures could not be captured: %s: %s' % (type(error).__name__, error), file=sys.stderr)
             self.restore_streams()
