@@ -51,6 +51,8 @@ interface StreamingStep {
   lines: number;
   hiddenLines: number;
   hiding: boolean;
+  /** Code only: the line being received, written once it is complete. */
+  lineBuffer: string;
 }
 
 interface RunningCell {
@@ -226,14 +228,36 @@ export class ProgressRenderer {
       this.streaming = newStep(key, tag);
     }
     const step = this.streaming;
-    let text = step.pending + sanitizeForTerminal(delta);
-    if (step.chars === 0) text = text.replace(/^\s+/, '');
-    const trailing = /\s*$/.exec(text)?.[0] ?? '';
-    const head = text.slice(0, text.length - trailing.length);
+    this.streamedSteps.add(key);
+    const text = sanitizeForTerminal(delta);
+    if (tag !== 'code') {
+      this.appendText(step, text);
+      return;
+    }
+    // Code goes out a whole line at a time, so that its ``` fence lines can be left out.
+    step.lineBuffer += text;
+    const lastNewline = step.lineBuffer.lastIndexOf('\n');
+    if (lastNewline === -1) return;
+    const complete = step.lineBuffer.slice(0, lastNewline).split('\n');
+    step.lineBuffer = step.lineBuffer.slice(lastNewline + 1);
+    this.appendText(
+      step,
+      complete
+        .filter((line) => !isFenceLine(line))
+        .map((line) => `${line}\n`)
+        .join(''),
+    );
+  }
+
+  /** Writes streamed text; leading whitespace of a step and trailing whitespace (until more text comes) are held back. */
+  private appendText(step: StreamingStep, text: string): void {
+    let combined = step.pending + text;
+    if (step.chars === 0) combined = combined.replace(/^\s+/, '');
+    const trailing = /\s*$/.exec(combined)?.[0] ?? '';
+    const head = combined.slice(0, combined.length - trailing.length);
     step.pending = trailing;
     if (head === '') return;
     step.chars += head.length;
-    this.streamedSteps.add(key);
     this.writeWithGutter(step, head);
   }
 
@@ -280,6 +304,8 @@ export class ProgressRenderer {
   private endStream(): void {
     const step = this.streaming;
     if (step === null) return;
+    if (step.lineBuffer !== '' && !isFenceLine(step.lineBuffer)) this.appendText(step, step.lineBuffer);
+    step.lineBuffer = '';
     this.streaming = null;
     this.finishBlock(step);
     this.drawStatusLine();
@@ -427,6 +453,10 @@ export class ProgressRenderer {
   }
 }
 
+function isFenceLine(line: string): boolean {
+  return /^\s*```[\w+-]*\s*$/.test(line);
+}
+
 function newStep(key: string, tag: StepKind): StreamingStep {
   return {
     key,
@@ -438,6 +468,7 @@ function newStep(key: string, tag: StepKind): StreamingStep {
     lines: 0,
     hiddenLines: 0,
     hiding: false,
+    lineBuffer: '',
   };
 }
 

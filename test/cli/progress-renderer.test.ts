@@ -317,6 +317,22 @@ describe('progress renderer, live (a terminal)', () => {
     renderer.close();
   });
 
+  it('leaves the ``` fence lines of streamed code out, however the chunks fall', () => {
+    const reply = '\n```python\nimport pandas as pd\n\nprint(1)\n``' + '`\n';
+    const events: AgentEvent[] = [
+      ...(reply.match(/[\s\S]{1,3}/g) ?? []).map((text): AgentEvent => ({
+        type: 'text-delta',
+        round: 1,
+        tag: 'code',
+        text,
+      })),
+      { type: 'step-end', round: 1, kind: 'code', text: 'import pandas as pd\n\nprint(1)', closed: true },
+    ];
+    expect(screen(render(events, { live: true }))).toBe(
+      'code      │ import pandas as pd\n          │ \n          │ print(1)\n',
+    );
+  });
+
   it('colours tags when colours are on', () => {
     const output = render(run, { live: true, color: true });
     expect(output).toContain('\x1b[34manalyze   \x1b[39m');
