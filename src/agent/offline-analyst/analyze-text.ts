@@ -1,3 +1,4 @@
+import { normalizeName } from './column-match.ts';
 import type { OfflineConversation } from './conversation.ts';
 import { latestWorkspaceFacts } from './plan.ts';
 import type { Stage } from './stages.ts';
@@ -24,6 +25,16 @@ export interface AnalyzeContext {
   inventory: WorkspaceInventory;
   fallbackTargets: readonly FallbackTarget[];
   focusColumns: readonly string[];
+}
+
+/** The column names as the profile wrote them, for the normalized names the matcher returns. */
+function originalNames(conversation: OfflineConversation, normalized: readonly string[]): string[] {
+  const columns = conversation.entries.flatMap((entry) =>
+    (entry.tables ?? []).flatMap((table) => table.columns),
+  );
+  return normalized.map(
+    (name) => columns.find((column) => normalizeName(column.name) === name)?.name ?? name,
+  );
 }
 
 function previousStepNote(conversation: OfflineConversation): string {
@@ -104,7 +115,7 @@ function stageReason(stage: Stage, context: AnalyzeContext): string {
     case 'outliers':
       return 'Outliers by the IQR rule: values more than 1.5 interquartile ranges below the first or above the third quartile, per numeric column, with box plots.';
     case 'focus':
-      return `The instruction names columns (${listNames(focusColumns)}, compared without case, spaces or underscores): a focused breakdown of those.`;
+      return `The instruction names columns (${listNames(originalNames(conversation, focusColumns))}, compared without case, spaces or underscores): a focused breakdown of those.`;
   }
 }
 

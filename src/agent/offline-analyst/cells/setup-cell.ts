@@ -70,8 +70,8 @@ def kinds(frame):
 
 def show_findings(stage, findings, **facts):
     """Findings go verbatim into the summary; the facts line steers the next step."""
-    print('\nFindings:')
-    for line in findings or ['nothing notable in this step.']:
+    print('\nFindings:' if findings else '\nFindings: none in this step.')
+    for line in findings:
         print('- ' + line)
     print('\nfacts: ' + json.dumps({'stage': stage, **facts}, default=str))
 
