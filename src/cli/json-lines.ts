@@ -1,6 +1,5 @@
 import { DatalystError } from '../index.ts';
-// TODO(index): import from '../index.ts' once src/agent has its index.ts.
-import type { AgentEvent } from '../agent/events.ts';
+import type { AgentEvent } from '../index.ts';
 
 /**
  * `--json`: one JSON object per line on stdout, for scripts. Agent events

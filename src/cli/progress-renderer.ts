@@ -1,9 +1,5 @@
 import { formatBytes, formatDuration } from './format.ts';
-import type { DatalystError, StepKind } from '../index.ts';
-// TODO(index): import these from '../index.ts' once src/agent and src/sandbox have their index.ts.
-import type { AgentEvent } from '../agent/events.ts';
-import type { CellResult } from '../sandbox/cell-result.ts';
-import type { WorkspaceProfile } from '../sandbox/workspace-profile.ts';
+import type { AgentEvent, CellResult, DatalystError, StepKind, WorkspaceProfile } from '../index.ts';
 import { createTerminalStyle, sanitizeForTerminal, type TerminalStyle } from './terminal-style.ts';
 
 /**

@@ -21,10 +21,11 @@ export function liveProgressEnabled(isTTY: boolean, env: DatalystEnvironment): b
   return isTTY && !env.dumbTerminal;
 }
 
-// C0/C1 controls other than tab and newline: a model or a data file could
-// otherwise move the cursor, retitle the window or hide text on the terminal.
+// C0/C1 controls other than tab and newline, and bidi overrides: a model or a
+// data file could otherwise move the cursor, retitle the window, or make text
+// read differently from what it is.
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
-const controlCharacters = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+const controlCharacters = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 
 /** Model text, cell output and file names are untrusted: printed without escapes or control characters. */
 export function sanitizeForTerminal(text: string): string {

@@ -216,6 +216,35 @@ describe('datalyst analyze (runs)', () => {
     });
   });
 
+  it('prints only the closing lines with --quiet', async () => {
+    const { run, out } = await analyze(
+      [
+        { type: 'text', text: analysisReply },
+        { type: 'text', text: answerReply },
+      ],
+      ['--quiet'],
+    );
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toBe(
+      `✓ Answered in 2 rounds · ${/in 2 rounds · (.*)\n/.exec(run.stdout)?.[1] ?? ''}\nReport: ${path.join(out, 'report.html')}\n`,
+    );
+  });
+
+  it('says that the offline analyst runs when no model is configured', async () => {
+    const ws = await workspace();
+    const run = await runDatalyst(['analyze', ws, '--out', path.join(await temporaryDir(), 'run')], {
+      env: { OPENAI_API_KEY: 'sk-test' },
+      prepareSandbox: () => Promise.reject(new Error('stop here')),
+    });
+    expect(run.stdout).toContain('No model configured: using the built-in offline analyst');
+    expect(run.stdout).toContain(
+      '! The environment sets an API key but names no model; pass --model or set DATALYST_MODEL to use it.',
+    );
+    // A plain Error from below is a bug: exit 1 with the stack.
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr).toContain('✗ INTERNAL stop here');
+  });
+
   it('writes only the formats asked for', async () => {
     const { run, out } = await analyze(
       [{ type: 'text', text: answerReply }],
