@@ -48,6 +48,10 @@ export function createProgram(context: CliContext, setExitCode: ExitCodeSink): C
 /** Prints an error that ended a command, with its code and fix; a bug gets its stack. */
 export function printError(context: CliContext, error: unknown): void {
   const style = createTerminalStyle(colorEnabled(context.stderr.isTTY, context.env));
+  if (DatalystError.isInstance(error) && error.code === 'CANCELLED') {
+    context.stderr.write(`${style.yellow(style.bold('■ Cancelled'))} before the run started.\n`);
+    return;
+  }
   if (DatalystError.isInstance(error)) {
     context.stderr.write(
       `${style.red(style.bold(`✗ ${error.code}`))} ${error.message}\n  ${style.bold('fix:')} ${error.fix}\n`,

@@ -350,6 +350,23 @@ describe('datalyst analyze (runs)', () => {
     expect(signals.listenerCount('SIGINT')).toBe(0);
   });
 
+  it('exits 130 when Ctrl-C stops the sandbox pre-flight (an image build)', async () => {
+    const signals = new EventEmitter();
+    const { run, out } = await analyze([{ type: 'text', text: answerReply }], [], {
+      signals,
+      prepareSandbox: ({ signal }) =>
+        new Promise((_, reject) => {
+          signal.addEventListener('abort', () =>
+            reject(new DOMException('The operation was aborted.', 'AbortError')),
+          );
+          setTimeout(() => signals.emit('SIGINT', 'SIGINT'), 20);
+        }),
+    });
+    expect(run.exitCode).toBe(130);
+    expect(run.stderr).toContain('■ Cancelled before the run started.');
+    expect(await exists(out)).toBe(false);
+  });
+
   it('exits at once on a second Ctrl-C', async () => {
     const signals = new EventEmitter();
     let fired = false;

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import {
+  CancelledError,
   DEFAULT_INSTRUCTION,
   DatalystError,
   loadConfigFile,
@@ -285,6 +286,8 @@ async function runAnalyze(
         if (event.type === 'run-end') result = event.result;
       }
     } catch (error) {
+      // Ctrl-C before the run began (the Docker ping, an image build) may surface as any abort error.
+      if (interrupts.interrupted && !DatalystError.isInstance(error)) return fail(new CancelledError(error));
       return fail(error);
     }
     if (result === null) return fail(new Error('The analysis ended without a run-end event.'));
