@@ -76,6 +76,10 @@ async function loopOverhead(runsDir: string, viaHttp: boolean) {
   const rounds = 30;
   const repeats = viaHttp ? 10 : 30;
   const perRoundMs: number[] = [];
+  // CPU time of this process: what the loop costs, less disturbed than wall
+  // time by other work on the machine (the fake HTTP server, when used, runs
+  // in this process too and is counted).
+  const perRoundCpuMs: number[] = [];
   let events = 0;
   const server = viaHttp
     ? await startFakeOpenAIServer({
@@ -98,6 +102,7 @@ async function loopOverhead(runsDir: string, viaHttp: boolean) {
               contextWindowTokens: 10_000_000,
             });
       const started = performance.now();
+      const cpuStarted = process.cpuUsage();
       const outcome = await drain(
         streamAnalysis({
           instruction: trajectory.instruction,
@@ -109,8 +114,12 @@ async function loopOverhead(runsDir: string, viaHttp: boolean) {
         }),
       );
       const elapsed = performance.now() - started;
+      const cpu = process.cpuUsage(cpuStarted);
       // The first runs warm up the JIT and the file cache.
-      if (repeat >= 3) perRoundMs.push(elapsed / outcome.rounds);
+      if (repeat >= 3) {
+        perRoundMs.push(elapsed / outcome.rounds);
+        perRoundCpuMs.push((cpu.user + cpu.system) / 1000 / outcome.rounds);
+      }
       events = outcome.events;
     }
   } finally {
@@ -126,6 +135,7 @@ async function loopOverhead(runsDir: string, viaHttp: boolean) {
       min: round3(Math.min(...perRoundMs)),
       max: round3(Math.max(...perRoundMs)),
     },
+    cpuPerRoundMs: { median: round3(median(perRoundCpuMs)), min: round3(Math.min(...perRoundCpuMs)) },
   };
 }
 
@@ -238,19 +248,23 @@ const runsDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-bench-agent-'));
 try {
   const inProcess = await loopOverhead(runsDir, false);
   const overHttp = await loopOverhead(runsDir, true);
-  const replay = await studentLoanReplay(runsDir);
+  // `--no-replay` skips the Docker part (for quick runs while working on the loop).
+  const replay = process.argv.includes('--no-replay') ? null : await studentLoanReplay(runsDir);
   const report = {
     benchmark: 'agent loop',
     node: process.version,
     cpus: os.cpus().length,
+    // Other work on the machine inflates wall times; CPU times hold up better.
+    loadAverageAtEnd: os.loadavg().map((load) => Math.round(load * 100) / 100),
     loopOverhead: inProcess,
     loopOverheadWithHttpModel: overHttp,
     studentLoanReplay: replay,
     targets: {
       overheadPerRoundMs: 2,
       overheadShareOfReplay: 0.05,
-      metOverheadPerRound: inProcess.overheadPerRoundMs.median <= 2,
-      metReplayShare: replay.loopOverheadShareOfWall <= 0.05,
+      metOverheadPerRoundWall: inProcess.overheadPerRoundMs.median <= 2,
+      metOverheadPerRoundCpu: inProcess.cpuPerRoundMs.median <= 2,
+      metReplayShare: replay === null ? null : replay.loopOverheadShareOfWall <= 0.05,
     },
   };
   console.log(JSON.stringify(report, null, 2));

@@ -7,7 +7,7 @@ import {
   runnerImageTag,
 } from '../sandbox/index.ts';
 import type { CellResult, SandboxSession, WorkspaceProfile } from '../sandbox/index.ts';
-import type { TraceRecord, Usage } from '../trace/schema.ts';
+import type { InputFile, TraceRecord, Usage } from '../trace/schema.ts';
 import { TraceWriter } from '../trace/writer.ts';
 import type { AnalyzeOptions } from './analyze-options.ts';
 import { collectArtifacts, type ArtifactBudget } from './artifacts.ts';
@@ -43,13 +43,14 @@ class AnalysisRun {
   readonly runId: string;
   readonly outDir: string;
   private readonly profile: ModelProfile;
-  private readonly trace: TraceWriter;
+  private openedTrace: TraceWriter | null = null;
+  private inputFiles: InputFile[] = [];
   private readonly controller = new AbortController();
   private stopCause: 'cancelled' | 'deadline' | null = null;
   private deadlineTimer: NodeJS.Timeout | undefined;
-  private readonly removeAbortListener: () => void;
-  private readonly startedAtMs = Date.now();
-  private readonly startedAt = new Date(this.startedAtMs).toISOString();
+  private removeAbortListener: () => void = () => undefined;
+  private startedAtMs = Date.now();
+  private startedAt = new Date(this.startedAtMs).toISOString();
   private session: SandboxSession | null = null;
   private readonly entries: ConversationEntry[] = [];
   private readonly calibration = new TokenCalibration();
@@ -72,10 +73,7 @@ class AnalysisRun {
     -readonly [K in keyof LoopState]: LoopState[K];
   };
 
-  constructor(
-    private readonly options: AnalyzeOptions,
-    private readonly inputFiles: Awaited<ReturnType<typeof hashWorkspaceFiles>>,
-  ) {
+  constructor(private readonly options: AnalyzeOptions) {
     this.runId = options.runId ?? newRunId();
     this.outDir = path.resolve(options.outDir ?? path.join(options.runsDir ?? 'runs', this.runId));
     this.profile = resolveModelProfile(options.profile);
@@ -111,12 +109,15 @@ class AnalysisRun {
       repeatedFailures: 0,
       failure: null,
     };
+  }
 
-    this.trace = TraceWriter.open(
+  /** Opens the trace and arms the caller's signal and the deadline: the run has begun. */
+  private begin(): void {
+    this.openedTrace = TraceWriter.open(
       this.outDir,
-      options.traceSync === undefined ? {} : { sync: options.traceSync },
+      this.options.traceSync === undefined ? {} : { sync: this.options.traceSync },
     );
-    const userSignal = options.signal;
+    const userSignal = this.options.signal;
     const onAbort = () => this.stop('cancelled', userSignal?.reason);
     userSignal?.addEventListener('abort', onAbort, { once: true });
     this.removeAbortListener = () => userSignal?.removeEventListener('abort', onAbort);
@@ -124,6 +125,11 @@ class AnalysisRun {
     if (this.deadlineMs !== null) {
       this.deadlineTimer = setTimeout(() => this.stop('deadline', new Error('deadline')), this.deadlineMs);
     }
+  }
+
+  private get trace(): TraceWriter {
+    if (this.openedTrace === null) throw new Error('AnalysisRun: the trace is not open yet');
+    return this.openedTrace;
   }
 
   private get signal(): AbortSignal {
@@ -208,7 +214,15 @@ class AnalysisRun {
     this.state.contextTokens = this.calibration.tokens(this.messages());
   }
 
+  /**
+   * The run, as events. The workspace is hashed before anything is written, so
+   * a missing workspace throws (WorkspaceError) and leaves no run folder.
+   */
   async *run(): AsyncGenerator<AgentEvent, void, undefined> {
+    this.inputFiles = await hashWorkspaceFiles(this.options.workspaceDir, this.options.signal);
+    this.startedAtMs = Date.now();
+    this.startedAt = new Date(this.startedAtMs).toISOString();
+    this.begin();
     let decision: StopDecision | null = null;
     let phase: RunPhase = 'setup';
     try {
@@ -575,12 +589,13 @@ class AnalysisRun {
  * trace is on disk as it goes; breaking out of the iteration cancels the run,
  * closes the sandbox and ends the trace with `cancelled`.
  *
- * Throws (before any event) only when the workspace folder is missing.
+ * Throws on the first iteration, before any event and without writing
+ * anything, when the workspace folder is missing (WorkspaceError) or the run
+ * folder already holds a trace (ConfigError).
  */
-export async function* streamAnalysis(options: AnalyzeOptions): AsyncGenerator<AgentEvent, void, undefined> {
-  const inputFiles = await hashWorkspaceFiles(options.workspaceDir, options.signal);
-  const run = new AnalysisRun(options, inputFiles);
-  yield* run.run();
+export function streamAnalysis(options: AnalyzeOptions): AsyncGenerator<AgentEvent, void, undefined> {
+  // The run's own generator, not a wrapper around it: every event would pay for one more hop.
+  return new AnalysisRun(options).run();
 }
 
 /** Runs an analysis to its end and returns the result (see `streamAnalysis` for the events). */
