@@ -1,4 +1,4 @@
-import { createOpenAIChatModel } from '../index.ts';
+import { createOpenAIChatModel, deepAnalyzeExtraBody } from '../index.ts';
 import type { LanguageModel, ModelSettings } from '../index.ts';
 // TODO(index): import from '../index.ts' once src/agent/index.ts exports createOfflineAnalyst.
 import { createOfflineAnalyst } from '../agent/offline-analyst/index.ts';
@@ -13,5 +13,7 @@ export function createModel(settings: ModelSettings): LanguageModel {
     baseUrl: settings.baseUrl ?? OPENAI_DEFAULT_BASE_URL,
     model: settings.id,
     ...(settings.apiKey === null ? {} : { apiKey: settings.apiKey }),
+    // What DeepAnalyze's own client sends to vLLM with every request.
+    ...(settings.profile === 'deepanalyze' ? { extraBody: { ...deepAnalyzeExtraBody } } : {}),
   });
 }

@@ -245,6 +245,24 @@ describe('datalyst analyze (runs)', () => {
     expect(run.stderr).toContain('✗ INTERNAL stop here');
   });
 
+  it('talks to DeepAnalyze-8B in its own protocol: no system prompt, results as role execute', async () => {
+    const { run, fake } = await analyze(
+      [
+        { type: 'text', text: analysisReply },
+        { type: 'text', text: answerReply },
+      ],
+      ['--profile', 'deepanalyze'],
+    );
+    expect(run.exitCode).toBe(0);
+    const [first, second] = fake.completionRequests;
+    expect(first?.body?.messages?.[0]?.role).toBe('user');
+    expect(first?.body?.messages?.[0]?.content).toMatch(
+      /^# Instruction\nWhat is the total revenue\?\n\n# Data\n/,
+    );
+    expect(first?.body?.['add_generation_prompt']).toBe(false);
+    expect(second?.body?.messages?.map((message) => message.role)).toEqual(['user', 'assistant', 'execute']);
+  });
+
   it('writes only the formats asked for', async () => {
     const { run, out } = await analyze(
       [{ type: 'text', text: answerReply }],
