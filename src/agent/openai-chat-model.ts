@@ -55,12 +55,14 @@ const chunkSchema = z.object({
       }),
     )
     .nullish(),
+  // Counts as servers send them; a missing or odd count is read as 0, never a reason to fail the reply.
   usage: z
     .object({
-      prompt_tokens: z.number().int().nonnegative(),
-      completion_tokens: z.number().int().nonnegative(),
+      prompt_tokens: z.number().nonnegative().catch(0),
+      completion_tokens: z.number().nonnegative().catch(0),
     })
-    .nullish(),
+    .nullish()
+    .catch(null),
 });
 
 /**
@@ -264,8 +266,8 @@ export function createOpenAIChatModel(options: OpenAIChatModelOptions): Language
             throw new Error('The endpoint sent a chunk that is not a chat-completion chunk.');
           if (parsed.data.usage) {
             usage = {
-              promptTokens: parsed.data.usage.prompt_tokens,
-              completionTokens: parsed.data.usage.completion_tokens,
+              promptTokens: Math.round(parsed.data.usage.prompt_tokens),
+              completionTokens: Math.round(parsed.data.usage.completion_tokens),
             };
           }
           const choice = parsed.data.choices?.[0];

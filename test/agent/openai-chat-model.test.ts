@@ -97,6 +97,21 @@ describe('OpenAI chat model over HTTP', () => {
     expect(textOf(await collect(model.stream(request)))).toBe('<Answer>42</Answer>');
   });
 
+  it('reads odd usage counts leniently instead of failing the reply', async () => {
+    const fake = await serve({
+      script: [
+        { type: 'text', text: '<Answer>x</Answer>', usage: { promptTokens: 10.6, completionTokens: -1 } },
+      ],
+    });
+    const model = createOpenAIChatModel({ baseUrl: fake.baseUrl, model: 'm' });
+    const chunks = await collect(model.stream(request));
+    expect(chunks.find((chunk) => chunk.type === 'usage')).toEqual({
+      type: 'usage',
+      promptTokens: 11,
+      completionTokens: 0,
+    });
+  });
+
   it('appends nothing when the reply ran out of tokens inside a tag', async () => {
     const fake = await serve({ script: [{ type: 'text', text: '<Code>\nprint(', finishReason: 'length' }] });
     const model = createOpenAIChatModel({ baseUrl: fake.baseUrl, model: 'gpt' });
