@@ -1,0 +1,92 @@
+import type { KernelProcess, KernelStartRequest, SandboxBackend } from './kernel-process.ts';
+
+/**
+ * Ctrl-C (SIGINT), SIGTERM and SIGHUP remove the process's sandboxes before it
+ * exits. A container would also go away by itself once the engine notices its
+ * owner's connection closed, but only if it was started and only if the
+ * engine notices; removing it here is immediate and says so.
+ *
+ * The handler does not change how the process ends: when nobody else listens
+ * to the signal, it raises the signal again after the cleanup (so the exit
+ * status is the usual 128 + n); when the application has its own handler, the
+ * application decides.
+ */
+
+const HANDLED_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+/** A wedged engine must not keep a Ctrl-C from ending the process. */
+const CLEANUP_TIMEOUT_MS = 5_000;
+
+const liveKernels = new Set<KernelProcess>();
+let installed = false;
+let cleaning: Promise<void> | undefined;
+
+function onSignal(signal: NodeJS.Signals): void {
+  void cleanUpThenRaise(signal);
+}
+
+async function cleanUpThenRaise(signal: NodeJS.Signals): Promise<void> {
+  cleaning ??= disposeLiveKernels(signal);
+  await cleaning;
+  cleaning = undefined;
+  uninstall();
+  if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+}
+
+async function disposeLiveKernels(signal: NodeJS.Signals): Promise<void> {
+  const kernels = [...liveKernels];
+  liveKernels.clear();
+  if (kernels.length === 0) return;
+  process.stderr.write(`datalyst: ${signal}: removing ${kernels.length} sandbox(es) before exiting\n`);
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.allSettled(kernels.map((kernel) => kernel.dispose())),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, CLEANUP_TIMEOUT_MS);
+    }),
+  ]);
+  clearTimeout(timer);
+}
+
+function install(): void {
+  if (installed) return;
+  installed = true;
+  for (const signal of HANDLED_SIGNALS) process.on(signal, onSignal);
+}
+
+function uninstall(): void {
+  if (!installed) return;
+  installed = false;
+  for (const signal of HANDLED_SIGNALS) process.off(signal, onSignal);
+}
+
+/** How many kernels a signal would remove now (for tests and diagnostics). */
+export function liveSandboxCount(): number {
+  return liveKernels.size;
+}
+
+/** Registers a started kernel until it is disposed; installs the signal handlers on first use. */
+export function trackForExitCleanup(kernel: KernelProcess): KernelProcess {
+  install();
+  const tracked: KernelProcess = {
+    stdin: kernel.stdin,
+    stdout: kernel.stdout,
+    stderr: kernel.stderr,
+    description: kernel.description,
+    dispose: () => {
+      liveKernels.delete(tracked);
+      return kernel.dispose();
+    },
+  };
+  liveKernels.add(tracked);
+  return tracked;
+}
+
+/** A backend whose kernels are removed when the process gets SIGINT, SIGTERM or SIGHUP. */
+export function withExitCleanup(backend: SandboxBackend): SandboxBackend {
+  return {
+    name: backend.name,
+    async start(request: KernelStartRequest): Promise<KernelProcess> {
+      return trackForExitCleanup(await backend.start(request));
+    },
+  };
+}
