@@ -1,5 +1,7 @@
 import { EventEmitter } from 'node:events';
-import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { chmod, mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { traceRecordSchema, type TraceRecord } from '../../src/index.ts';
@@ -145,6 +147,26 @@ describe('datalyst analyze (bad input)', () => {
       expect(run.exitCode, flags.join(' ')).toBe(2);
       expect(run.stderr, flags.join(' ')).toContain(message);
     }
+  });
+
+  it('names unreadable files and exits 2 instead of failing half-way', async () => {
+    const ws = await workspace();
+    await chmod(ws, 0o755);
+    await chmod(path.join(ws, 'sales.csv'), 0o644);
+    await writeFile(path.join(ws, 'secret.csv'), 'a\n1\n');
+    await chmod(path.join(ws, 'secret.csv'), 0o000);
+    // root reads every file: run the real command as an unprivileged user then.
+    const asRoot = process.getuid?.() === 0;
+    const child = spawnSync(process.execPath, [path.resolve('bin/datalyst.js'), 'analyze', ws, '--offline'], {
+      env: { PATH: process.env['PATH'] ?? '', NO_COLOR: '1' },
+      cwd: os.tmpdir(),
+      encoding: 'utf8',
+      ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+    });
+    expect(child.status, child.stderr).toBe(2);
+    expect(child.stdout).toContain('! secret.csv: unreadable (EACCES); skipped');
+    expect(child.stderr).toContain('1 file of the workspace cannot be read: secret.csv.');
+    expect(child.stderr).toContain('chmod a+r');
   });
 
   it('writes a cli-error line with --json', async () => {
