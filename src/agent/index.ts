@@ -35,4 +35,5 @@ export type { ExecuteTextOptions } from './execute-text.ts';
 export { estimateTokens } from './context-budget.ts';
 export { hashWorkspaceFiles } from './input-files.ts';
 export { formatFirstMessage, parseDataSection, parseInstruction } from './first-message.ts';
-// offline analyst: export { createOfflineAnalyst } from './offline-analyst/index.ts';
+export { createOfflineAnalyst, OFFLINE_ANALYST_ID } from './offline-analyst/index.ts';
+export type { OfflineAnalystOptions } from './offline-analyst/index.ts';
