@@ -1,18 +1,14 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
  * The DeepAnalyze student-loan run (github.com/ruc-datalab/DeepAnalyze,
- * example/analysis_on_student_loan, MIT): a real DeepAnalyze-8B transcript.
- * Read from the project's fixtures once the sandbox engineer has copied it
- * there, else from the shared test material.
+ * example/analysis_on_student_loan, MIT): a real DeepAnalyze-8B transcript,
+ * kept in the project's fixtures with its licence.
  */
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const fixtureDir = path.join(repoRoot, 'test/fixtures/deepanalyze-student-loan');
-const sharedDir = '/work/shared/data/deepanalyze-student-loan';
-
-export const studentLoanDir = existsSync(path.join(fixtureDir, 'trajectory.md')) ? fixtureDir : sharedDir;
+export const studentLoanDir = path.join(repoRoot, 'test/fixtures/deepanalyze-student-loan');
 export const studentLoanDataDir = path.join(studentLoanDir, 'data');
 
 export interface StudentLoanTrajectory {
