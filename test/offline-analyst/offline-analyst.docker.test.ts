@@ -27,18 +27,29 @@ interface Case {
   name: string;
   workspaceDir: string;
   profile: ModelProfileName;
+  /** For folders without an instruction.txt. */
+  instruction?: string;
 }
+
+const sharedData = path.resolve(repoRoot, '..', 'shared', 'data');
 
 const cases: Case[] = [
   { name: 'sales', workspaceDir: path.join(examples, 'sales'), profile: 'chat' },
   { name: 'time-series', workspaceDir: path.join(examples, 'time-series'), profile: 'deepanalyze' },
   { name: 'student-loan', workspaceDir: path.join(examples, 'student-loan'), profile: 'chat' },
   { name: 'messy', workspaceDir: path.join(examples, 'messy'), profile: 'deepanalyze' },
-  // The shared material itself (read-only), as the issue names it.
+  // The shared material itself (read-only folders without README or instruction), as the issue names it.
   {
     name: 'shared messy',
-    workspaceDir: path.resolve(repoRoot, '..', 'shared', 'data', 'messy'),
+    workspaceDir: path.join(sharedData, 'messy'),
     profile: 'chat',
+    instruction: 'Describe what these files contain and how clean they are.',
+  },
+  {
+    name: 'shared student-loan',
+    workspaceDir: path.join(sharedData, 'deepanalyze-student-loan', 'data'),
+    profile: 'deepanalyze',
+    instruction: 'Generate a data science report.',
   },
 ];
 
@@ -59,12 +70,14 @@ afterAll(async () => {
   await rm(runsDir, { recursive: true, force: true });
 });
 
-async function runOffline(workspaceDir: string, profile: ModelProfileName, runName: string): Promise<Run> {
-  const instructionPath = path.join(workspaceDir, 'instruction.txt');
-  const instruction = await readFile(instructionPath, 'utf8').then(
-    (text) => text.trim(),
-    () => 'Describe what these files contain and how clean they are.',
-  );
+async function runOffline(
+  workspaceDir: string,
+  profile: ModelProfileName,
+  runName: string,
+  givenInstruction?: string,
+): Promise<Run> {
+  const instruction =
+    givenInstruction ?? (await readFile(path.join(workspaceDir, 'instruction.txt'), 'utf8')).trim();
   const runDir = path.join(runsDir, runName);
   const result = await analyze({
     instruction,
@@ -78,11 +91,11 @@ async function runOffline(workspaceDir: string, profile: ModelProfileName, runNa
   return { result, records, executions, runDir };
 }
 
-describe.each(cases)('the offline analyst on $name', ({ name, workspaceDir, profile }) => {
+describe.each(cases)('the offline analyst on $name', ({ name, workspaceDir, profile, instruction }) => {
   let run: Run;
 
   beforeAll(async () => {
-    run = await runOffline(workspaceDir, profile, name.replace(/\W+/g, '-'));
+    run = await runOffline(workspaceDir, profile, name.replace(/\W+/g, '-'), instruction);
   }, 600_000);
 
   it('reaches an Answer well within the default 30 rounds', () => {

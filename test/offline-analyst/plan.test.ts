@@ -25,6 +25,7 @@ describe('the offline analyst plan', () => {
     expect(run.stages).toEqual([
       'setup',
       'prepare',
+      'registry',
       'load',
       'overview',
       'distributions',
@@ -72,11 +73,11 @@ describe('the offline analyst plan', () => {
       unreadableFile('scan.pdf', 'unsupported', null),
     ];
     const run = runCanned(firstMessage('Report.', files), healthyKernel({}));
-    expect(run.stages.slice(0, 4)).toEqual(['setup', 'prepare', 'load', 'load-fallback']);
-    const fallback = run.turns[3] ?? '';
+    expect(run.stages.slice(0, 5)).toEqual(['setup', 'prepare', 'registry', 'load', 'load-fallback']);
+    const fallback = run.turns[4] ?? '';
     expect(fallback).toContain('("broken.csv", None),');
     expect(fallback).not.toContain('notes.md');
-    const load = run.turns[2] ?? '';
+    const load = run.turns[3] ?? '';
     expect(load).toContain('("notes.md", "text, not a table"),');
     expect(load).toContain('("scan.pdf", "no reader for this kind of file"),');
   });
@@ -87,7 +88,7 @@ describe('the offline analyst plan', () => {
       healthyKernel({ failed: [['data.csv', '']] }),
     );
     expect(run.stages).toContain('load-fallback');
-    expect(run.turns[3]).toContain('("data.csv", None),');
+    expect(run.turns[4]).toContain('("data.csv", None),');
   });
 
   it('looks for a key joining the tables when three or more distinct ones are loaded', () => {
@@ -105,7 +106,7 @@ describe('the offline analyst plan', () => {
 
   it('never loops: when every analysis cell fails it still answers, each step tried once', () => {
     const failing = (stage: string): string =>
-      ['setup', 'prepare', 'load'].includes(stage)
+      ['setup', 'prepare', 'registry', 'load'].includes(stage)
         ? healthyKernel({ kinds: { number: 3, category: 2, datetime: 1 } })(stage, 1)
         : `[Error]:\nTraceback (most recent call last):\n  File "<cell>", line 3\nValueError: cannot reshape array of size 7`;
     const run = runCanned(firstMessage('Compare price by shop.', numbersAndCategories), failing);
@@ -132,11 +133,13 @@ describe('the offline analyst plan', () => {
     expect(run.stages).toEqual([
       'setup',
       'prepare',
+      'registry',
       'load',
       'overview',
       'distributions',
       'setup',
       'prepare',
+      'registry',
       'load',
       'distributions',
       'categories',
@@ -148,7 +151,7 @@ describe('the offline analyst plan', () => {
   it('does not reload a second time when the state keeps getting lost', () => {
     const lost = "[Error]:\nNameError: name 'fmt' is not defined";
     const run = runCanned(firstMessage('Report.', numbersAndCategories), (stage) =>
-      ['setup', 'prepare', 'load'].includes(stage) ? healthyKernel({})(stage, 1) : lost,
+      ['setup', 'prepare', 'registry', 'load'].includes(stage) ? healthyKernel({})(stage, 1) : lost,
     );
     expect(run.answer).not.toBeNull();
     expect(run.stages.filter((stage) => stage === 'load')).toHaveLength(2);
@@ -157,9 +160,9 @@ describe('the offline analyst plan', () => {
 
   it('stops at its cell limit', () => {
     const run = runCanned(firstMessage('Report.', numbersAndCategories), healthyKernel({}), {
-      analyst: { maxCells: 3 },
+      analyst: { maxCells: 4 },
     });
-    expect(run.stages).toEqual(['setup', 'prepare', 'load']);
+    expect(run.stages).toEqual(['setup', 'prepare', 'registry', 'load']);
     expect(run.answer).toContain('limit of cells');
   });
 

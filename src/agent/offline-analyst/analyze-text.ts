@@ -66,7 +66,12 @@ function stageReason(stage: Stage, context: AnalyzeContext): string {
       return (
         'Real files are often untidy: a title above the header, numbers stored as text with thousands separators, ' +
         'cells holding only spaces or a placeholder such as "." for missing. Define the tidy steps that every table ' +
-        'goes through as it is loaded, and a check for tables that repeat each other (the same data saved in two formats).'
+        'goes through as it is loaded.'
+      );
+    case 'registry':
+      return (
+        'Keep the loaded tables in one place: note tables that repeat each other (the same data saved in two formats), ' +
+        'catch a CSV read with the wrong delimiter or header, and pick the tables to study in depth.'
       );
     case 'load': {
       const files = [...new Set(inventory.sources.map((source) => source.file))];

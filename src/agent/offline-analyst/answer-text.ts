@@ -22,6 +22,7 @@ const sections: ReadonlyArray<{ title: string; stages: readonly Stage[]; share?:
 const stageTitles: Readonly<Record<Stage, string>> = {
   setup: 'setup',
   prepare: 'tidy helpers',
+  registry: 'table registry',
   load: 'loading',
   'load-fallback': 'tolerant reading',
   relations: 'joining tables',

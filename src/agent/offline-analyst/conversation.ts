@@ -62,6 +62,12 @@ const helperNames = [
   'register',
   'choose_focus',
   'clean_names',
+  'count_of',
+  'coerce_text',
+  'promote_header',
+  'looks_misread',
+  'MAX_ROWS',
+  'MISSING_MARKERS',
 ];
 const lostHelperPattern = new RegExp(`NameError: name '(?:${helperNames.join('|')})' is not defined`);
 const restartPattern = /kernel (?:was |had to be )?restarted|state (?:was |is )?lost/i;

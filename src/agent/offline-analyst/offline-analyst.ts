@@ -11,6 +11,7 @@ import { loadFallbackCell } from './cells/load-fallback-cell.ts';
 import { outliersCell } from './cells/outliers-cell.ts';
 import { overviewCell } from './cells/overview-cell.ts';
 import { prepareCell } from './cells/prepare-cell.ts';
+import { registryCell } from './cells/registry-cell.ts';
 import { relationsCell } from './cells/relations-cell.ts';
 import { setupCell } from './cells/setup-cell.ts';
 import { timeCell } from './cells/time-cell.ts';
@@ -30,7 +31,7 @@ export interface OfflineAnalystOptions {
   maxColumnsPerChart?: number;
   /** Rows kept per table; a larger table is studied on a fixed random sample. Default 200 000. */
   maxRows?: number;
-  /** Cells at most; then it answers whatever happened. Default 16 (the plan needs at most 17 turns in all). */
+  /** Cells at most; then it answers whatever happened. Default 16, so a run takes at most 17 turns. */
   maxCells?: number;
   /** Files without a profiled table that the tolerant reader tries. Default 10. */
   maxFallbackFiles?: number;
@@ -63,8 +64,10 @@ function cellCode(
       return setupCell();
     case 'prepare':
       return prepareCell(options.maxRows);
+    case 'registry':
+      return registryCell(options.maxFocusTables);
     case 'load':
-      return loadCell(inventory.sources, inventory.unread, options.maxFocusTables);
+      return loadCell(inventory.sources, inventory.unread);
     case 'load-fallback':
       return loadFallbackCell(turn.fallbackTargets);
     case 'relations':

@@ -23,7 +23,14 @@ export interface PlanLimits {
   maxFallbackFiles: number;
 }
 
-const loadingStages: ReadonlySet<Stage> = new Set(['setup', 'prepare', 'load', 'load-fallback', 'relations']);
+const loadingStages: ReadonlySet<Stage> = new Set([
+  'setup',
+  'prepare',
+  'registry',
+  'load',
+  'load-fallback',
+  'relations',
+]);
 
 /** The workspace facts of the latest loading step that printed them. */
 export function latestWorkspaceFacts(steps: readonly ExecutedStep[]): StepFacts | null {
@@ -55,6 +62,7 @@ function isApplicable(stage: Stage, conversation: OfflineConversation, limits: P
   switch (stage) {
     case 'setup':
     case 'prepare':
+    case 'registry':
     case 'load':
       return true;
     case 'load-fallback':
@@ -99,7 +107,7 @@ export function planNextTurn(conversation: OfflineConversation, limits: PlanLimi
   const { steps } = conversation;
   if (conversation.finishRequested) return { kind: 'answer', reason: 'finish-requested' };
   if (steps.length >= limits.maxCells) return { kind: 'answer', reason: 'cell-limit' };
-  for (const stage of ['setup', 'prepare'] as const) {
+  for (const stage of ['setup', 'prepare', 'registry'] as const) {
     const latest = [...steps].reverse().find((step) => step.stage === stage);
     if (latest?.errorName !== null && latest?.errorName !== undefined && !latest.stateLost) {
       return { kind: 'answer', reason: 'setup-failed' };

@@ -7,6 +7,7 @@
 export const stageOrder = [
   'setup',
   'prepare',
+  'registry',
   'load',
   'load-fallback',
   'relations',

@@ -15,11 +15,7 @@ export interface UnreadFile {
   reason: string;
 }
 
-export function loadCell(
-  sources: readonly LoadSource[],
-  unread: readonly UnreadFile[],
-  maxFocusTables: number,
-): string {
+export function loadCell(sources: readonly LoadSource[], unread: readonly UnreadFile[]): string {
   const sourceLines = sources.map(
     (source) =>
       `    (${pythonString(source.file)}, ${pythonString(source.table)}, ${pythonString(source.load)}),`,
@@ -33,29 +29,6 @@ ${sourceLines.join('\n')}
 not_read = [
 ${unreadLines.join('\n')}
 ]
-
-def choose_focus(limit=${maxFocusTables}, skip=()):
-    """The tables to study in depth: no duplicates, largest first (rows times useful columns)."""
-    def weight(key):
-        useful = sum(kind in ('number', 'category', 'datetime', 'boolean') for kind in kinds(tables[key]).values())
-        return len(tables[key]) * useful
-    ranked = sorted((key for key in tables if key not in duplicates and key not in skip), key=lambda key: -weight(key))
-    useful = [key for key in ranked if weight(key) > 0]
-    focus[:] = ([key for key in useful if len(tables[key]) >= 5] or useful)[:limit]
-    counts = {}
-    for key in focus:
-        for kind in kinds(tables[key]).values():
-            counts[kind] = counts.get(kind, 0) + 1
-    return {'tables': len(tables), 'unique': len(tables) - len(duplicates), 'focus': focus, 'kinds': counts}
-
-def looks_misread(path, frame):
-    """A text table read with fewer columns than most of its lines have fields (wrong delimiter, a preamble)."""
-    import csv
-    with open(path, encoding='latin-1') as handle:
-        lines = [line for line in handle.read(65536).splitlines() if line.strip()][:200]
-    fields = max((sorted(len(next(csv.reader([line], delimiter=sep), [])) for line in lines) or [1])[len(lines) // 2]
-                 for sep in (',', ';', '\t', '|'))
-    return fields >= 2 and fields > 1.5 * frame.dropna(axis=1, how='all').shape[1]
 
 failed = []
 for file, table, load in sources:

@@ -3,14 +3,13 @@ import { stageHeader } from '../stages.ts';
 /**
  * Tidy steps for tables read from messy files (a header row below a title,
  * numbers written as text with thousands separators, cells holding only
- * spaces or a missing-value marker), and `register`, which keeps a table and
- * notes exact duplicates (the same table saved as CSV, XLSX and SQLite).
- * Defined once; the load cells apply them.
+ * spaces or a missing-value marker). Defined once; the load cells apply them.
  */
 export function prepareCell(maxRows: number): string {
   return String.raw`${stageHeader('prepare')}
-import hashlib
 MAX_ROWS = ${maxRows}
+MISSING_MARKERS = {'', '.', '-', '--', '…', '...', 'NA', 'N/A', 'n/a', 'NaN', 'nan', 'null', 'NULL', 'None'}
+tables, duplicates, problems, focus = {}, {}, {}, []
 
 def promote_header(frame):
     """Most columns unnamed (a title above the header): use the row with the most text cells."""
@@ -66,20 +65,5 @@ def tidy(frame, max_rows=MAX_ROWS):
         frame = frame.sample(max_rows, random_state=0).sort_index()
     return frame.reset_index(drop=True)
 
-fingerprints = {}
-
-def register(key, raw):
-    """Keep a freshly read table, tidied; note when it repeats a table read before (same data, another format)."""
-    frame = tidy(raw)
-    tables[key] = frame
-    problems.pop(key, None)
-    hashes = np.sort(pd.util.hash_pandas_object(frame.astype(str), index=False).to_numpy())
-    fingerprints[key] = (frame.shape, tuple(frame.columns), hashlib.sha1(hashes.tobytes()).hexdigest())
-    same = next((k for k, mark in fingerprints.items() if k != key and k not in duplicates and mark == fingerprints[key]), None)
-    if same is not None:
-        duplicates[key] = same
-    sampled = f' (a sample of the {len(raw)} rows)' if len(frame) == MAX_ROWS and len(raw) > MAX_ROWS else ''
-    print(f'{key}: {len(frame)} rows × {frame.shape[1]} columns{sampled}' + (f', same data as {same}' if same else ''))
-
-print('Tidy helpers ready: promote_header, clean_names, coerce_text, tidy, register.')`;
+print('Tidy helpers ready: promote_header, clean_names, coerce_text, tidy.')`;
 }

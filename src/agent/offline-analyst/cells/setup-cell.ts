@@ -17,8 +17,6 @@ import matplotlib.pyplot as plt
 warnings.filterwarnings('ignore')
 pd.set_option('display.width', 120)
 pd.set_option('display.max_columns', 12)
-MISSING_MARKERS = {'', '.', '-', '--', '…', '...', 'NA', 'N/A', 'n/a', 'NaN', 'nan', 'null', 'NULL', 'None'}
-tables, duplicates, problems, focus = {}, {}, {}, []
 
 def fmt(value):
     """Numbers as printed here are quoted exactly in the final summary."""

@@ -1,0 +1,51 @@
+import { stageHeader } from '../stages.ts';
+
+/**
+ * How loaded tables are kept: `register` tidies a table and notes exact
+ * duplicates (the same table saved as CSV, XLSX and SQLite), `looks_misread`
+ * catches a CSV read with the wrong delimiter or header, and `choose_focus`
+ * picks the tables to study in depth and sums up their column kinds (the
+ * facts the plan reads).
+ */
+export function registryCell(maxFocusTables: number): string {
+  return String.raw`${stageHeader('registry')}
+import csv, hashlib
+fingerprints = {}
+
+def register(key, raw):
+    """Keep a freshly read table, tidied; note when it repeats a table read before (same data, another format)."""
+    frame = tidy(raw)
+    tables[key] = frame
+    problems.pop(key, None)
+    hashes = np.sort(pd.util.hash_pandas_object(frame.astype(str), index=False).to_numpy())
+    fingerprints[key] = (frame.shape, tuple(frame.columns), hashlib.sha1(hashes.tobytes()).hexdigest())
+    same = next((k for k, mark in fingerprints.items() if k != key and k not in duplicates and mark == fingerprints[key]), None)
+    if same is not None:
+        duplicates[key] = same
+    sampled = f' (a sample of the {len(raw)} rows)' if len(frame) == MAX_ROWS and len(raw) > MAX_ROWS else ''
+    print(f'{key}: {len(frame)} rows × {frame.shape[1]} columns{sampled}' + (f', same data as {same}' if same else ''))
+
+def choose_focus(limit=${maxFocusTables}, skip=()):
+    """The tables to study in depth: no duplicates, largest first (rows times useful columns)."""
+    def weight(key):
+        useful = sum(kind in ('number', 'category', 'datetime', 'boolean') for kind in kinds(tables[key]).values())
+        return len(tables[key]) * useful
+    ranked = sorted((key for key in tables if key not in duplicates and key not in skip), key=lambda key: -weight(key))
+    useful = [key for key in ranked if weight(key) > 0]
+    focus[:] = ([key for key in useful if len(tables[key]) >= 5] or useful)[:limit]
+    counts = {}
+    for key in focus:
+        for kind in kinds(tables[key]).values():
+            counts[kind] = counts.get(kind, 0) + 1
+    return {'tables': len(tables), 'unique': len(tables) - len(duplicates), 'focus': focus, 'kinds': counts}
+
+def looks_misread(path, frame):
+    """A text table read with fewer columns than most of its lines have fields (wrong delimiter, a preamble)."""
+    with open(path, encoding='latin-1') as handle:
+        lines = [line for line in handle.read(65536).splitlines() if line.strip()][:200]
+    fields = max((sorted(len(next(csv.reader([line], delimiter=sep), [])) for line in lines) or [1])[len(lines) // 2]
+                 for sep in (',', ';', '\t', '|'))
+    return fields >= 2 and fields > 1.5 * frame.dropna(axis=1, how='all').shape[1]
+
+print('Registry ready: register, looks_misread, choose_focus.')`;
+}
