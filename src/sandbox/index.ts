@@ -8,7 +8,8 @@ export { containerCreateBody, containerPaths, containerUser } from './container-
 export { createDockerBackend, pingDocker } from './docker-backend.ts';
 export type { DockerBackendOptions } from './docker-backend.ts';
 export type { KernelProcess, KernelStartRequest, SandboxBackend } from './kernel-process.ts';
-export { isSafeWorkspacePath } from './workspace-files.ts';
+export { isSafeWorkspacePath, listWorkspaceFiles } from './workspace-files.ts';
+export type { WorkspaceFile, WorkspaceListLimits } from './workspace-files.ts';
 export { runnerImageTag, ensureRunnerImage } from './runner-image.ts';
 export type {
   SandboxBackendName,

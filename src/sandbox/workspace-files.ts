@@ -1,5 +1,5 @@
-import { createReadStream } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
+import { constants, createReadStream } from 'node:fs';
+import { access, readdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { CancelledError, WorkspaceError } from '../errors/index.ts';
 import type { KernelConnection } from './kernel-connection.ts';
@@ -37,9 +37,18 @@ export function isSafeWorkspacePath(path: string): boolean {
   return path.split('/').every((part) => part !== '' && part !== '.' && part !== '..');
 }
 
+async function isReadable(path: string): Promise<boolean> {
+  return access(path, constants.R_OK).then(
+    () => true,
+    () => false,
+  );
+}
+
 /**
  * Lists the regular files of a workspace folder. Symbolic links and special
- * files are left out (a link could point anywhere on the host).
+ * files are left out (a link could point anywhere on the host), and so are
+ * files this user cannot read: the others are still analysed (the CLI names
+ * the skipped ones).
  */
 export async function listWorkspaceFiles(dir: string, limits: WorkspaceListLimits): Promise<WorkspaceFile[]> {
   let info;
@@ -65,7 +74,7 @@ export async function listWorkspaceFiles(dir: string, limits: WorkspaceListLimit
     if (!entry.isFile()) continue;
     const absolutePath = join(entry.parentPath, entry.name);
     const path = relative(dir, absolutePath).split(sep).join('/');
-    if (!isSafeWorkspacePath(path)) continue;
+    if (!isSafeWorkspacePath(path) || !(await isReadable(absolutePath))) continue;
     const { size } = await stat(absolutePath);
     totalBytes += size;
     files.push({ path, absolutePath, sizeBytes: size });

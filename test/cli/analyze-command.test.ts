@@ -149,7 +149,7 @@ describe('datalyst analyze (bad input)', () => {
     }
   });
 
-  it('names unreadable files and exits 2 instead of failing half-way', async () => {
+  it('names unreadable files as skipped and goes on with the others', async () => {
     const ws = await workspace();
     await chmod(ws, 0o755);
     await chmod(path.join(ws, 'sales.csv'), 0o644);
@@ -158,15 +158,14 @@ describe('datalyst analyze (bad input)', () => {
     // root reads every file: run the real command as an unprivileged user then.
     const asRoot = process.getuid?.() === 0;
     const child = spawnSync(process.execPath, [path.resolve('bin/datalyst.js'), 'analyze', ws, '--offline'], {
-      env: { PATH: process.env['PATH'] ?? '', NO_COLOR: '1' },
+      env: { PATH: process.env['PATH'] ?? '', NO_COLOR: '1', DOCKER_HOST: 'unix:///nonexistent/docker.sock' },
       cwd: os.tmpdir(),
       encoding: 'utf8',
       ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
     });
-    expect(child.status, child.stderr).toBe(2);
     expect(child.stdout).toContain('! secret.csv: unreadable (EACCES); skipped');
-    expect(child.stderr).toContain('1 file of the workspace cannot be read: secret.csv.');
-    expect(child.stderr).toContain('chmod a+r');
+    // Past the workspace check: the run stops only at the (deliberately absent) engine.
+    expect(child.status, child.stderr).toBe(4);
   });
 
   it('writes a cli-error line with --json', async () => {

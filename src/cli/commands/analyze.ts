@@ -5,7 +5,6 @@ import {
   CancelledError,
   DEFAULT_INSTRUCTION,
   DatalystError,
-  WorkspaceError,
   loadConfigFile,
   renderRunFolder,
   resolveAnalyzeSettings,
@@ -149,23 +148,6 @@ function describeWorkspace(renderer: ProgressRenderer, check: WorkspaceCheck, co
   for (const entry of check.skipped) renderer.warn(`${entry.path}: ${entry.reason ?? entry.kind}; skipped`);
 }
 
-/**
- * Interim: the loop hashes every workspace file and the sandbox uploads every
- * one, and both stop at the first file they cannot read (a raw EACCES). Until
- * they skip such files, say which files and how to fix it, instead of a stack.
- */
-function refuseUnreadableFiles(check: WorkspaceCheck): void {
-  const unreadable = check.skipped.filter((entry) => entry.kind === 'unreadable');
-  if (unreadable.length === 0) return;
-  throw new WorkspaceError(
-    `${unreadable.length} file${unreadable.length === 1 ? '' : 's'} of the workspace cannot be read: ${unreadable
-      .slice(0, 10)
-      .map((entry) => entry.path)
-      .join(', ')}.`,
-    'Make them readable (chmod a+r) or move them out of the folder; the other files are kept as they are.',
-  );
-}
-
 /** The working directory is a tmpfs in the container: make room for the copy of the workspace. */
 function sandboxLimitsFor(settings: AnalyzeSettings, check: WorkspaceCheck): Partial<SandboxLimits> {
   const workspaceMb = check.totalBytes / 1024 / 1024;
@@ -225,7 +207,6 @@ async function runAnalyze(
       });
     }
     describeWorkspace(renderer, check, context);
-    refuseUnreadableFiles(check);
     if (check.totalBytes > (settings.memoryMb * 1024 * 1024) / 2) {
       renderer.warn(
         `The workspace (${formatBytes(check.totalBytes)}) is copied into the sandbox's memory (--memory ${settings.memoryMb} MB); consider a larger --memory.`,
