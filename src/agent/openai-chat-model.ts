@@ -19,11 +19,11 @@ import {
  * serving DeepAnalyze-8B, Ollama, LM Studio, OpenRouter), streamed.
  */
 export interface OpenAIChatModelOptions {
-  /** e.g. `http://localhost:8000/v1` (vLLM), `https://api.openai.com/v1`. The CLI reads `DATALYST_BASE_URL`. */
+  /** e.g. `http://localhost:8000/v1` (vLLM), `https://api.openai.com/v1`. The CLI reads `DATALYST_BASE_URL`, then `OPENAI_BASE_URL`. */
   baseUrl: string;
   /** The model name the endpoint serves. The CLI reads `DATALYST_MODEL`. */
   model: string;
-  /** Sent as a bearer token. Local servers ignore it; default `not-needed`. The CLI reads `DATALYST_API_KEY`. */
+  /** Sent as a bearer token. Local servers ignore it; default `not-needed`. The CLI reads `DATALYST_API_KEY`, then `OPENAI_API_KEY`. */
   apiKey?: string;
   /** Default: the endpoint's default. DeepAnalyze's own client uses 0.5. */
   temperature?: number;
@@ -171,7 +171,7 @@ function unavailableError(
     return new ModelUnavailableError(
       `The endpoint ${baseUrl} refused the API key: ${failure.reason}`,
       {
-        fix: 'Set a valid API key (DATALYST_API_KEY) for this endpoint.',
+        fix: 'Set a valid API key (DATALYST_API_KEY or OPENAI_API_KEY) for this endpoint.',
         cause: failure.cause,
         status: failure.status,
       },

@@ -1,7 +1,5 @@
-import { createOpenAIChatModel, deepAnalyzeExtraBody } from '../index.ts';
+import { createOfflineAnalyst, createOpenAIChatModel, deepAnalyzeExtraBody } from '../index.ts';
 import type { LanguageModel, ModelSettings } from '../index.ts';
-// TODO(index): import from '../index.ts' once src/agent/index.ts exports createOfflineAnalyst.
-import { createOfflineAnalyst } from '../agent/offline-analyst/index.ts';
 
 /** The openai package's own default, named so the trace and messages show it. */
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';

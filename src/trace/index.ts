@@ -34,4 +34,5 @@ export type {
 } from './schema.ts';
 export { TraceWriter } from './writer.ts';
 export type { TraceWriterOptions } from './writer.ts';
-// The report engineer adds the reader here.
+export { readTrace, parseTraceDocument, parseTraceLines } from './reader.ts';
+export type { ReadTrace, ReadTraceOptions } from './reader.ts';

@@ -2,9 +2,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { TraceError, parseFormats, renderReport, reportFormatNames } from '../../index.ts';
-// TODO(index): import readTrace from '../../index.ts' once src/trace/index.ts exports the reader.
-import { readTrace } from '../../trace/reader.ts';
+import { TraceError, parseFormats, readTrace, renderReport, reportFormatNames } from '../../index.ts';
 import type { CliContext } from '../cli-context.ts';
 import { ExitCode, exitCodeForError, exitCodeHelp } from '../exit-codes.ts';
 import { prepareOutDir } from '../output-dir.ts';
