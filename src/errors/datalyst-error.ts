@@ -50,7 +50,10 @@ export class SandboxUnavailableError extends DatalystError {
 
 /** The runner image is missing or was built from other inputs. */
 export class ImageMissingError extends DatalystError {
-  constructor(readonly image: string, cause?: unknown) {
+  constructor(
+    readonly image: string,
+    cause?: unknown,
+  ) {
     super('IMAGE_MISSING', `The runner image ${image} is not built.`, {
       fault: 'system',
       fix: 'Run `datalyst setup` (or `npm run demo`, which does it) to build the runner image.',
