@@ -17,6 +17,7 @@ describe('reading what the cells printed', () => {
     expect(readFacts('facts: {"stage": "load", "focus": ["a.c')).toBeNull();
     expect(readFacts('facts: {"focus": "not a list"}')).toBeNull();
     expect(readFindings('no findings here')).toEqual([]);
+    expect(readFindings('Findings:\n- a data value\n\nFindings:\n- the real one')).toEqual(['the real one']);
   });
 });
 

@@ -82,7 +82,8 @@ export function unwrapExecute(content: string): string {
 export function readFindings(executeText: string): string[] {
   const findings: string[] = [];
   const lines = executeText.split('\n');
-  const start = lines.findIndex((line) => line.trim() === 'Findings:');
+  // The last one: show_findings prints it at the end, after any data the cell printed.
+  const start = lines.findLastIndex((line) => line.trim() === 'Findings:');
   if (start < 0) return findings;
   for (const line of lines.slice(start + 1)) {
     if (!line.startsWith('- ')) break;

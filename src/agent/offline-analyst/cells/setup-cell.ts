@@ -63,14 +63,20 @@ def kind_of(series):
         return 'id'
     return 'category' if text.nunique() <= min(50, max(2, len(text) // 2)) else 'text'
 
+_kinds_seen = {}
+
 def kinds(frame):
-    return {column: kind_of(frame[column]) for column in frame.columns}
+    """Column kinds, computed once per table (tables are not changed after loading)."""
+    key = (id(frame), frame.shape)
+    if key not in _kinds_seen:  # the frame is kept with its kinds, so its id cannot be reused
+        _kinds_seen[key] = (frame, {column: kind_of(frame[column]) for column in frame.columns})
+    return _kinds_seen[key][1]
 
 def show_findings(stage, findings, **facts):
     """Findings go verbatim into the summary; the facts line steers the next step."""
     print('\nFindings:' if findings else '\nFindings: none in this step.')
     for line in findings:
-        print('- ' + line)
+        print('- ' + re.sub(r'\s+', ' ', line).strip())  # one line each, whatever the data held
     print('\nfacts: ' + json.dumps({'stage': stage, **facts}, default=str))
 
 print('Helpers ready: fmt, pct, count_of, md, kind_of, kinds, show_findings.')`;
