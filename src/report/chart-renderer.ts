@@ -47,13 +47,8 @@ export async function renderChart(spec: unknown, options: ChartRenderOptions = {
   const parsed = specSchema.safeParse(spec);
   if (!parsed.success) return failed('The chart spec is not a JSON object.');
   const notes: string[] = [];
-  const capped = capSpecData(parsed.data, maxRows, notes);
-  const isPlainVega = /\/schema\/vega\/v\d/.test(capped.$schema ?? '');
-  if (!isPlainVega && largestDataset(capped) > ARIA_MAX_ROWS) {
-    // One aria-label per point makes a 5 000-point SVG half again as large and
-    // slower to build, and helps no screen reader; the chart keeps its title.
-    capped.config = { ...(isRecord(capped.config) ? capped.config : {}), aria: false };
-  }
+  const capped = prepareSpec(parsed.data, maxRows, notes);
+  const isPlainVega = isPlainVegaSpec(capped);
   let vegaSpec: vega.Spec;
   try {
     // The compilers check the spec's shape themselves and throw on what they cannot use.
@@ -88,6 +83,20 @@ export async function renderChart(spec: unknown, options: ChartRenderOptions = {
   return { svg, png, ...size, error: null, notes, vegaLiteSpec: isPlainVega ? null : capped };
 }
 
+function isPlainVegaSpec(spec: { $schema?: string }): boolean {
+  return /\/schema\/vega\/v\d/.test(spec.$schema ?? '');
+}
+
+function prepareSpec(spec: Record<string, unknown>, maxRows: number, notes: string[]): Record<string, unknown> & { $schema?: string } {
+  const capped = capSpecData(spec, maxRows, notes);
+  if (!isPlainVegaSpec(capped) && largestDataset(capped) > ARIA_MAX_ROWS) {
+    // One aria-label per point makes a 5 000-point SVG half again as large and
+    // slower to build, and helps no screen reader; the chart keeps its title.
+    capped.config = { ...(isRecord(capped.config) ? capped.config : {}), aria: false };
+  }
+  return capped;
+}
+
 const rasterOptions = {
   background: 'white',
   fitTo: { mode: 'zoom', value: 1 },
@@ -118,43 +127,35 @@ function offlineLoader(): vega.Loader {
 
 /**
  * Caps every inline dataset (`data.values`, top-level `datasets`) at maxRows
- * and removes remote data (`data.url`), in a copy of the spec.
+ * and removes remote data (`data.url`). The spec's objects are copied, but
+ * data rows are shared with the original, not cloned: a 5 000-row clone per
+ * chart was most of the renderer's garbage.
  */
 export function capSpecData(spec: Record<string, unknown>, maxRows: number, notes: string[]): Record<string, unknown> & { $schema?: string } {
-  const copy = structuredClone(spec);
-  const visit = (node: unknown, key: string | null): void => {
-    if (Array.isArray(node)) {
-      for (const item of node) visit(item, null);
-      return;
-    }
-    if (typeof node !== 'object' || node === null) return;
-    const record = node as Record<string, unknown>;
-    if (key === 'datasets') {
-      for (const [name, rows] of Object.entries(record)) {
-        if (Array.isArray(rows) && rows.length > maxRows) {
-          notes.push(`Dataset "${name}" has ${rows.length.toLocaleString('en-US')} rows; the chart shows the first ${maxRows.toLocaleString('en-US')}.`);
-          record[name] = rows.slice(0, maxRows);
-        }
-      }
-      return;
-    }
-    if (key === 'data') {
-      if ('url' in record) {
-        notes.push(`Remote data (${String(record.url).slice(0, 80)}) was not loaded: a report never fetches.`);
-        delete record.url;
-        record.values = [];
-      }
-      if (Array.isArray(record.values) && record.values.length > maxRows) {
-        notes.push(`The inline data has ${record.values.length.toLocaleString('en-US')} rows; the chart shows the first ${maxRows.toLocaleString('en-US')}.`);
-        record.values = record.values.slice(0, maxRows);
-      }
-    }
-    for (const [childKey, child] of Object.entries(record)) {
-      if (typeof child === 'object' && child !== null) visit(child, childKey);
-    }
+  const capRows = (rows: unknown[], describe: (total: string, kept: string) => string): unknown[] => {
+    if (rows.length <= maxRows) return rows;
+    notes.push(describe(rows.length.toLocaleString('en-US'), maxRows.toLocaleString('en-US')));
+    return rows.slice(0, maxRows);
   };
-  visit(copy, null);
-  return copy;
+  const copy = (node: unknown, key: string | null): unknown => {
+    if (Array.isArray(node)) return node.map((item) => copy(item, null));
+    if (!isRecord(node)) return node;
+    const result: Record<string, unknown> = {};
+    for (const [childKey, child] of Object.entries(node)) {
+      if (key === 'datasets' && Array.isArray(child)) {
+        result[childKey] = capRows(child, (total, kept) => `Dataset "${childKey}" has ${total} rows; the chart shows the first ${kept}.`);
+      } else if (key === 'data' && childKey === 'values' && Array.isArray(child)) {
+        result[childKey] = capRows(child, (total, kept) => `The inline data has ${total} rows; the chart shows the first ${kept}.`);
+      } else if (key === 'data' && childKey === 'url') {
+        notes.push(`Remote data (${String(child).slice(0, 80)}) was not loaded: a report never fetches.`);
+        result.values = [];
+      } else {
+        result[childKey] = copy(child, childKey);
+      }
+    }
+    return result;
+  };
+  return copy(spec, null) as Record<string, unknown> & { $schema?: string };
 }
 
 const ARIA_MAX_ROWS = 1_000;
@@ -165,17 +166,16 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 function largestDataset(spec: Record<string, unknown>): number {
   let largest = 0;
-  const visit = (node: unknown): void => {
+  const visit = (node: unknown, key: string | null): void => {
     if (Array.isArray(node)) {
-      largest = Math.max(largest, node.length);
-      if (node.length > 0 && typeof node[0] !== 'object') return;
-      for (const item of node.slice(0, 50)) visit(item);
+      if (key === 'values' || key === 'datasets-entry') largest = Math.max(largest, node.length);
+      else for (const item of node) visit(item, null);
       return;
     }
     if (!isRecord(node)) return;
-    for (const [key, child] of Object.entries(node)) if (key !== 'values' || Array.isArray(child)) visit(child);
+    for (const [childKey, child] of Object.entries(node)) visit(child, key === 'datasets' ? 'datasets-entry' : childKey);
   };
-  visit(spec);
+  visit(spec, null);
   return largest;
 }
 

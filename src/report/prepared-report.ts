@@ -58,8 +58,10 @@ export function outputAnchor(outputId: string): string {
   return `output-${outputId.replace(/[^A-Za-z0-9_-]/g, '_')}`;
 }
 
-// Charts rendered at once: while one rasterizes on the thread pool, the next builds its SVG.
-const CHART_CONCURRENCY = 3;
+// Two charts at a time: while one rasterizes on libuv's thread pool (resvg), the
+// other builds its SVG on the main thread. (Worker threads were tried: on this
+// 2-core machine they were no faster and their tsx loader kept the process alive.)
+const CHART_CONCURRENCY = 2;
 
 export async function prepareReport(records: readonly TraceRecord[], options: PrepareOptions = {}): Promise<PreparedReport> {
   const view = buildRunView(records);
@@ -107,7 +109,7 @@ async function renderAllCharts(executions: readonly ExecutionRecord[], options: 
     }
   };
   await Promise.all(Array.from({ length: Math.min(CHART_CONCURRENCY, jobs.length) }, worker));
-  // Back in trace order, whatever order the workers finished in.
+  // Back in trace order, whatever order the charts finished in.
   return new Map(jobs.flatMap((job) => {
     const chart = rendered.get(job.key);
     return chart ? [[job.key, chart] as const] : [];
