@@ -19,7 +19,13 @@ import { defaultFirstMessageLimits, formatFirstMessage } from './first-message.t
 import { hashWorkspaceFiles } from './input-files.ts';
 import type { ChatMessage } from './language-model.ts';
 import { executeMessages, resolveModelProfile, type ModelProfile } from './model-profile.ts';
-import { continueNudge, finalAnswerRequest, repeatedFailureNudge, unclosedCodeNote } from './model-notes.ts';
+import {
+  continueNudge,
+  finalAnswerRequest,
+  lastRoundAnswerRequest,
+  repeatedFailureNudge,
+  unclosedCodeNote,
+} from './model-notes.ts';
 import { readModelTurn, type ModelTurn } from './model-turn.ts';
 import { runFailureFrom, type RunPhase } from './run-failure.ts';
 import { datalystVersion, newRunId } from './run-metadata.ts';
@@ -105,6 +111,7 @@ class AnalysisRun {
       contextTokens: 0,
       contextBudgetTokens: this.contextBudgetTokens,
       finalAnswerRequestedAtRound: null,
+      finalAnswerRequestReason: null,
       stalledTurns: 0,
       repeatedFailures: 0,
       failure: null,
@@ -575,9 +582,15 @@ class AnalysisRun {
       this.state.finalAnswerRequestedAtRound === null
     ) {
       this.state.finalAnswerRequestedAtRound = round;
-      const request = finalAnswerRequest;
-      this.tellModel(request);
-      yield this.notice(round, 'final-answer-request', request);
+      this.state.finalAnswerRequestReason = 'context-budget';
+      this.tellModel(finalAnswerRequest);
+      yield this.notice(round, 'final-answer-request', finalAnswerRequest);
+    } else if (round + 1 === this.maxRounds && this.state.finalAnswerRequestedAtRound === null) {
+      // Without this, a run that hits the round limit ends with no answer at all.
+      this.state.finalAnswerRequestedAtRound = round;
+      this.state.finalAnswerRequestReason = 'max-rounds';
+      this.tellModel(lastRoundAnswerRequest);
+      yield this.notice(round, 'final-answer-request', lastRoundAnswerRequest);
     }
     this.state.contextTokens = this.calibration.tokens(this.messages());
   }

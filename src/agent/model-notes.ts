@@ -28,3 +28,7 @@ export function repeatedFailureNudge(what: string): string {
 /** Once, when the conversation nears the context budget. */
 export const finalAnswerRequest =
   'The conversation is close to the context limit. Write your final <Answer> now, from the results so far. Do not write more code.';
+
+/** Once, before the last round the run allows. */
+export const lastRoundAnswerRequest =
+  'This is your last turn: the run has reached its limit of rounds. Write your final <Answer> now, from the results so far. Do not write more code.';

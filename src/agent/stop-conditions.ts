@@ -13,8 +13,10 @@ export interface LoopState {
   /** The conversation's size, estimated, and the budget for it. */
   readonly contextTokens: number;
   readonly contextBudgetTokens: number;
-  /** Set once the loop asked for the final answer because the context was nearly full. */
+  /** Set once the loop asked for the final answer (the context nearly full, or the last round). */
   readonly finalAnswerRequestedAtRound: number | null;
+  /** Why it asked: the context budget or the round limit. */
+  readonly finalAnswerRequestReason?: 'context-budget' | 'max-rounds' | null;
   /** Consecutive turns with neither runnable code nor an answer. */
   readonly stalledTurns: number;
   /** How many times in a row the same code failed. */
@@ -48,6 +50,12 @@ export const failed = (): StopCondition => (state) => {
 
 export const answered = (): StopCondition => (state) => {
   if (state.answer === null) return null;
+  if (state.finalAnswerRequestedAtRound !== null && state.finalAnswerRequestReason === 'max-rounds') {
+    return {
+      reason: 'max-rounds',
+      detail: `The run reached its last round; the model gave its final answer when asked (round ${state.round}).`,
+    };
+  }
   if (state.finalAnswerRequestedAtRound !== null) {
     return {
       reason: 'context-budget',
@@ -75,7 +83,9 @@ export const deadlinePassed = (): StopCondition => (state) =>
  * no answer ends the run.
  */
 export const contextBudgetSpent = (): StopCondition => (state) =>
-  state.finalAnswerRequestedAtRound !== null && state.round > state.finalAnswerRequestedAtRound
+  state.finalAnswerRequestedAtRound !== null &&
+  state.finalAnswerRequestReason !== 'max-rounds' &&
+  state.round > state.finalAnswerRequestedAtRound
     ? {
         reason: 'context-budget',
         detail: `The conversation neared its budget of ${state.contextBudgetTokens} tokens and the model gave no answer when asked for it.`,

@@ -24,7 +24,7 @@ export const ExitCode = {
 } as const;
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 
-export function exitCodeForTermination(reason: TerminationReason): ExitCodeValue {
+export function exitCodeForTermination(reason: TerminationReason, hasAnswer = false): ExitCodeValue {
   switch (reason) {
     case 'answered':
       return ExitCode.answered;
@@ -36,6 +36,8 @@ export function exitCodeForTermination(reason: TerminationReason): ExitCodeValue
       return ExitCode.sandboxUnavailable;
     case 'max-rounds':
     case 'context-budget':
+      // The loop asks for a final answer before these limits: one given is an answer.
+      return hasAnswer ? ExitCode.answered : ExitCode.notAnswered;
     case 'deadline':
     case 'no-progress':
     case 'repeated-failure':

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { analyze, streamAnalysis } from '../../src/agent/agent-loop.ts';
 import { createOpenAIChatModel } from '../../src/agent/openai-chat-model.ts';
 import { SandboxFailureError } from '../../src/errors/index.ts';
+import { lastRoundAnswerRequest } from '../../src/agent/model-notes.ts';
 import { traceDocumentSchema, type TraceRecord } from '../../src/trace/schema.ts';
 import { startFakeOpenAIServer } from '../support/fake-openai-server.ts';
 import { cellResult, createFakeSandbox, failedWith, printed, slowCell } from './support/fake-session.ts';
@@ -130,6 +131,19 @@ describe('agent loop with a fake model over HTTP', () => {
     expect(run.result.termination).toMatchObject({ reason: 'max-rounds' });
     expect(run.result.rounds).toBe(3);
     expect(run.server.completionRequests).toHaveLength(3);
+    // Before the last round the model was asked for its final answer.
+    const last = run.server.completionRequests[2]?.body?.messages?.at(-1);
+    expect(last?.content).toContain(lastRoundAnswerRequest);
+    expect(recordsOf(run.trace, 'notice').map((notice) => notice.kind)).toContain('final-answer-request');
+  });
+
+  it('keeps the answer given when asked at the last round, and says the round limit ended the run', async () => {
+    const run = await runLoop({
+      server: { script: [codeTurn('x = 1'), codeTurn('x = 2'), answerTurn('x is 2.')] },
+      analyze: { maxRounds: 3 },
+    });
+    expect(run.result.termination.reason).toBe('max-rounds');
+    expect(run.result.answer).toBe('x is 2.');
   });
 
   it('stops at the wall-clock deadline, interrupting the running cell', async () => {

@@ -37,6 +37,12 @@ describe('exit codes', () => {
     }
   });
 
+  it('count an answer given when asked at the round or context limit as answered', () => {
+    expect(exitCodeForTermination('max-rounds', true)).toBe(0);
+    expect(exitCodeForTermination('context-budget', true)).toBe(0);
+    expect(exitCodeForTermination('deadline', true)).toBe(3);
+  });
+
   it('map errors by code, then by fault', () => {
     expect(exitCodeForError(new WorkspaceError('x', 'y'))).toBe(ExitCode.usage);
     expect(exitCodeForError(new ConfigError('x', 'y'))).toBe(ExitCode.usage);

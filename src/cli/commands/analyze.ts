@@ -305,7 +305,7 @@ async function writeReport(
   renderer: ProgressRenderer,
   writeJson: ((line: Parameters<typeof toJsonLine>[0]) => void) | null,
 ): Promise<number> {
-  const exitCode = exitCodeForTermination(result.termination.reason);
+  const exitCode = exitCodeForTermination(result.termination.reason, result.answer !== null);
   let rendered: RenderedReport;
   try {
     // No signal: after a Ctrl-C the run's signal is aborted, and the report of
