@@ -25,13 +25,17 @@ export function neutralizeMarkdown(text: string): string {
     .join('\n');
 }
 
+// A link destination may hold one level of balanced parentheses: javascript:alert(1).
+const destination = String.raw`(?:[^()\s]|\([^()\s]*\))*`;
+const linkRest = String.raw`(?:[^()]|\([^()]*\))*`;
+
 function neutralizeLine(line: string): string {
   const definition = /^(\s{0,3}\[[^\]]+\]:\s*)(\S+)(.*)$/.exec(line);
   if (definition && !isSafeLink(definition[2] ?? '')) return `${definition[1] ?? ''}#unsafe-link-removed`;
   return line
     .replace(/</g, '&lt;')
-    .replace(/!\[([^\]]*)\]\(\s*([^)\s]*)[^)]*\)/g, (_match, alt: string, url: string) => (isSafeLink(url) && /^https?:/i.test(url) ? `[image: ${alt || url}](${url})` : `*[image: ${alt || 'omitted'}]*`))
-    .replace(/\]\(\s*([^)\s]*)([^)]*)\)/g, (match, url: string) => (isSafeLink(url) ? match : '](#unsafe-link-removed)'));
+    .replace(new RegExp(`!\\[([^\\]]*)\\]\\(\\s*(${destination})${linkRest}\\)`, 'g'), (_match, alt: string, url: string) => (isSafeLink(url) && /^https?:/i.test(url) ? `[image: ${alt || url}](${url})` : `*[image: ${alt || 'omitted'}]*`))
+    .replace(new RegExp(`\\]\\(\\s*(${destination})${linkRest}\\)`, 'g'), (match, url: string) => (isSafeLink(url) ? match : '](#unsafe-link-removed)'));
 }
 
 /** Plain text (data values, output ids, paths) in running Markdown text or a table cell. */

@@ -1,0 +1,66 @@
+import Papa from 'papaparse';
+import { describe, expect, it } from 'vitest';
+import { tableToCsv } from '../../src/report/csv-export.ts';
+import { escapeMarkdownText, fencedBlock, neutralizeMarkdown } from '../../src/report/markdown-text.ts';
+import { cleanOutputText } from '../../src/report/output-text.ts';
+
+describe('cleanOutputText', () => {
+  it('removes colour and cursor escapes, OSC titles and stray control characters', () => {
+    expect(cleanOutputText('\u001b[1;31mred\u001b[0m \u001b]0;title\u0007ok\u0000\u0008!\n')).toBe('red ok!\n');
+  });
+
+  it('keeps what a terminal finally shows of carriage-return progress lines', () => {
+    expect(cleanOutputText('step 1\r\nloading 10%\rloading 50%\rloading 100%\ndone\r')).toBe('step 1\nloading 100%\ndone');
+  });
+
+  it('keeps tabs, newlines and unicode', () => {
+    expect(cleanOutputText('a\tb\nχ² = 8.92 — ok\n')).toBe('a\tb\nχ² = 8.92 — ok\n');
+  });
+});
+
+describe('tableToCsv', () => {
+  it('guards formula cells and leaves plain signed numbers alone', () => {
+    const csv = tableToCsv({
+      id: 't',
+      columns: ['=cmd', 'value'],
+      index: ['0', '1', '2', '3', '4'],
+      rows: [['=1+1', -2], ['+SUM(A1)', '+1.5e3'], ['-2+3', '@me'], ['\tx', '\rx'], [null, true]],
+      totalRows: 5,
+      totalColumns: 2,
+      truncated: false,
+    });
+    const parsed = Papa.parse<string[]>(csv).data;
+    expect(parsed).toEqual([
+      ['', "'=cmd", 'value'],
+      ['0', "'=1+1", '-2'],
+      ['1', "'+SUM(A1)", '+1.5e3'],
+      ['2', "'-2+3", "'@me"],
+      ['3', "'\tx", "'\rx"],
+      ['4', '', 'true'],
+    ]);
+  });
+});
+
+describe('neutralizeMarkdown', () => {
+  it('defuses HTML and unsafe links, turns images into links, leaves code blocks alone', () => {
+    const text = ['<img src=x onerror=alert(1)> [ok](https://a.org) [bad](javascript:alert(1))', '![p](https://a.org/p.png) ![q](q.png)', '[ref]: javascript:alert(1)', '```html', '<b>code</b>', '```'].join('\n');
+    expect(neutralizeMarkdown(text).split('\n')).toEqual([
+      '&lt;img src=x onerror=alert(1)> [ok](https://a.org) [bad](#unsafe-link-removed)',
+      '[image: p](https://a.org/p.png) *[image: q]*',
+      '[ref]: #unsafe-link-removed',
+      '```html',
+      '<b>code</b>',
+      '```',
+    ]);
+  });
+});
+
+describe('markdown helpers', () => {
+  it('escapes data for a table cell', () => {
+    expect(escapeMarkdownText('a|b <svg>\n*x*')).toBe('a\\|b &lt;svg&gt; \\*x\\*');
+  });
+
+  it('chooses a fence longer than any backtick run in the content', () => {
+    expect(fencedBlock('print("```")', 'python')).toBe('````python\nprint("```")\n````');
+  });
+});

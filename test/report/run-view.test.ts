@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { buildRunView, stripCodeFence } from '../../src/report/run-view.ts';
+import type { TraceRecord } from '../../src/trace/schema.ts';
+import { makeSyntheticTrace } from '../fixtures/traces/synthetic-trace.ts';
+
+describe('buildRunView', () => {
+  it('pairs each code step with its execution and keeps the order of the run', () => {
+    const view = buildRunView(makeSyntheticTrace({ rounds: 2, charts: 0, figures: 0 }).records);
+    expect(
+      view.process.map((entry) =>
+        entry.kind === 'step'
+          ? entry.step.kind
+          : entry.kind === 'cell'
+            ? `cell:${entry.execution?.outputId ?? 'none'}`
+            : 'notice',
+      ),
+    ).toEqual(['analyze', 'cell:E1', 'understand', 'analyze', 'cell:E2', 'understand', 'answer']);
+    expect(view.outcome).toBe('answered');
+    expect(view.outcomeMessage).toBeNull();
+  });
+
+  it('keeps a code step that never ran, and sums usage when run-end is missing', () => {
+    const records = makeSyntheticTrace({
+      rounds: 1,
+      charts: 0,
+      figures: 0,
+      outcome: 'incomplete',
+    }).records.filter((record) => record.type !== 'execution');
+    const extra: TraceRecord = {
+      type: 'step',
+      round: 2,
+      at: '2025-03-01T10:00:00.000Z',
+      kind: 'code',
+      text: '```python\nprint(1)\n',
+      closed: false,
+    };
+    const view = buildRunView([...records, extra]);
+    const cells = view.process.filter((entry) => entry.kind === 'cell');
+    expect(cells.map((entry) => (entry.kind === 'cell' ? entry.execution : 'other'))).toEqual([null, null]);
+    expect(view.outcome).toBe('incomplete');
+    expect(view.usage.promptTokens).toBeGreaterThan(0);
+    expect(view.rounds).toBe(2);
+  });
+
+  it('explains cancelled and unanswered runs in one sentence', () => {
+    expect(
+      buildRunView(makeSyntheticTrace({ rounds: 1, outcome: 'cancelled', charts: 0, figures: 0 }).records)
+        .outcomeMessage,
+    ).toBe('This run was cancelled before it finished: Ctrl-C. There is no answer.');
+    expect(
+      buildRunView(makeSyntheticTrace({ rounds: 1, outcome: 'max-rounds', charts: 0, figures: 0 }).records)
+        .outcome,
+    ).toBe('not-answered');
+  });
+});
+
+describe('stripCodeFence', () => {
+  it('takes the code out of a python fence, closed or not', () => {
+    expect(stripCodeFence('```python\nx = 1\n```')).toBe('x = 1');
+    expect(stripCodeFence('```python\nx = 1\n')).toBe('x = 1');
+    expect(stripCodeFence('x = 2')).toBe('x = 2');
+  });
+});
