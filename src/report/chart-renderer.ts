@@ -43,7 +43,15 @@ const specSchema = z.looseObject({ $schema: z.string().optional() });
 /** Renders one spec. Never throws for a bad spec; throws only when aborted. */
 export async function renderChart(spec: unknown, options: ChartRenderOptions = {}): Promise<RenderedChart> {
   const maxRows = options.maxRows ?? DEFAULT_MAX_CHART_ROWS;
-  const failed = (error: string, notes: string[] = []): RenderedChart => ({ svg: null, png: null, widthPx: 0, heightPx: 0, error, notes, vegaLiteSpec: null });
+  const failed = (error: string, notes: string[] = []): RenderedChart => ({
+    svg: null,
+    png: null,
+    widthPx: 0,
+    heightPx: 0,
+    error,
+    notes,
+    vegaLiteSpec: null,
+  });
   const parsed = specSchema.safeParse(spec);
   if (!parsed.success) return failed('The chart spec is not a JSON object.');
   const notes: string[] = [];
@@ -52,7 +60,9 @@ export async function renderChart(spec: unknown, options: ChartRenderOptions = {
   let vegaSpec: vega.Spec;
   try {
     // The compilers check the spec's shape themselves and throw on what they cannot use.
-    vegaSpec = isPlainVega ? (capped as vega.Spec) : vegaLite.compile(capped as unknown as vegaLite.TopLevelSpec, { logger: silentLogger() }).spec;
+    vegaSpec = isPlainVega
+      ? (capped as vega.Spec)
+      : vegaLite.compile(capped as unknown as vegaLite.TopLevelSpec, { logger: silentLogger() }).spec;
   } catch (error) {
     return failed(`The vega-lite spec does not compile: ${messageOf(error)}`, notes);
   }
@@ -60,7 +70,12 @@ export async function renderChart(spec: unknown, options: ChartRenderOptions = {
   let view: vega.View | undefined;
   try {
     const runtime = vega.parse(vegaSpec, undefined, { ast: true });
-    view = new vega.View(runtime, { renderer: 'none', loader: offlineLoader(), expr: expressionInterpreter, logLevel: vega.None });
+    view = new vega.View(runtime, {
+      renderer: 'none',
+      loader: offlineLoader(),
+      expr: expressionInterpreter,
+      logLevel: vega.None,
+    });
     svg = sanitizeChartSvg(compactSvgNumbers(await view.toSVG()));
   } catch (error) {
     return failed(`The chart could not be drawn: ${messageOf(error)}`, notes);
@@ -87,7 +102,11 @@ function isPlainVegaSpec(spec: { $schema?: string }): boolean {
   return /\/schema\/vega\/v\d/.test(spec.$schema ?? '');
 }
 
-function prepareSpec(spec: Record<string, unknown>, maxRows: number, notes: string[]): Record<string, unknown> & { $schema?: string } {
+function prepareSpec(
+  spec: Record<string, unknown>,
+  maxRows: number,
+  notes: string[],
+): Record<string, unknown> & { $schema?: string } {
   const capped = capSpecData(spec, maxRows, notes);
   if (!isPlainVegaSpec(capped) && largestDataset(capped) > ARIA_MAX_ROWS) {
     // One aria-label per point makes a 5 000-point SVG half again as large and
@@ -115,7 +134,8 @@ function silentLogger(): ReturnType<typeof vega.logger> {
 /** A loader that refuses everything: a report never fetches, reads files or follows links. */
 function offlineLoader(): vega.Loader {
   const loader = vega.loader();
-  const refuse = (uri: string): Promise<never> => Promise.reject(new Error(`Loading ${uri} is not allowed in a report.`));
+  const refuse = (uri: string): Promise<never> =>
+    Promise.reject(new Error(`Loading ${uri} is not allowed in a report.`));
   loader.load = refuse;
   // vega's SVG renderer expects sanitize to resolve (a rejection surfaces as an
   // unhandled TypeError); a null href makes it drop the link or image source.
@@ -131,7 +151,11 @@ function offlineLoader(): vega.Loader {
  * data rows are shared with the original, not cloned: a 5 000-row clone per
  * chart was most of the renderer's garbage.
  */
-export function capSpecData(spec: Record<string, unknown>, maxRows: number, notes: string[]): Record<string, unknown> & { $schema?: string } {
+export function capSpecData(
+  spec: Record<string, unknown>,
+  maxRows: number,
+  notes: string[],
+): Record<string, unknown> & { $schema?: string } {
   const capRows = (rows: unknown[], describe: (total: string, kept: string) => string): unknown[] => {
     if (rows.length <= maxRows) return rows;
     notes.push(describe(rows.length.toLocaleString('en-US'), maxRows.toLocaleString('en-US')));
@@ -143,9 +167,15 @@ export function capSpecData(spec: Record<string, unknown>, maxRows: number, note
     const result: Record<string, unknown> = {};
     for (const [childKey, child] of Object.entries(node)) {
       if (key === 'datasets' && Array.isArray(child)) {
-        result[childKey] = capRows(child, (total, kept) => `Dataset "${childKey}" has ${total} rows; the chart shows the first ${kept}.`);
+        result[childKey] = capRows(
+          child,
+          (total, kept) => `Dataset "${childKey}" has ${total} rows; the chart shows the first ${kept}.`,
+        );
       } else if (key === 'data' && childKey === 'values' && Array.isArray(child)) {
-        result[childKey] = capRows(child, (total, kept) => `The inline data has ${total} rows; the chart shows the first ${kept}.`);
+        result[childKey] = capRows(
+          child,
+          (total, kept) => `The inline data has ${total} rows; the chart shows the first ${kept}.`,
+        );
       } else if (key === 'data' && childKey === 'url') {
         notes.push(`Remote data (${String(child).slice(0, 80)}) was not loaded: a report never fetches.`);
         result.values = [];
@@ -173,7 +203,8 @@ function largestDataset(spec: Record<string, unknown>): number {
       return;
     }
     if (!isRecord(node)) return;
-    for (const [childKey, child] of Object.entries(node)) visit(child, key === 'datasets' ? 'datasets-entry' : childKey);
+    for (const [childKey, child] of Object.entries(node))
+      visit(child, key === 'datasets' ? 'datasets-entry' : childKey);
   };
   visit(spec, null);
   return largest;
@@ -181,7 +212,10 @@ function largestDataset(spec: Record<string, unknown>): number {
 
 /** Two decimals are plenty for pixel coordinates and cut the size of big scatter plots. */
 function compactSvgNumbers(svg: string): string {
-  return svg.replace(/ (d|transform|points)="([^"]*)"/g, (_match, name: string, value: string) => ` ${name}="${value.replace(/(\d+\.\d{2})\d+/g, '$1')}"`);
+  return svg.replace(
+    / (d|transform|points)="([^"]*)"/g,
+    (_match, name: string, value: string) => ` ${name}="${value.replace(/(\d+\.\d{2})\d+/g, '$1')}"`,
+  );
 }
 
 /**
@@ -191,8 +225,12 @@ function compactSvgNumbers(svg: string): string {
  */
 export function sanitizeChartSvg(svg: string): string {
   return svg
-    .replace(/\s(?:xlink:)?href="([^"]*)"/g, (match, value: string) => (/^(?:#|data:image\/(?:png|jpeg|gif|webp);)/i.test(value.trim()) ? match : ''))
-    .replace(/="([^"]*url\(([^)]*)\)[^"]*)"/g, (match, _value: string, target: string) => (/^\s*['"]?#/.test(target) ? match : '="none"'))
+    .replace(/\s(?:xlink:)?href="([^"]*)"/g, (match, value: string) =>
+      /^(?:#|data:image\/(?:png|jpeg|gif|webp);)/i.test(value.trim()) ? match : '',
+    )
+    .replace(/="([^"]*url\(([^)]*)\)[^"]*)"/g, (match, _value: string, target: string) =>
+      /^\s*['"]?#/.test(target) ? match : '="none"',
+    )
     .replace(/<script\b[\s\S]*?<\/script>/gi, '')
     .replace(/\son[a-z]+="[^"]*"/gi, '');
 }

@@ -11,6 +11,9 @@ export const formulaPattern = /^[=+\-@\t\r](?![0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-
  */
 export function tableToCsv(table: Table): string {
   const header = ['', ...table.columns];
-  const rows = table.rows.map((row, rowIndex) => [table.index[rowIndex] ?? '', ...row.map((cell) => (cell === null ? '' : String(cell)))]);
+  const rows = table.rows.map((row, rowIndex) => [
+    table.index[rowIndex] ?? '',
+    ...row.map((cell) => (cell === null ? '' : String(cell))),
+  ]);
   return Papa.unparse([header, ...rows], { escapeFormulae: formulaPattern, newline: '\n' });
 }

@@ -25,7 +25,8 @@ export interface HtmlReportOptions {
  * No script runs, nothing is fetched: images are data: URIs, styles are
  * inline. Model text and data are escaped; the policy is a second wall.
  */
-export const reportContentSecurityPolicy = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'";
+export const reportContentSecurityPolicy =
+  "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'";
 
 const stepLabels: Record<StepRecord['kind'], string> = {
   analyze: 'Analyze',
@@ -85,7 +86,9 @@ function renderHeader({ report }: HtmlContext): string {
     );
   }
   if (view.outcomeMessage !== null) {
-    banners.push(`<div class="banner banner-outcome banner-${view.outcome}" role="alert"><strong>${escapeHtml(outcomeTitle(view.outcome))}</strong> ${escapeHtml(view.outcomeMessage)}</div>`);
+    banners.push(
+      `<div class="banner banner-outcome banner-${view.outcome}" role="alert"><strong>${escapeHtml(outcomeTitle(view.outcome))}</strong> ${escapeHtml(view.outcomeMessage)}</div>`,
+    );
   }
   const subtitle = [
     `Run ${view.start.runId}`,
@@ -124,7 +127,9 @@ function renderAnswer({ report }: HtmlContext): string {
     checked === 0
       ? 'The answer states no numbers that could be checked against the execution outputs.'
       : `<strong>${verified} of ${checked}</strong> number${checked === 1 ? '' : 's'} in the answer ${checked === 1 ? 'was' : 'were'} found in the execution outputs` +
-        (unverified > 0 ? `; <strong>${unverified}</strong> ${unverified === 1 ? 'was' : 'were'} printed by no execution and ${unverified === 1 ? 'is' : 'are'} marked unverified.` : '.');
+        (unverified > 0
+          ? `; <strong>${unverified}</strong> ${unverified === 1 ? 'was' : 'were'} printed by no execution and ${unverified === 1 ? 'is' : 'are'} marked unverified.`
+          : '.');
   return `<section id="answer"><h2>Answer</h2>
 <p class="grounding" id="grounding-summary">${summary}</p>
 <div class="answer markdown">${report.answer.html}</div>
@@ -143,7 +148,18 @@ function renderGallery(context: HtmlContext): string {
     execution.result.figures.forEach((_figure, index) => {
       const key = figureKey(execution.outputId, index);
       const figure = report.figures.get(key);
-      if (figure) items.push(renderImageFigure(key, `data:image/png;base64,${figure.base64}`, figure.widthPx, figure.heightPx, `Figure ${index + 1} of output ${execution.outputId}`, execution.outputId, false));
+      if (figure)
+        items.push(
+          renderImageFigure(
+            key,
+            `data:image/png;base64,${figure.base64}`,
+            figure.widthPx,
+            figure.heightPx,
+            `Figure ${index + 1} of output ${execution.outputId}`,
+            execution.outputId,
+            false,
+          ),
+        );
     });
   }
   for (const artifact of report.view.artifacts) {
@@ -155,7 +171,10 @@ function renderGallery(context: HtmlContext): string {
     );
   }
   const evidence = evidenceTables(report);
-  const tables = evidence.map(({ execution, table, index }) => `<h3>Table ${index + 1} of output <a href="#${outputAnchor(execution.outputId)}">${escapeHtml(execution.outputId)}</a></h3>${renderTable(table)}`);
+  const tables = evidence.map(
+    ({ execution, table, index }) =>
+      `<h3>Table ${index + 1} of output <a href="#${outputAnchor(execution.outputId)}">${escapeHtml(execution.outputId)}</a></h3>${renderTable(table)}`,
+  );
   const body =
     items.length === 0 && tables.length === 0
       ? '<p class="note">The run produced no figures, charts or tables.</p>'
@@ -166,8 +185,12 @@ ${body}
 }
 
 /** Tables of the outputs that the answer's verified numbers came from: the answer's evidence. */
-function evidenceTables(report: PreparedReport): Array<{ execution: ExecutionRecord; table: Table; index: number }> {
-  const cited = new Set((report.answer?.numbers ?? []).flatMap((number) => (number.outputId === null ? [] : [number.outputId])));
+function evidenceTables(
+  report: PreparedReport,
+): Array<{ execution: ExecutionRecord; table: Table; index: number }> {
+  const cited = new Set(
+    (report.answer?.numbers ?? []).flatMap((number) => (number.outputId === null ? [] : [number.outputId])),
+  );
   return report.view.executions
     .filter((execution) => cited.has(execution.outputId))
     .flatMap((execution) => execution.result.tables.map((table, index) => ({ execution, table, index })));
@@ -175,7 +198,13 @@ function evidenceTables(report: PreparedReport): Array<{ execution: ExecutionRec
 
 // The first rendering of a chart carries the markup; later ones reuse it with <use>, so a
 // chart shown in the gallery and again in the process costs its size once.
-function renderChartFigure(key: string, chart: RenderedChart, outputId: string, index: number, reuse: boolean): string {
+function renderChartFigure(
+  key: string,
+  chart: RenderedChart,
+  outputId: string,
+  index: number,
+  reuse: boolean,
+): string {
   const caption = `<figcaption>Chart ${index + 1} of output <a href="#${outputAnchor(outputId)}">${escapeHtml(outputId)}</a>${chart.notes.map((note) => `<span class="note"> ${escapeHtml(note)}</span>`).join('')}</figcaption>`;
   if (chart.svg === null) {
     return `<figure class="chart chart-failed"${reuse ? '' : ` id="${key}"`}><div class="chart-error" role="alert"><strong>This chart could not be drawn.</strong> ${escapeHtml(chart.error ?? 'Unknown error.')}</div>${caption}</figure>`;
@@ -183,11 +212,22 @@ function renderChartFigure(key: string, chart: RenderedChart, outputId: string, 
   if (reuse) {
     return `<figure class="chart chart-reuse"><svg class="reuse" viewBox="0 0 ${chart.widthPx} ${chart.heightPx}" width="${chart.widthPx}" height="${chart.heightPx}" role="img" aria-label="Chart ${index + 1} of output ${escapeHtml(outputId)}"><use href="#${key}-svg"/></svg>${caption}</figure>`;
   }
-  const svg = chart.svg.replace(/^<svg\b/, `<svg id="${key}-svg" role="img" aria-label="Chart ${index + 1} of output ${escapeHtml(outputId)}"`);
+  const svg = chart.svg.replace(
+    /^<svg\b/,
+    `<svg id="${key}-svg" role="img" aria-label="Chart ${index + 1} of output ${escapeHtml(outputId)}"`,
+  );
   return `<figure class="chart" id="${key}">${svg}${caption}</figure>`;
 }
 
-function renderImageFigure(key: string, dataUri: string, widthPx: number, heightPx: number, label: string, outputId: string, reuse: boolean): string {
+function renderImageFigure(
+  key: string,
+  dataUri: string,
+  widthPx: number,
+  heightPx: number,
+  label: string,
+  outputId: string,
+  reuse: boolean,
+): string {
   const caption = `<figcaption>${escapeHtml(label.replace(/ of output .*$/, ''))} of output <a href="#${outputAnchor(outputId)}">${escapeHtml(outputId)}</a></figcaption>`;
   if (reuse) {
     return `<figure class="figure figure-reuse"><svg class="reuse" viewBox="0 0 ${widthPx} ${heightPx}" width="${widthPx}" height="${heightPx}" role="img" aria-label="${escapeHtml(label)}"><use href="#${key}-image"/></svg>${caption}</figure>`;
@@ -207,7 +247,10 @@ function renderProcessEntry(entry: ProcessEntry, context: HtmlContext): string {
     case 'step': {
       const { step } = entry;
       const unclosed = step.closed ? '' : ' <span class="note">(the model stopped inside this tag)</span>';
-      const body = step.kind === 'answer' ? '<p class="note">The answer is shown at the top of this report.</p>' : `<div class="markdown">${renderSafeMarkdown(step.text)}</div>`;
+      const body =
+        step.kind === 'answer'
+          ? '<p class="note">The answer is shown at the top of this report.</p>'
+          : `<div class="markdown">${renderSafeMarkdown(step.text)}</div>`;
       return `<article class="step step-${step.kind}"><h3><span class="kind">${stepLabels[step.kind]}</span>Round ${step.round}${unclosed}</h3>${body}</article>`;
     }
     case 'notice':
@@ -217,7 +260,11 @@ function renderProcessEntry(entry: ProcessEntry, context: HtmlContext): string {
   }
 }
 
-function renderCell(step: StepRecord | null, execution: ExecutionRecord | null, context: HtmlContext): string {
+function renderCell(
+  step: StepRecord | null,
+  execution: ExecutionRecord | null,
+  context: HtmlContext,
+): string {
   const round = execution?.round ?? step?.round ?? 0;
   const code = execution?.code ?? stripCodeFence(step?.text ?? '');
   const highlighted = hljs.highlight(code, { language: 'python', ignoreIllegals: true }).value;
@@ -232,13 +279,21 @@ function renderOutput(execution: ExecutionRecord, context: HtmlContext): string 
   const { result, outputId } = execution;
   const parts: string[] = [];
   if (result.statusDetail) parts.push(`<p class="note">${escapeHtml(result.statusDetail)}</p>`);
-  if (result.stateLost) parts.push('<p class="note">The kernel was restarted: variables and imports from earlier cells were lost.</p>');
+  if (result.stateLost)
+    parts.push(
+      '<p class="note">The kernel was restarted: variables and imports from earlier cells were lost.</p>',
+    );
   parts.push(renderStream('stdout', result.stdout.text, result.stdout.truncated, context));
   parts.push(renderStream('stderr', result.stderr.text, result.stderr.truncated, context));
   if (result.error) {
-    parts.push(`<pre class="error">${escapeHtml(cleanOutputText(`${result.error.name}: ${result.error.value}\n${result.error.traceback}`))}</pre>`);
+    parts.push(
+      `<pre class="error">${escapeHtml(cleanOutputText(`${result.error.name}: ${result.error.value}\n${result.error.traceback}`))}</pre>`,
+    );
   }
-  if (result.value !== null) parts.push(`<pre class="stdout value" title="The value of the cell's last expression">${escapeHtml(clip(cleanOutputText(result.value), context.maxOutputChars))}</pre>`);
+  if (result.value !== null)
+    parts.push(
+      `<pre class="stdout value" title="The value of the cell's last expression">${escapeHtml(clip(cleanOutputText(result.value), context.maxOutputChars))}</pre>`,
+    );
   result.tables.forEach((table) => parts.push(renderTable(table)));
   result.charts.forEach((_chart, index) => {
     const key = chartKey(outputId, index);
@@ -248,23 +303,46 @@ function renderOutput(execution: ExecutionRecord, context: HtmlContext): string 
   result.figures.forEach((figure, index) => {
     const key = figureKey(outputId, index);
     const prepared = context.report.figures.get(key);
-    if (prepared) parts.push(renderImageFigure(key, '', prepared.widthPx, prepared.heightPx, `Figure ${index + 1} of output ${outputId}`, outputId, true));
-    else parts.push(`<p class="note">Figure ${index + 1} (${escapeHtml(figure.id)}) is not a valid PNG and was left out.</p>`);
+    if (prepared)
+      parts.push(
+        renderImageFigure(
+          key,
+          '',
+          prepared.widthPx,
+          prepared.heightPx,
+          `Figure ${index + 1} of output ${outputId}`,
+          outputId,
+          true,
+        ),
+      );
+    else
+      parts.push(
+        `<p class="note">Figure ${index + 1} (${escapeHtml(figure.id)}) is not a valid PNG and was left out.</p>`,
+      );
   });
   if (result.files.length > 0) {
-    parts.push(`<p class="status">Files written: ${result.files.map((file) => `<span class="mono">${escapeHtml(file.path)}</span> (${escapeHtml(file.change)}, ${formatBytes(file.sizeBytes)})`).join(', ')}</p>`);
+    parts.push(
+      `<p class="status">Files written: ${result.files.map((file) => `<span class="mono">${escapeHtml(file.path)}</span> (${escapeHtml(file.change)}, ${formatBytes(file.sizeBytes)})`).join(', ')}</p>`,
+    );
   }
   const nothing = parts.every((part) => part === '') ? '<p class="status">(no output)</p>' : '';
   return `<div class="output" id="${outputAnchor(outputId)}"><span class="output-id" title="Output id, cited by the answer">${escapeHtml(outputId)}</span>${nothing}${parts.join('')}</div>`;
 }
 
-function renderStream(name: 'stdout' | 'stderr', text: string, truncated: boolean, context: HtmlContext): string {
+function renderStream(
+  name: 'stdout' | 'stderr',
+  text: string,
+  truncated: boolean,
+  context: HtmlContext,
+): string {
   if (text === '') return '';
   const cleaned = cleanOutputText(text);
   const shown = clip(cleaned, context.maxOutputChars);
   const notes = [
     truncated ? 'The sandbox kept only the start of this output.' : '',
-    shown.length < cleaned.length ? `Shortened in this report to ${context.maxOutputChars.toLocaleString('en-US')} characters; trace.json has it all.` : '',
+    shown.length < cleaned.length
+      ? `Shortened in this report to ${context.maxOutputChars.toLocaleString('en-US')} characters; trace.json has it all.`
+      : '',
   ].filter((note) => note !== '');
   return `<pre class="${name}">${escapeHtml(shown)}</pre>${notes.map((note) => `<p class="note">${escapeHtml(note)}</p>`).join('')}`;
 }
@@ -272,9 +350,14 @@ function renderStream(name: 'stdout' | 'stderr', text: string, truncated: boolea
 function renderTable(table: Table): string {
   const header = `<tr><th></th>${table.columns.map((column) => `<th scope="col">${escapeHtml(column)}</th>`).join('')}</tr>`;
   const rows = table.rows
-    .map((row, rowIndex) => `<tr><th scope="row">${escapeHtml(table.index[rowIndex] ?? '')}</th>${row.map((cell) => `<td>${escapeHtml(cell === null ? '' : String(cell))}</td>`).join('')}</tr>`)
+    .map(
+      (row, rowIndex) =>
+        `<tr><th scope="row">${escapeHtml(table.index[rowIndex] ?? '')}</th>${row.map((cell) => `<td>${escapeHtml(cell === null ? '' : String(cell))}</td>`).join('')}</tr>`,
+    )
     .join('');
-  const note = table.truncated ? `<p class="note">Showing ${table.rows.length} of ${table.totalRows.toLocaleString('en-US')} rows and ${table.columns.length} of ${table.totalColumns} columns.</p>` : '';
+  const note = table.truncated
+    ? `<p class="note">Showing ${table.rows.length} of ${table.totalRows.toLocaleString('en-US')} rows and ${table.columns.length} of ${table.totalColumns} columns.</p>`
+    : '';
   return `<div class="table-wrap"><table class="data"><thead>${header}</thead><tbody>${rows}</tbody></table></div>${note}`;
 }
 
@@ -288,11 +371,22 @@ function renderProvenance({ report }: HtmlContext): string {
     ['Model', model.offline ? `${model.id} (built-in offline analyst; no language model)` : model.id],
     ['Model profile', model.profile],
     ['Endpoint', safeBaseUrl(model.baseUrl) ?? 'none'],
-    ['Termination', end ? `${end.termination.reason === 'answered' ? 'answered' : `${end.termination.reason} (${terminationLabel(end.termination.reason)})`}${end.termination.detail ? `: ${end.termination.detail}` : ''}` : 'none recorded (the trace ends before the run did)'],
+    [
+      'Termination',
+      end
+        ? `${end.termination.reason === 'answered' ? 'answered' : `${end.termination.reason} (${terminationLabel(end.termination.reason)})`}${end.termination.detail ? `: ${end.termination.detail}` : ''}`
+        : 'none recorded (the trace ends before the run did)',
+    ],
     ['Rounds', `${view.rounds} of at most ${start.limits.maxRounds}`],
-    ['Tokens', `${view.usage.promptTokens.toLocaleString('en-US')} prompt, ${view.usage.completionTokens.toLocaleString('en-US')} completion`],
+    [
+      'Tokens',
+      `${view.usage.promptTokens.toLocaleString('en-US')} prompt, ${view.usage.completionTokens.toLocaleString('en-US')} completion`,
+    ],
     ['Duration', view.durationMs === null ? 'unknown' : formatDuration(view.durationMs)],
-    ['Time in cells', `${formatDuration(cellMs)} over ${view.executions.length} execution${view.executions.length === 1 ? '' : 's'}`],
+    [
+      'Time in cells',
+      `${formatDuration(cellMs)} over ${view.executions.length} execution${view.executions.length === 1 ? '' : 's'}`,
+    ],
     ['Time in the model', formatDuration(modelMs)],
     ['Started', start.startedAt],
     ['Ended', end?.endedAt ?? 'unknown'],
@@ -306,7 +400,10 @@ function renderProvenance({ report }: HtmlContext): string {
   const versions = report.toolVersions.map(([name, version]) => `${name} ${version}`).join(', ');
   facts.push(['Tool versions', versions]);
   const files = start.workspace.files
-    .map((file) => `<tr><td class="mono">${escapeHtml(file.path)}</td><td>${formatExactBytes(file.sizeBytes)}</td><td class="hash">${escapeHtml(file.sha256)}</td></tr>`)
+    .map(
+      (file) =>
+        `<tr><td class="mono">${escapeHtml(file.path)}</td><td>${formatExactBytes(file.sizeBytes)}</td><td class="hash">${escapeHtml(file.sha256)}</td></tr>`,
+    )
     .join('');
   const artifacts = view.artifacts
     .map(

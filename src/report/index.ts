@@ -1,5 +1,10 @@
 export { renderReport, renderRunFolder, allReportFormats } from './render-report.ts';
-export type { ReportFormat, RenderReportOptions, RenderRunFolderOptions, RenderedReport } from './render-report.ts';
+export type {
+  ReportFormat,
+  RenderReportOptions,
+  RenderRunFolderOptions,
+  RenderedReport,
+} from './render-report.ts';
 export { prepareReport, groundingSources, outputAnchor } from './prepared-report.ts';
 export type { PreparedReport, PreparedFigure, PrepareOptions } from './prepared-report.ts';
 export { renderHtmlReport, reportContentSecurityPolicy } from './html-report.ts';
@@ -11,8 +16,21 @@ export { notebookSchema } from './notebook-schema.ts';
 export type { Notebook, NotebookCell, NotebookOutput } from './notebook-schema.ts';
 export { renderChart, DEFAULT_MAX_CHART_ROWS } from './chart-renderer.ts';
 export type { RenderedChart, ChartRenderOptions } from './chart-renderer.ts';
-export { buildNumberIndex, findNumberMentions, groundMention, groundSegment, summarizeGrounding } from './number-grounding.ts';
-export type { GroundedNumber, GroundingSource, GroundingSummary, NumberIndex, NumberMention, SegmentContext } from './number-grounding.ts';
+export {
+  buildNumberIndex,
+  findNumberMentions,
+  groundMention,
+  groundSegment,
+  summarizeGrounding,
+} from './number-grounding.ts';
+export type {
+  GroundedNumber,
+  GroundingSource,
+  GroundingSummary,
+  NumberIndex,
+  NumberMention,
+  SegmentContext,
+} from './number-grounding.ts';
 export { buildRunView } from './run-view.ts';
 export type { RunView, RunOutcome, ProcessEntry } from './run-view.ts';
 export { tableToCsv } from './csv-export.ts';

@@ -29,20 +29,38 @@ export interface MarkdownReportOptions {
 }
 
 /** `report.md`: the same order as the HTML report, images and tables as files in `assets/`. */
-export function renderMarkdownReport(report: PreparedReport, options: MarkdownReportOptions = {}): MarkdownReport {
+export function renderMarkdownReport(
+  report: PreparedReport,
+  options: MarkdownReportOptions = {},
+): MarkdownReport {
   const assets: ReportAsset[] = [];
   const maxOutputChars = options.maxOutputChars ?? 20_000;
   const { view } = report;
   const out: string[] = [];
   const instructionTitle = view.start.instruction.trim().split('\n')[0]?.trim() || 'Analysis';
   out.push(`# ${escapeMarkdownText(instructionTitle.slice(0, 140))}`, '');
-  out.push(`Run ${escapeMarkdownText(view.start.runId)} · started ${view.start.startedAt} · ${view.start.model.offline ? 'offline analyst' : `model ${escapeMarkdownText(view.start.model.id)}`} · ${view.rounds} rounds`, '');
+  out.push(
+    `Run ${escapeMarkdownText(view.start.runId)} · started ${view.start.startedAt} · ${view.start.model.offline ? 'offline analyst' : `model ${escapeMarkdownText(view.start.model.id)}`} · ${view.rounds} rounds`,
+    '',
+  );
   if (view.start.model.offline) {
-    out.push("> **No language model was used.** This analysis was made by Datalyst's built-in offline analyst: deterministic rules that read the execution results and choose the next cell.", '');
+    out.push(
+      "> **No language model was used.** This analysis was made by Datalyst's built-in offline analyst: deterministic rules that read the execution results and choose the next cell.",
+      '',
+    );
   }
-  if (view.outcomeMessage !== null) out.push(`> **${view.outcome === 'cancelled' ? 'Cancelled.' : view.outcome === 'incomplete' ? 'Incomplete trace.' : 'No answer.'}** ${escapeMarkdownText(view.outcomeMessage)}`, '');
+  if (view.outcomeMessage !== null)
+    out.push(
+      `> **${view.outcome === 'cancelled' ? 'Cancelled.' : view.outcome === 'incomplete' ? 'Incomplete trace.' : 'No answer.'}** ${escapeMarkdownText(view.outcomeMessage)}`,
+      '',
+    );
 
-  out.push('## Instruction', '', ...view.start.instruction.split('\n').map((line) => `> ${escapeMarkdownText(line)}`), '');
+  out.push(
+    '## Instruction',
+    '',
+    ...view.start.instruction.split('\n').map((line) => `> ${escapeMarkdownText(line)}`),
+    '',
+  );
 
   out.push('## Answer', '');
   if (view.answer === null) {
@@ -59,7 +77,12 @@ export function renderMarkdownReport(report: PreparedReport, options: MarkdownRe
     );
     const numbers = report.answer?.numbers ?? [];
     if (numbers.length > 0) {
-      out.push('### Numbers checked', '', '| Number | Status | Output | Printed as |', '| ---: | --- | --- | ---: |');
+      out.push(
+        '### Numbers checked',
+        '',
+        '| Number | Status | Output | Printed as |',
+        '| ---: | --- | --- | ---: |',
+      );
       for (const number of numbers) {
         out.push(
           `| ${escapeMarkdownText(number.text)} | ${number.verified ? 'verified' : '**unverified**'} | ${number.outputId ? `[${escapeMarkdownText(number.outputId)}](#${outputAnchor(number.outputId)})` : ''} | ${escapeMarkdownText(number.matchedText ?? '')} |`,
@@ -80,9 +103,17 @@ export function renderMarkdownReport(report: PreparedReport, options: MarkdownRe
       const caption = `Chart ${index + 1} of output ${escapeMarkdownText(execution.outputId)}`;
       if (chart.png) {
         assets.push({ path: `assets/${key}.png`, bytes: chart.png });
-        out.push(`![${caption}](assets/${key}.png)`, '', `*${caption}*${chart.notes.map((note) => ` — ${escapeMarkdownText(note)}`).join('')}`, '');
+        out.push(
+          `![${caption}](assets/${key}.png)`,
+          '',
+          `*${caption}*${chart.notes.map((note) => ` — ${escapeMarkdownText(note)}`).join('')}`,
+          '',
+        );
       } else {
-        out.push(`> **${caption} could not be drawn:** ${escapeMarkdownText(chart.error ?? 'no image was made.')}`, '');
+        out.push(
+          `> **${caption} could not be drawn:** ${escapeMarkdownText(chart.error ?? 'no image was made.')}`,
+          '',
+        );
       }
     });
     execution.result.figures.forEach((_figure, index) => {
@@ -91,13 +122,21 @@ export function renderMarkdownReport(report: PreparedReport, options: MarkdownRe
       if (!figure) return;
       visuals++;
       assets.push({ path: `assets/${key}.png`, bytes: figure.png });
-      out.push(`![Figure ${index + 1} of output ${escapeMarkdownText(execution.outputId)}](assets/${key}.png)`, '');
+      out.push(
+        `![Figure ${index + 1} of output ${escapeMarkdownText(execution.outputId)}](assets/${key}.png)`,
+        '',
+      );
     });
   }
   for (const artifact of view.artifacts) {
     if (!options.artifactImages?.has(artifact.path)) continue;
     visuals++;
-    out.push(`![${escapeMarkdownText(artifact.path)}](${encodeRelativePath(`artifacts/${artifact.path}`)})`, '', `*File ${escapeMarkdownText(artifact.path)}*`, '');
+    out.push(
+      `![${escapeMarkdownText(artifact.path)}](${encodeRelativePath(`artifacts/${artifact.path}`)})`,
+      '',
+      `*File ${escapeMarkdownText(artifact.path)}*`,
+      '',
+    );
   }
   if (visuals === 0) out.push('*The run produced no figures or charts.*', '');
 
@@ -105,10 +144,22 @@ export function renderMarkdownReport(report: PreparedReport, options: MarkdownRe
   for (const entry of view.process) out.push(...renderEntry(entry, maxOutputChars, assets), '');
 
   out.push(...renderProvenance(report), '');
-  return { markdown: `${out.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`, assets };
+  return {
+    markdown: `${out
+      .join('\n')
+      .replace(/\n{3,}/g, '\n\n')
+      .trimEnd()}\n`,
+    assets,
+  };
 }
 
-const stepLabels: Record<StepRecord['kind'], string> = { analyze: 'Analyze', understand: 'Understand', code: 'Code', answer: 'Answer', text: 'Text outside tags' };
+const stepLabels: Record<StepRecord['kind'], string> = {
+  analyze: 'Analyze',
+  understand: 'Understand',
+  code: 'Code',
+  answer: 'Answer',
+  text: 'Text outside tags',
+};
 
 function renderEntry(entry: ProcessEntry, maxOutputChars: number, assets: ReportAsset[]): string[] {
   switch (entry.kind) {
@@ -116,16 +167,27 @@ function renderEntry(entry: ProcessEntry, maxOutputChars: number, assets: Report
       return [
         `### Round ${entry.step.round} · ${stepLabels[entry.step.kind]}${entry.step.closed ? '' : ' (unclosed)'}`,
         '',
-        entry.step.kind === 'answer' ? '*The answer is shown at the top of this report.*' : neutralizeMarkdown(entry.step.text),
+        entry.step.kind === 'answer'
+          ? '*The answer is shown at the top of this report.*'
+          : neutralizeMarkdown(entry.step.text),
       ];
     case 'notice':
-      return [`### Round ${entry.notice.round} · Notice (${escapeMarkdownText(entry.notice.kind)})`, '', escapeMarkdownText(entry.notice.text)];
+      return [
+        `### Round ${entry.notice.round} · Notice (${escapeMarkdownText(entry.notice.kind)})`,
+        '',
+        escapeMarkdownText(entry.notice.text),
+      ];
     case 'cell':
       return renderCell(entry.step, entry.execution, maxOutputChars, assets);
   }
 }
 
-function renderCell(step: StepRecord | null, execution: ExecutionRecord | null, maxOutputChars: number, assets: ReportAsset[]): string[] {
+function renderCell(
+  step: StepRecord | null,
+  execution: ExecutionRecord | null,
+  maxOutputChars: number,
+  assets: ReportAsset[],
+): string[] {
   const round = execution?.round ?? step?.round ?? 0;
   const code = execution?.code ?? stripCodeFence(step?.text ?? '');
   if (!execution) return [`### Round ${round} · Code (not executed)`, '', fencedBlock(code, 'python')];
@@ -148,16 +210,32 @@ function renderCell(step: StepRecord | null, execution: ExecutionRecord | null, 
   for (const [name, text] of streams) {
     if (text === '') continue;
     const cleaned = cleanOutputText(text);
-    const shown = cleaned.length > maxOutputChars ? `${cleaned.slice(0, maxOutputChars)}\n… (shortened; trace.json has it all)` : cleaned;
+    const shown =
+      cleaned.length > maxOutputChars
+        ? `${cleaned.slice(0, maxOutputChars)}\n… (shortened; trace.json has it all)`
+        : cleaned;
     lines.push(name === 'stdout' ? '' : `*${name}:*`, '', fencedBlock(shown, 'text'), '');
   }
   result.tables.forEach((table, index) => {
     const path = `assets/${outputId.replace(/[^A-Za-z0-9_-]/g, '_')}-table-${index + 1}.csv`;
     assets.push({ path, bytes: tableToCsv(table) });
-    lines.push(...markdownTable(table), '', `*Table ${index + 1} of ${escapeMarkdownText(outputId)}${table.truncated ? ` (first ${table.rows.length} of ${table.totalRows} rows)` : ''} — [CSV](${path})*`, '');
+    lines.push(
+      ...markdownTable(table),
+      '',
+      `*Table ${index + 1} of ${escapeMarkdownText(outputId)}${table.truncated ? ` (first ${table.rows.length} of ${table.totalRows} rows)` : ''} — [CSV](${path})*`,
+      '',
+    );
   });
-  result.charts.forEach((_chart, index) => lines.push(`*Chart ${index + 1}: see [Figures and tables](#figures-and-tables) (assets/${chartKey(outputId, index)}.png).*`));
-  result.figures.forEach((_figure, index) => lines.push(`![Figure ${index + 1} of output ${escapeMarkdownText(outputId)}](assets/${figureKey(outputId, index)}.png)`));
+  result.charts.forEach((_chart, index) =>
+    lines.push(
+      `*Chart ${index + 1}: see [Figures and tables](#figures-and-tables) (assets/${chartKey(outputId, index)}.png).*`,
+    ),
+  );
+  result.figures.forEach((_figure, index) =>
+    lines.push(
+      `![Figure ${index + 1} of output ${escapeMarkdownText(outputId)}](assets/${figureKey(outputId, index)}.png)`,
+    ),
+  );
   return lines;
 }
 
@@ -167,7 +245,10 @@ function markdownTable(table: Table): string[] {
   const rule = `| --- | ${table.columns.map(() => '---:').join(' | ')} |`;
   const rows = table.rows
     .slice(0, maxRows)
-    .map((row, rowIndex) => `| ${escapeMarkdownText(table.index[rowIndex] ?? '')} | ${row.map((cell) => escapeMarkdownText(cell === null ? '' : String(cell))).join(' | ')} |`);
+    .map(
+      (row, rowIndex) =>
+        `| ${escapeMarkdownText(table.index[rowIndex] ?? '')} | ${row.map((cell) => escapeMarkdownText(cell === null ? '' : String(cell))).join(' | ')} |`,
+    );
   return [header, rule, ...rows];
 }
 
@@ -192,12 +273,23 @@ function renderProvenance(report: PreparedReport): string[] {
   if (start.workspace.files.length === 0) lines.push('*No input files were recorded.*');
   else {
     lines.push('| File | Size | SHA-256 |', '| --- | ---: | --- |');
-    for (const file of start.workspace.files) lines.push(`| ${escapeMarkdownText(file.path)} | ${formatExactBytes(file.sizeBytes)} | \`${file.sha256}\` |`);
+    for (const file of start.workspace.files)
+      lines.push(
+        `| ${escapeMarkdownText(file.path)} | ${formatExactBytes(file.sizeBytes)} | \`${file.sha256}\` |`,
+      );
   }
   if (view.artifacts.length > 0) {
-    lines.push('', '### Files the code wrote', '', '| File | Size | Output | SHA-256 |', '| --- | ---: | --- | --- |');
+    lines.push(
+      '',
+      '### Files the code wrote',
+      '',
+      '| File | Size | Output | SHA-256 |',
+      '| --- | ---: | --- | --- |',
+    );
     for (const artifact of view.artifacts) {
-      lines.push(`| [${escapeMarkdownText(artifact.path)}](${encodeRelativePath(`artifacts/${artifact.path}`)}) | ${formatBytes(artifact.sizeBytes)} | ${escapeMarkdownText(artifact.outputId ?? '')} | \`${escapeMarkdownText(artifact.sha256)}\` |`);
+      lines.push(
+        `| [${escapeMarkdownText(artifact.path)}](${encodeRelativePath(`artifacts/${artifact.path}`)}) | ${formatBytes(artifact.sizeBytes)} | ${escapeMarkdownText(artifact.outputId ?? '')} | \`${escapeMarkdownText(artifact.sha256)}\` |`,
+      );
     }
   }
   return lines;

@@ -34,15 +34,25 @@ function neutralizeLine(line: string): string {
   if (definition && !isSafeLink(definition[2] ?? '')) return `${definition[1] ?? ''}#unsafe-link-removed`;
   return line
     .replace(/</g, '&lt;')
-    .replace(new RegExp(`!\\[([^\\]]*)\\]\\(\\s*(${destination})${linkRest}\\)`, 'g'), (_match, alt: string, url: string) => (isSafeLink(url) && /^https?:/i.test(url) ? `[image: ${alt || url}](${url})` : `*[image: ${alt || 'omitted'}]*`))
-    .replace(new RegExp(`\\]\\(\\s*(${destination})${linkRest}\\)`, 'g'), (match, url: string) => (isSafeLink(url) ? match : '](#unsafe-link-removed)'));
+    .replace(
+      new RegExp(`!\\[([^\\]]*)\\]\\(\\s*(${destination})${linkRest}\\)`, 'g'),
+      (_match, alt: string, url: string) =>
+        isSafeLink(url) && /^https?:/i.test(url)
+          ? `[image: ${alt || url}](${url})`
+          : `*[image: ${alt || 'omitted'}]*`,
+    )
+    .replace(new RegExp(`\\]\\(\\s*(${destination})${linkRest}\\)`, 'g'), (match, url: string) =>
+      isSafeLink(url) ? match : '](#unsafe-link-removed)',
+    );
 }
 
 /** Plain text (data values, output ids, paths) in running Markdown text or a table cell. */
 export function escapeMarkdownText(text: string): string {
   return text
     .replace(/\r?\n/g, ' ')
-    .replace(/[\\`*_{}[\]()#+!|<>~]/g, (character) => (character === '<' ? '&lt;' : character === '>' ? '&gt;' : `\\${character}`));
+    .replace(/[\\`*_{}[\]()#+!|<>~]/g, (character) =>
+      character === '<' ? '&lt;' : character === '>' ? '&gt;' : `\\${character}`,
+    );
 }
 
 /** A fenced code block whose fence no backtick run in the content can close. */

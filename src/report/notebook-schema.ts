@@ -11,15 +11,28 @@ const mimeBundle = z.record(z.string(), z.union([multilineString, z.record(z.str
 const cellId = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/);
 
 export const notebookOutputSchema = z.discriminatedUnion('output_type', [
-  z.strictObject({ output_type: z.literal('stream'), name: z.enum(['stdout', 'stderr']), text: multilineString }),
-  z.strictObject({ output_type: z.literal('display_data'), data: mimeBundle, metadata: z.record(z.string(), z.unknown()) }),
+  z.strictObject({
+    output_type: z.literal('stream'),
+    name: z.enum(['stdout', 'stderr']),
+    text: multilineString,
+  }),
+  z.strictObject({
+    output_type: z.literal('display_data'),
+    data: mimeBundle,
+    metadata: z.record(z.string(), z.unknown()),
+  }),
   z.strictObject({
     output_type: z.literal('execute_result'),
     execution_count: z.number().int().positive().nullable(),
     data: mimeBundle,
     metadata: z.record(z.string(), z.unknown()),
   }),
-  z.strictObject({ output_type: z.literal('error'), ename: z.string(), evalue: z.string(), traceback: z.array(z.string()) }),
+  z.strictObject({
+    output_type: z.literal('error'),
+    ename: z.string(),
+    evalue: z.string(),
+    traceback: z.array(z.string()),
+  }),
 ]);
 export type NotebookOutput = z.infer<typeof notebookOutputSchema>;
 
@@ -34,8 +47,18 @@ export const notebookCellSchema = z.discriminatedUnion('cell_type', [
     execution_count: z.number().int().positive().nullable(),
     outputs: z.array(notebookOutputSchema),
   }),
-  z.strictObject({ id: cellId, cell_type: z.literal('markdown'), metadata: cellMetadata, source: multilineString }),
-  z.strictObject({ id: cellId, cell_type: z.literal('raw'), metadata: cellMetadata, source: multilineString }),
+  z.strictObject({
+    id: cellId,
+    cell_type: z.literal('markdown'),
+    metadata: cellMetadata,
+    source: multilineString,
+  }),
+  z.strictObject({
+    id: cellId,
+    cell_type: z.literal('raw'),
+    metadata: cellMetadata,
+    source: multilineString,
+  }),
 ]);
 export type NotebookCell = z.infer<typeof notebookCellSchema>;
 
@@ -49,5 +72,7 @@ export const notebookSchema = z
     }),
     cells: z.array(notebookCellSchema),
   })
-  .refine((notebook) => new Set(notebook.cells.map((cell) => cell.id)).size === notebook.cells.length, { message: 'Cell ids must be unique.' });
+  .refine((notebook) => new Set(notebook.cells.map((cell) => cell.id)).size === notebook.cells.length, {
+    message: 'Cell ids must be unique.',
+  });
 export type Notebook = z.infer<typeof notebookSchema>;

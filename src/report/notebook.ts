@@ -24,7 +24,7 @@ export function renderNotebook(report: PreparedReport): Notebook {
   const intro = [
     `# ${firstLine(view.start.instruction)}`,
     '',
-    `Datalyst run \`${view.start.runId}\`, ${view.start.model.offline ? "made by the built-in offline analyst (no language model was used)" : `model \`${view.start.model.id}\``}.`,
+    `Datalyst run \`${view.start.runId}\`, ${view.start.model.offline ? 'made by the built-in offline analyst (no language model was used)' : `model \`${view.start.model.id}\``}.`,
     '',
     'Run this notebook in a folder that holds a copy of the workspace: the cells read the input files by their relative paths and write next to them, as they did in the run.',
     '',
@@ -35,37 +35,70 @@ export function renderNotebook(report: PreparedReport): Notebook {
   if (view.outcomeMessage !== null) intro.push('', `**${view.outcomeMessage}**`);
   cells.push(markdownCell(ids.next('intro'), intro.join('\n')));
   let executionCount = 1;
-  cells.push({ ...codeCell(ids.next('datalyst-setup'), kernelSetupCode, executionCount, []), metadata: { datalyst: { setup: true } } });
+  cells.push({
+    ...codeCell(ids.next('datalyst-setup'), kernelSetupCode, executionCount, []),
+    metadata: { datalyst: { setup: true } },
+  });
   for (const entry of view.process) {
     if (entry.kind === 'notice') continue;
     if (entry.kind === 'step') {
       if (entry.step.kind === 'text' || entry.step.text.trim() === '') continue;
-      cells.push(markdownCell(ids.next(entry.step.kind), `**${stepTitle(entry.step)}** (round ${entry.step.round})\n\n${neutralizeMarkdown(entry.step.text)}`));
+      cells.push(
+        markdownCell(
+          ids.next(entry.step.kind),
+          `**${stepTitle(entry.step)}** (round ${entry.step.round})\n\n${neutralizeMarkdown(entry.step.text)}`,
+        ),
+      );
       continue;
     }
     const { execution, step } = entry;
     if (!execution) {
       const code = stripCodeFence(step?.text ?? '');
-      cells.push({ ...codeCell(ids.next('code'), code, null, []), metadata: { tags: ['skip-execution'], datalyst: { executed: false } } });
+      cells.push({
+        ...codeCell(ids.next('code'), code, null, []),
+        metadata: { tags: ['skip-execution'], datalyst: { executed: false } },
+      });
       continue;
     }
     const skip = ['timeout', 'memory', 'crashed'].includes(execution.result.status);
     const count = skip ? null : ++executionCount;
     const tags = skip ? ['skip-execution'] : execution.result.status === 'error' ? ['raises-exception'] : [];
-    const cell = codeCell(ids.next(execution.outputId), execution.code, count, notebookOutputs(execution, count, report));
-    cells.push({ ...cell, metadata: { ...(tags.length > 0 ? { tags } : {}), datalyst: { outputId: execution.outputId, status: execution.result.status, round: execution.round } } });
+    const cell = codeCell(
+      ids.next(execution.outputId),
+      execution.code,
+      count,
+      notebookOutputs(execution, count, report),
+    );
+    cells.push({
+      ...cell,
+      metadata: {
+        ...(tags.length > 0 ? { tags } : {}),
+        datalyst: { outputId: execution.outputId, status: execution.result.status, round: execution.round },
+      },
+    });
     if (skip) {
-      cells.push(markdownCell(ids.next('note'), `*The cell above is not re-run: in the run it ended with \`${execution.result.status}\`${execution.result.statusDetail ? ` (${neutralizeMarkdown(execution.result.statusDetail)})` : ''}.*`));
+      cells.push(
+        markdownCell(
+          ids.next('note'),
+          `*The cell above is not re-run: in the run it ended with \`${execution.result.status}\`${execution.result.statusDetail ? ` (${neutralizeMarkdown(execution.result.statusDetail)})` : ''}.*`,
+        ),
+      );
     }
   }
-  if (view.answer !== null) cells.push(markdownCell(ids.next('answer'), `## Answer\n\n${neutralizeMarkdown(view.answer)}`));
+  if (view.answer !== null)
+    cells.push(markdownCell(ids.next('answer'), `## Answer\n\n${neutralizeMarkdown(view.answer)}`));
   const notebook: Notebook = {
     nbformat: 4,
     nbformat_minor: 5,
     metadata: {
       kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' },
       language_info: { name: 'python' },
-      datalyst: { runId: view.start.runId, model: view.start.model.id, offline: view.start.model.offline, generatedAt: report.generatedAt },
+      datalyst: {
+        runId: view.start.runId,
+        model: view.start.model.id,
+        offline: view.start.model.offline,
+        generatedAt: report.generatedAt,
+      },
     },
     cells,
   };
@@ -87,35 +120,74 @@ const kernelSetupCode = [
   "pd.set_option('display.max_columns', 0)",
 ].join('\n');
 
-function notebookOutputs(execution: ExecutionRecord, count: number | null, report: PreparedReport): NotebookOutput[] {
+function notebookOutputs(
+  execution: ExecutionRecord,
+  count: number | null,
+  report: PreparedReport,
+): NotebookOutput[] {
   const { result, outputId } = execution;
   const outputs: NotebookOutput[] = [];
-  if (result.stdout.text !== '') outputs.push({ output_type: 'stream', name: 'stdout', text: lines(cleanOutputText(result.stdout.text)) });
-  if (result.stderr.text !== '') outputs.push({ output_type: 'stream', name: 'stderr', text: lines(cleanOutputText(result.stderr.text)) });
+  if (result.stdout.text !== '')
+    outputs.push({ output_type: 'stream', name: 'stdout', text: lines(cleanOutputText(result.stdout.text)) });
+  if (result.stderr.text !== '')
+    outputs.push({ output_type: 'stream', name: 'stderr', text: lines(cleanOutputText(result.stderr.text)) });
   result.figures.forEach((_figure, index) => {
     const figure = report.figures.get(figureKey(outputId, index));
-    if (figure) outputs.push({ output_type: 'display_data', data: { 'image/png': figure.base64, 'text/plain': [`<Figure size ${figure.widthPx}x${figure.heightPx}>`] }, metadata: {} });
+    if (figure)
+      outputs.push({
+        output_type: 'display_data',
+        data: {
+          'image/png': figure.base64,
+          'text/plain': [`<Figure size ${figure.widthPx}x${figure.heightPx}>`],
+        },
+        metadata: {},
+      });
   });
   result.charts.forEach((chart, index) => {
     const rendered = report.charts.get(chartKey(outputId, index));
-    const data: Record<string, string | string[] | Record<string, unknown>> = { 'text/plain': ['<VegaLite chart>'] };
+    const data: Record<string, string | string[] | Record<string, unknown>> = {
+      'text/plain': ['<VegaLite chart>'],
+    };
     const spec = rendered?.vegaLiteSpec ?? null;
     if (spec !== null) data[vegaLiteMimeType(spec)] = spec;
     if (rendered?.png) data['image/png'] = Buffer.from(rendered.png).toString('base64');
-    if (spec === null && !rendered?.png) data['text/plain'] = [`Chart ${chart.id} could not be drawn: ${rendered?.error ?? 'unknown error'}`];
+    if (spec === null && !rendered?.png)
+      data['text/plain'] = [`Chart ${chart.id} could not be drawn: ${rendered?.error ?? 'unknown error'}`];
     outputs.push({ output_type: 'display_data', data, metadata: {} });
   });
   if (result.value === null) {
     for (const table of result.tables) {
       const header = `<tr><th></th>${table.columns.map((column) => `<th>${escapeHtml(column)}</th>`).join('')}</tr>`;
-      const body = table.rows.map((row, rowIndex) => `<tr><th>${escapeHtml(table.index[rowIndex] ?? '')}</th>${row.map((cell) => `<td>${escapeHtml(String(cell ?? ''))}</td>`).join('')}</tr>`).join('');
-      outputs.push({ output_type: 'display_data', data: { 'text/html': [`<table>${header}${body}</table>`], 'text/plain': [`<table ${table.id}: ${table.totalRows} rows x ${table.totalColumns} columns>`] }, metadata: {} });
+      const body = table.rows
+        .map(
+          (row, rowIndex) =>
+            `<tr><th>${escapeHtml(table.index[rowIndex] ?? '')}</th>${row.map((cell) => `<td>${escapeHtml(String(cell ?? ''))}</td>`).join('')}</tr>`,
+        )
+        .join('');
+      outputs.push({
+        output_type: 'display_data',
+        data: {
+          'text/html': [`<table>${header}${body}</table>`],
+          'text/plain': [`<table ${table.id}: ${table.totalRows} rows x ${table.totalColumns} columns>`],
+        },
+        metadata: {},
+      });
     }
   } else {
-    outputs.push({ output_type: 'execute_result', execution_count: count, data: { 'text/plain': lines(cleanOutputText(result.value)) }, metadata: {} });
+    outputs.push({
+      output_type: 'execute_result',
+      execution_count: count,
+      data: { 'text/plain': lines(cleanOutputText(result.value)) },
+      metadata: {},
+    });
   }
   if (result.error) {
-    outputs.push({ output_type: 'error', ename: result.error.name, evalue: result.error.value, traceback: cleanOutputText(result.error.traceback).split('\n') });
+    outputs.push({
+      output_type: 'error',
+      ename: result.error.name,
+      evalue: result.error.value,
+      traceback: cleanOutputText(result.error.traceback).split('\n'),
+    });
   }
   return outputs;
 }
@@ -125,7 +197,12 @@ function vegaLiteMimeType(spec: Record<string, unknown>): string {
   return `application/vnd.vegalite.v${major ?? '5'}+json`;
 }
 
-function codeCell(id: string, code: string, count: number | null, outputs: NotebookOutput[]): Extract<NotebookCell, { cell_type: 'code' }> {
+function codeCell(
+  id: string,
+  code: string,
+  count: number | null,
+  outputs: NotebookOutput[],
+): Extract<NotebookCell, { cell_type: 'code' }> {
   return { id, cell_type: 'code', metadata: {}, source: lines(code), execution_count: count, outputs };
 }
 

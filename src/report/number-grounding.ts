@@ -75,13 +75,17 @@ const MAX_INDEXED_DECIMALS = 8;
 // lookbehind keeps digits that continue a word, number or decimal out.
 const mentionPattern = /(?<![\p{L}\p{N}_.,])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:\s?(%))?/gu;
 const sourcePattern = /(?<![\p{L}\p{N}_.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:[eE]([-+]?\d{1,3}))?/gu;
-const datePattern = /\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?\b|\b\d{1,2}:\d{2}(?::\d{2})?\b/g;
+const datePattern =
+  /\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?\b|\b\d{1,2}:\d{2}(?::\d{2})?\b/g;
 const sectionNumberPattern = /^\s*\d+(?:\.\d+)*\.?(?=\s|$)/;
 
 /** Finds the numbers in one segment of answer text, leaving out the trivial ones. */
 export function findNumberMentions(segment: string, context: SegmentContext = {}): NumberMention[] {
   const masked = segment.replace(datePattern, (match) => ' '.repeat(match.length));
-  const sectionEnd = context.inHeading && context.atLineStart !== false ? (sectionNumberPattern.exec(masked)?.[0].length ?? 0) : 0;
+  const sectionEnd =
+    context.inHeading && context.atLineStart !== false
+      ? (sectionNumberPattern.exec(masked)?.[0].length ?? 0)
+      : 0;
   const mentions: NumberMention[] = [];
   for (const match of masked.matchAll(mentionPattern)) {
     const start = match.index;
@@ -97,7 +101,15 @@ export function findNumberMentions(segment: string, context: SegmentContext = {}
     if (!Number.isFinite(value)) continue;
     const decimals = fraction.length === 0 ? 0 : fraction.length - 1;
     if (!percent && decimals === 0 && value <= 10) continue;
-    if (context.inHeading && !percent && decimals === 0 && !integerPart.includes(',') && value >= 1900 && value <= 2100) continue;
+    if (
+      context.inHeading &&
+      !percent &&
+      decimals === 0 &&
+      !integerPart.includes(',') &&
+      value >= 1900 &&
+      value <= 2100
+    )
+      continue;
     const end = start + match[0].length;
     mentions.push({ text: segment.slice(start, end), start, end, value, decimals, percent });
   }
@@ -159,7 +171,9 @@ function indexValue(
 
 /** Looks one mention up; a percent is also tried as a ratio (24.5% = 0.245). */
 export function groundMention(mention: NumberMention, index: NumberIndex): GroundedNumber {
-  const found = lookup(mention.value, mention.decimals, index) ?? (mention.percent ? lookup(mention.value / 100, mention.decimals + 2, index) : undefined);
+  const found =
+    lookup(mention.value, mention.decimals, index) ??
+    (mention.percent ? lookup(mention.value / 100, mention.decimals + 2, index) : undefined);
   return {
     ...mention,
     verified: found !== undefined,
@@ -177,7 +191,11 @@ function lookup(value: number, decimals: number, index: NumberIndex): IndexEntry
 }
 
 /** Finds and grounds the numbers of one segment. */
-export function groundSegment(segment: string, index: NumberIndex, context: SegmentContext = {}): GroundedNumber[] {
+export function groundSegment(
+  segment: string,
+  index: NumberIndex,
+  context: SegmentContext = {},
+): GroundedNumber[] {
   return findNumberMentions(segment, context).map((mention) => groundMention(mention, index));
 }
 

@@ -63,7 +63,10 @@ export function outputAnchor(outputId: string): string {
 // 2-core machine they were no faster and their tsx loader kept the process alive.)
 const CHART_CONCURRENCY = 2;
 
-export async function prepareReport(records: readonly TraceRecord[], options: PrepareOptions = {}): Promise<PreparedReport> {
+export async function prepareReport(
+  records: readonly TraceRecord[],
+  options: PrepareOptions = {},
+): Promise<PreparedReport> {
   const view = buildRunView(records);
   const charts = await renderAllCharts(view.executions, options);
   const figures = decodeFigures(view.executions);
@@ -89,8 +92,16 @@ export async function prepareReport(records: readonly TraceRecord[], options: Pr
   };
 }
 
-async function renderAllCharts(executions: readonly ExecutionRecord[], options: PrepareOptions): Promise<Map<string, RenderedChart>> {
-  const jobs = executions.flatMap((execution) => execution.result.charts.map((chart, index) => ({ key: chartKey(execution.outputId, index), spec: chart.spec })));
+async function renderAllCharts(
+  executions: readonly ExecutionRecord[],
+  options: PrepareOptions,
+): Promise<Map<string, RenderedChart>> {
+  const jobs = executions.flatMap((execution) =>
+    execution.result.charts.map((chart, index) => ({
+      key: chartKey(execution.outputId, index),
+      spec: chart.spec,
+    })),
+  );
   const rendered = new Map<string, RenderedChart>();
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -110,10 +121,12 @@ async function renderAllCharts(executions: readonly ExecutionRecord[], options: 
   };
   await Promise.all(Array.from({ length: Math.min(CHART_CONCURRENCY, jobs.length) }, worker));
   // Back in trace order, whatever order the charts finished in.
-  return new Map(jobs.flatMap((job) => {
-    const chart = rendered.get(job.key);
-    return chart ? [[job.key, chart] as const] : [];
-  }));
+  return new Map(
+    jobs.flatMap((job) => {
+      const chart = rendered.get(job.key);
+      return chart ? [[job.key, chart] as const] : [];
+    }),
+  );
 }
 
 const pngMagic = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
@@ -127,7 +140,12 @@ function decodeFigures(executions: readonly ExecutionRecord[]): Map<string, Prep
       if (!/^[A-Za-z0-9+/]*={0,2}$/.test(base64)) return;
       const png = new Uint8Array(Buffer.from(base64, 'base64'));
       if (!pngMagic.every((byte, position) => png[position] === byte)) return;
-      figures.set(figureKey(execution.outputId, index), { png, base64, widthPx: figure.widthPx, heightPx: figure.heightPx });
+      figures.set(figureKey(execution.outputId, index), {
+        png,
+        base64,
+        widthPx: figure.widthPx,
+        heightPx: figure.heightPx,
+      });
     });
   }
   return figures;
@@ -138,8 +156,18 @@ export function groundingSources(executions: readonly ExecutionRecord[]): Ground
   return executions.map((execution) => {
     const { result } = execution;
     const tableText = result.tables
-      .map((table) => [table.columns.join(' '), ...table.rows.map((row, rowIndex) => [table.index[rowIndex] ?? '', ...row.map((cell) => String(cell))].join(' '))].join('\n'))
+      .map((table) =>
+        [
+          table.columns.join(' '),
+          ...table.rows.map((row, rowIndex) =>
+            [table.index[rowIndex] ?? '', ...row.map((cell) => String(cell))].join(' '),
+          ),
+        ].join('\n'),
+      )
       .join('\n');
-    return { outputId: execution.outputId, text: [cleanOutputText(result.stdout.text), result.value ?? '', tableText].join('\n') };
+    return {
+      outputId: execution.outputId,
+      text: [cleanOutputText(result.stdout.text), result.value ?? '', tableText].join('\n'),
+    };
   });
 }

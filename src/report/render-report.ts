@@ -55,14 +55,20 @@ const MAX_EMBEDDED_IMAGES_TOTAL_BYTES = 30 * 1024 * 1024;
  * `report.md` with `assets/`, `analysis.ipynb` and `trace.json`. Charts are
  * rendered once and shared by all formats.
  */
-export async function renderReport(trace: TraceDocument | readonly TraceRecord[], options: RenderReportOptions): Promise<RenderedReport> {
+export async function renderReport(
+  trace: TraceDocument | readonly TraceRecord[],
+  options: RenderReportOptions,
+): Promise<RenderedReport> {
   const records = 'records' in trace ? trace.records : trace;
   const formats = new Set(options.formats ?? allReportFormats);
   const outDir = resolve(options.outDir);
   const artifactsDir = resolve(options.artifactsDir ?? join(outDir, 'artifacts'));
   const files: string[] = [];
   const timingsMs: RenderedReport['timingsMs'] = { prepare: 0, html: 0, md: 0, ipynb: 0, json: 0 };
-  const timed = async <T>(stage: keyof RenderedReport['timingsMs'], work: () => Promise<T> | T): Promise<T> => {
+  const timed = async <T>(
+    stage: keyof RenderedReport['timingsMs'],
+    work: () => Promise<T> | T,
+  ): Promise<T> => {
     const started = performance.now();
     try {
       return await work();
@@ -82,8 +88,12 @@ export async function renderReport(trace: TraceDocument | readonly TraceRecord[]
     }),
   );
   const artifactPaths = report.view.artifacts.map((artifact) => artifact.path).filter(isSafeRelativePath);
-  if (artifactsDir !== join(outDir, 'artifacts')) await copyArtifacts(artifactPaths, artifactsDir, join(outDir, 'artifacts'));
-  const artifactImages = formats.has('html') || formats.has('md') ? await readArtifactImages(artifactPaths, join(outDir, 'artifacts')) : new Map();
+  if (artifactsDir !== join(outDir, 'artifacts'))
+    await copyArtifacts(artifactPaths, artifactsDir, join(outDir, 'artifacts'));
+  const artifactImages =
+    formats.has('html') || formats.has('md')
+      ? await readArtifactImages(artifactPaths, join(outDir, 'artifacts'))
+      : new Map();
 
   let htmlBytes = 0;
   if (formats.has('html')) {
@@ -95,7 +105,9 @@ export async function renderReport(trace: TraceDocument | readonly TraceRecord[]
   }
   if (formats.has('md')) {
     await timed('md', async () => {
-      const { markdown, assets } = renderMarkdownReport(report, { artifactImages: new Set(artifactImages.keys()) });
+      const { markdown, assets } = renderMarkdownReport(report, {
+        artifactImages: new Set(artifactImages.keys()),
+      });
       await rm(join(outDir, 'assets'), { recursive: true, force: true });
       for (const asset of assets) files.push(await write(join(outDir, asset.path), asset.bytes));
       files.push(await write(join(outDir, 'report.md'), markdown));
@@ -103,7 +115,9 @@ export async function renderReport(trace: TraceDocument | readonly TraceRecord[]
   }
   if (formats.has('ipynb')) {
     await timed('ipynb', async () => {
-      files.push(await write(join(outDir, 'analysis.ipynb'), `${JSON.stringify(renderNotebook(report), null, 1)}\n`));
+      files.push(
+        await write(join(outDir, 'analysis.ipynb'), `${JSON.stringify(renderNotebook(report), null, 1)}\n`),
+      );
     });
   }
   if (formats.has('json')) {
@@ -116,7 +130,10 @@ export async function renderReport(trace: TraceDocument | readonly TraceRecord[]
   return {
     files,
     grounding: report.grounding,
-    charts: { rendered: charts.filter((chart) => chart.svg !== null).length, failed: charts.filter((chart) => chart.svg === null).length },
+    charts: {
+      rendered: charts.filter((chart) => chart.svg !== null).length,
+      failed: charts.filter((chart) => chart.svg === null).length,
+    },
     timingsMs,
     htmlBytes,
   };
@@ -128,16 +145,29 @@ export interface RenderRunFolderOptions extends Omit<RenderReportOptions, 'outDi
 }
 
 /** Re-renders a run folder's report from its `trace.jsonl` (or `trace.json`). */
-export async function renderRunFolder(runDir: string, options: RenderRunFolderOptions = {}): Promise<RenderedReport> {
+export async function renderRunFolder(
+  runDir: string,
+  options: RenderRunFolderOptions = {},
+): Promise<RenderedReport> {
   const tracePath = await findTrace(runDir);
   const trace = await readTrace(tracePath, options.signal ? { signal: options.signal } : {});
-  return renderReport(trace, { ...options, outDir: options.outDir ?? runDir, artifactsDir: join(runDir, 'artifacts') });
+  return renderReport(trace, {
+    ...options,
+    outDir: options.outDir ?? runDir,
+    artifactsDir: join(runDir, 'artifacts'),
+  });
 }
 
 async function findTrace(runDir: string): Promise<string> {
   for (const name of ['trace.jsonl', 'trace.json']) {
     const path = join(runDir, name);
-    if (await stat(path).then((stats) => stats.isFile(), () => false)) return path;
+    if (
+      await stat(path).then(
+        (stats) => stats.isFile(),
+        () => false,
+      )
+    )
+      return path;
   }
   throw new TraceError(`No trace.jsonl or trace.json in ${runDir}.`);
 }
@@ -171,7 +201,12 @@ async function readArtifactImages(paths: readonly string[], artifactsDir: string
     const type = imageTypes[path.split('.').pop()?.toLowerCase() ?? ''];
     if (!type) continue;
     const bytes = await readFile(join(artifactsDir, path)).catch(() => null);
-    if (bytes === null || bytes.length > MAX_EMBEDDED_IMAGE_BYTES || totalBytes + bytes.length > MAX_EMBEDDED_IMAGES_TOTAL_BYTES) continue;
+    if (
+      bytes === null ||
+      bytes.length > MAX_EMBEDDED_IMAGE_BYTES ||
+      totalBytes + bytes.length > MAX_EMBEDDED_IMAGES_TOTAL_BYTES
+    )
+      continue;
     if (!type.magic.every((byte, index) => bytes[index] === byte)) continue;
     totalBytes += bytes.length;
     images.set(path, { mimeType: type.mimeType, base64: bytes.toString('base64') });

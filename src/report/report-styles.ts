@@ -4,7 +4,10 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 
 /** highlight.js's GitHub theme, inlined so that the report needs no network. */
-const highlightCss = readFileSync(require.resolve('highlight.js/styles/github.css'), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
+const highlightCss = readFileSync(require.resolve('highlight.js/styles/github.css'), 'utf8').replace(
+  /\/\*[\s\S]*?\*\//g,
+  '',
+);
 
 const reportCss = `
 :root { --text: #1f2328; --muted: #59636e; --line: #d1d9e0; --soft: #f6f8fa; --accent: #0969da; --ok: #1a7f37; --warn: #9a6700; --bad: #cf222e; }

@@ -93,7 +93,8 @@ export function buildRunView(records: readonly TraceRecord[]): RunView {
 
   const answer = end?.answer ?? lastAnswerStep?.text ?? null;
   const usage = end?.usage ?? sumUsage(modelTurns);
-  const rounds = end?.rounds ?? Math.max(0, ...records.map((record) => ('round' in record ? record.round : 0)));
+  const rounds =
+    end?.rounds ?? Math.max(0, ...records.map((record) => ('round' in record ? record.round : 0)));
   const { outcome, outcomeMessage } = describeOutcome(end, answer);
   return {
     start,
@@ -122,17 +123,24 @@ function sumUsage(turns: readonly ModelTurnRecord[]): Usage {
   );
 }
 
-function describeOutcome(end: RunEndRecord | null, answer: string | null): { outcome: RunOutcome; outcomeMessage: string | null } {
+function describeOutcome(
+  end: RunEndRecord | null,
+  answer: string | null,
+): { outcome: RunOutcome; outcomeMessage: string | null } {
   if (end === null) {
     return {
       outcome: 'incomplete',
-      outcomeMessage: 'The trace ends before the run did (it crashed or is still going): this report shows everything up to that point.',
+      outcomeMessage:
+        'The trace ends before the run did (it crashed or is still going): this report shows everything up to that point.',
     };
   }
   const { reason, detail } = end.termination;
   const because = detail.trim() === '' ? '' : `: ${detail.trim()}`;
   if (reason === 'cancelled') {
-    return { outcome: 'cancelled', outcomeMessage: `This run was cancelled before it finished${because}.${answer === null ? ' There is no answer.' : ''}` };
+    return {
+      outcome: 'cancelled',
+      outcomeMessage: `This run was cancelled before it finished${because}.${answer === null ? ' There is no answer.' : ''}`,
+    };
   }
   if (reason !== 'answered' || answer === null) {
     return {

@@ -69,7 +69,9 @@ groundedMarkdown.renderer.rules.text = (tokens, index, _options, env: GroundedRe
   const token = tokens[index];
   if (!token) return '';
   const meta = token.meta as GroundedTextMeta | null;
-  return meta?.grounded ? markNumbers(token.content, meta.grounded, env.anchorFor) : escapeHtml(token.content);
+  return meta?.grounded
+    ? markNumbers(token.content, meta.grounded, env.anchorFor)
+    : escapeHtml(token.content);
 };
 
 /**
@@ -78,7 +80,11 @@ groundedMarkdown.renderer.rules.text = (tokens, index, _options, env: GroundedRe
  * markdown-it's text tokens, so list markers, inline code and link targets are
  * never mistaken for stated figures.
  */
-export function renderGroundedAnswer(text: string, index: NumberIndex, anchorFor: OutputAnchor): GroundedAnswer {
+export function renderGroundedAnswer(
+  text: string,
+  index: NumberIndex,
+  anchorFor: OutputAnchor,
+): GroundedAnswer {
   const tokens = groundedMarkdown.parse(text, {});
   const numbers: GroundedNumber[] = [];
   let inHeading = false;
@@ -92,7 +98,12 @@ export function renderGroundedAnswer(text: string, index: NumberIndex, anchorFor
   return { html: groundedMarkdown.renderer.render(tokens, groundedMarkdown.options, env), numbers };
 }
 
-function groundInlineChildren(children: Token[], index: NumberIndex, inHeading: boolean, numbers: GroundedNumber[]): void {
+function groundInlineChildren(
+  children: Token[],
+  index: NumberIndex,
+  inHeading: boolean,
+  numbers: GroundedNumber[],
+): void {
   let atLineStart = true;
   let linkDepth = 0;
   for (const child of children) {

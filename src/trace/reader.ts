@@ -41,7 +41,10 @@ export function parseTraceDocument(text: string): ReadTrace {
   }
   const parsed = traceDocumentSchema.safeParse(json);
   if (!parsed.success) {
-    throw new TraceError(`The trace does not match version ${TRACE_VERSION} of the schema: ${summarizeIssues(parsed.error.issues)}`, parsed.error);
+    throw new TraceError(
+      `The trace does not match version ${TRACE_VERSION} of the schema: ${summarizeIssues(parsed.error.issues)}`,
+      parsed.error,
+    );
   }
   return finish(parsed.data.records, false);
 }
@@ -69,7 +72,10 @@ export function parseTraceLines(text: string): ReadTrace {
     }
     const parsed = traceRecordSchema.safeParse(json);
     if (!parsed.success) {
-      throw new TraceError(`Line ${index + 1} of the trace does not match the schema: ${summarizeIssues(parsed.error.issues)}`, parsed.error);
+      throw new TraceError(
+        `Line ${index + 1} of the trace does not match the schema: ${summarizeIssues(parsed.error.issues)}`,
+        parsed.error,
+      );
     }
     records.push(parsed.data);
   }

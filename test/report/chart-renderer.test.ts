@@ -33,21 +33,36 @@ describe('renderChart', () => {
   });
 
   it('caps named datasets as Altair writes them', async () => {
-    const spec = { ...pointSpec(0), data: { name: 'rows' }, datasets: { rows: Array.from({ length: 30 }, (_, x) => ({ x, y: x })) } };
+    const spec = {
+      ...pointSpec(0),
+      data: { name: 'rows' },
+      datasets: { rows: Array.from({ length: 30 }, (_, x) => ({ x, y: x })) },
+    };
     const chart = await renderChart(spec, { maxRows: 10, png: false });
     expect(chart.error).toBeNull();
     expect(chart.notes.join(' ')).toContain('Dataset "rows" has 30 rows');
   });
 
   it('never loads remote data', async () => {
-    const chart = await renderChart({ data: { url: 'https://example.invalid/data.csv' }, mark: 'point', encoding: { x: { field: 'a', type: 'quantitative' } } }, { png: false });
+    const chart = await renderChart(
+      {
+        data: { url: 'https://example.invalid/data.csv' },
+        mark: 'point',
+        encoding: { x: { field: 'a', type: 'quantitative' } },
+      },
+      { png: false },
+    );
     expect(chart.error).toBeNull();
     expect(chart.notes.join(' ')).toContain('was not loaded');
     expect(chart.svg).not.toContain('example.invalid');
   });
 
   it('returns an error for a field name vega-lite cannot parse, with the name escaped later', async () => {
-    const chart = await renderChart({ data: { values: [{ '<svg onload="x">': 1 }] }, mark: 'bar', encoding: { x: { field: '<svg onload="x">', type: 'nominal' } } });
+    const chart = await renderChart({
+      data: { values: [{ '<svg onload="x">': 1 }] },
+      mark: 'bar',
+      encoding: { x: { field: '<svg onload="x">', type: 'nominal' } },
+    });
     expect(chart.svg).toBeNull();
     expect(chart.error).toContain('Access path');
   });
@@ -67,7 +82,11 @@ describe('renderChart', () => {
       {
         data: { values: [{ [column]: 'a', v: 1, link: 'javascript:alert(1)' }] },
         mark: 'bar',
-        encoding: { x: { field: column, type: 'nominal' }, y: { field: 'v', type: 'quantitative' }, href: { field: 'link' } },
+        encoding: {
+          x: { field: column, type: 'nominal' },
+          y: { field: 'v', type: 'quantitative' },
+          href: { field: 'link' },
+        },
       },
       { png: false },
     );
@@ -79,7 +98,25 @@ describe('renderChart', () => {
 
   it('renders a plain vega spec too', async () => {
     const chart = await renderChart(
-      { $schema: 'https://vega.github.io/schema/vega/v5.json', width: 100, height: 50, marks: [{ type: 'rect', encode: { enter: { x: { value: 0 }, y: { value: 0 }, width: { value: 50 }, height: { value: 20 }, fill: { value: 'steelblue' } } } }] },
+      {
+        $schema: 'https://vega.github.io/schema/vega/v5.json',
+        width: 100,
+        height: 50,
+        marks: [
+          {
+            type: 'rect',
+            encode: {
+              enter: {
+                x: { value: 0 },
+                y: { value: 0 },
+                width: { value: 50 },
+                height: { value: 20 },
+                fill: { value: 'steelblue' },
+              },
+            },
+          },
+        ],
+      },
       { png: false },
     );
     expect(chart.error).toBeNull();

@@ -45,7 +45,24 @@ async function executeInRunner(workDir: string, notebookPath: string): Promise<N
   for (const name of await readdir(workDir)) await chmod(join(workDir, name), 0o666);
   await execa(
     'docker',
-    ['run', '--rm', '--network', 'none', '--user', '1000:1000', '-v', `${workDir}:/home/analyst/work`, '-w', '/home/analyst/work', '-e', 'HOME=/home/analyst', await runnerImageTag(), 'python3', '-c', executeNotebookPython],
+    [
+      'run',
+      '--rm',
+      '--network',
+      'none',
+      '--user',
+      '1000:1000',
+      '-v',
+      `${workDir}:/home/analyst/work`,
+      '-w',
+      '/home/analyst/work',
+      '-e',
+      'HOME=/home/analyst',
+      await runnerImageTag(),
+      'python3',
+      '-c',
+      executeNotebookPython,
+    ],
     { timeout: 600_000 },
   );
   return notebookSchema.parse(JSON.parse(await readFile(join(workDir, 'executed.ipynb'), 'utf8')));
@@ -53,7 +70,10 @@ async function executeInRunner(workDir: string, notebookPath: string): Promise<N
 
 async function copyWorkspace(name: string): Promise<string> {
   const workDir = join(root, `${name}-work`);
-  await cp(join(repoRoot, 'workspace-examples', name), workDir, { recursive: true, filter: (source) => !/README\.md$|instruction\.txt$/.test(source) });
+  await cp(join(repoRoot, 'workspace-examples', name), workDir, {
+    recursive: true,
+    filter: (source) => !/README\.md$|instruction\.txt$/.test(source),
+  });
   return workDir;
 }
 
@@ -66,8 +86,10 @@ function cellText(notebook: Notebook, outputId: string, kind: 'stdout' | 'value'
   if (cell?.cell_type !== 'code') throw new Error(`No code cell ${outputId}`);
   return cell.outputs
     .map((output) => {
-      if (kind === 'stdout' && output.output_type === 'stream' && output.name === 'stdout') return joined(output.text);
-      if (kind === 'value' && output.output_type === 'execute_result') return joined(output.data['text/plain'] as string | string[]);
+      if (kind === 'stdout' && output.output_type === 'stream' && output.name === 'stdout')
+        return joined(output.text);
+      if (kind === 'value' && output.output_type === 'execute_result')
+        return joined(output.data['text/plain'] as string | string[]);
       return '';
     })
     .join('')
@@ -79,11 +101,18 @@ describe('analysis.ipynb re-executed in the runner image', () => {
     const trace = await readTrace(join(repoRoot, 'test/fixtures/traces/student-loan/trace.jsonl'));
     const outDir = join(root, 'student-loan-report');
     await renderReport(trace, { outDir, formats: ['ipynb'] });
-    const executed = await executeInRunner(await copyWorkspace('student-loan'), join(outDir, 'analysis.ipynb'));
-    const executions = trace.records.filter((record): record is ExecutionRecord => record.type === 'execution');
+    const executed = await executeInRunner(
+      await copyWorkspace('student-loan'),
+      join(outDir, 'analysis.ipynb'),
+    );
+    const executions = trace.records.filter(
+      (record): record is ExecutionRecord => record.type === 'execution',
+    );
     expect(executions).toHaveLength(7);
     for (const execution of executions) {
-      expect(cellText(executed, execution.outputId, 'stdout'), execution.outputId).toBe(execution.result.stdout.text.trim());
+      expect(cellText(executed, execution.outputId, 'stdout'), execution.outputId).toBe(
+        execution.result.stdout.text.trim(),
+      );
     }
   });
 
@@ -118,19 +147,30 @@ describe('analysis.ipynb re-executed in the runner image', () => {
     results.forEach((result, index) => {
       const outputId = `E${index + 1}`;
       expect(cellText(executed, outputId, 'stdout'), outputId).toBe(result.stdout.text.trim());
-      if (result.value !== null) expect(cellText(executed, outputId, 'value'), outputId).toBe(result.value.trim());
+      if (result.value !== null)
+        expect(cellText(executed, outputId, 'value'), outputId).toBe(result.value.trim());
     });
     const kinds = (outputId: string): string[] => {
       const cell = executed.cells.find((candidate) => candidate.id === outputId);
-      return cell?.cell_type === 'code' ? cell.outputs.flatMap((output) => ('data' in output ? Object.keys(output.data) : [output.output_type])) : [];
+      return cell?.cell_type === 'code'
+        ? cell.outputs.flatMap((output) =>
+            'data' in output ? Object.keys(output.data) : [output.output_type],
+          )
+        : [];
     };
     expect(kinds('E3')).toContain('image/png');
     expect(kinds('E5')).toContain('error');
   });
 });
 
-async function liveTrace(workspaceDir: string, cells: readonly string[], results: readonly CellResult[]): Promise<TraceRecord[]> {
-  const names = (await readdir(workspaceDir)).filter((name) => !['README.md', 'instruction.txt'].includes(name));
+async function liveTrace(
+  workspaceDir: string,
+  cells: readonly string[],
+  results: readonly CellResult[],
+): Promise<TraceRecord[]> {
+  const names = (await readdir(workspaceDir)).filter(
+    (name) => !['README.md', 'instruction.txt'].includes(name),
+  );
   const files = await Promise.all(
     names.map(async (path) => {
       const bytes = await readFile(join(workspaceDir, path));
@@ -150,16 +190,43 @@ async function liveTrace(workspaceDir: string, cells: readonly string[], results
       instruction: 'Summarize revenue by region.',
       workspace: { path: workspaceDir, files },
       model: { id: 'test-script', profile: 'chat', baseUrl: null, offline: false },
-      limits: { maxRounds: 10, cellTimeoutMs: 120_000, memoryMb: 2048, cpus: 1.5, deadlineMs: null, contextBudgetTokens: 28_000 },
-      environment: { datalystVersion: '0.1.0', nodeVersion: process.version, sandboxBackend: 'docker', image: await runnerImageTag() },
+      limits: {
+        maxRounds: 10,
+        cellTimeoutMs: 120_000,
+        memoryMb: 2048,
+        cpus: 1.5,
+        deadlineMs: null,
+        contextBudgetTokens: 28_000,
+      },
+      environment: {
+        datalystVersion: '0.1.0',
+        nodeVersion: process.version,
+        sandboxBackend: 'docker',
+        image: await runnerImageTag(),
+      },
     },
   ];
   cells.forEach((code, index) => {
     const round = index + 1;
     const result = results[index];
     if (!result) return;
-    records.push({ type: 'step', round, at, kind: 'code', text: `\`\`\`python\n${code}\n\`\`\``, closed: true });
-    records.push({ type: 'execution', round, at, outputId: `E${round}`, code, result, executeText: result.stdout.text });
+    records.push({
+      type: 'step',
+      round,
+      at,
+      kind: 'code',
+      text: `\`\`\`python\n${code}\n\`\`\``,
+      closed: true,
+    });
+    records.push({
+      type: 'execution',
+      round,
+      at,
+      outputId: `E${round}`,
+      code,
+      result,
+      executeText: result.stdout.text,
+    });
   });
   records.push({ type: 'step', round: cells.length + 1, at, kind: 'answer', text: answer, closed: true });
   records.push({

@@ -17,7 +17,14 @@ function withStatuses(statuses: ExecutionRecord['result']['status'][]): TraceRec
         ...record.result,
         status,
         value: status === 'ok' ? '(4, 2)' : null,
-        error: status === 'error' ? { name: 'KeyError', value: "'x'", traceback: "Traceback (most recent call last):\nKeyError: 'x'" } : null,
+        error:
+          status === 'error'
+            ? {
+                name: 'KeyError',
+                value: "'x'",
+                traceback: "Traceback (most recent call last):\nKeyError: 'x'",
+              }
+            : null,
         statusDetail: status === 'timeout' ? 'The cell ran past its 120 s limit.' : null,
       },
     };
@@ -26,7 +33,9 @@ function withStatuses(statuses: ExecutionRecord['result']['status'][]): TraceRec
 
 describe('renderNotebook', () => {
   it('tags failed cells to run on past them and skips cells that hung or crashed', async () => {
-    const notebook = renderNotebook(await prepareReport(withStatuses(['ok', 'error', 'timeout', 'crashed', 'ok'])));
+    const notebook = renderNotebook(
+      await prepareReport(withStatuses(['ok', 'error', 'timeout', 'crashed', 'ok'])),
+    );
     const code = notebook.cells.filter((cell) => cell.cell_type === 'code');
     expect(code.map((cell) => [cell.id, cell.metadata.tags ?? [], cell.execution_count])).toEqual([
       ['datalyst-setup', [], 1],
@@ -37,16 +46,38 @@ describe('renderNotebook', () => {
       ['E5', [], 4],
     ]);
     const failed = code.find((cell) => cell.id === 'E2');
-    expect(failed?.outputs.at(-1)).toEqual({ output_type: 'error', ename: 'KeyError', evalue: "'x'", traceback: ['Traceback (most recent call last):', "KeyError: 'x'"] });
+    expect(failed?.outputs.at(-1)).toEqual({
+      output_type: 'error',
+      ename: 'KeyError',
+      evalue: "'x'",
+      traceback: ['Traceback (most recent call last):', "KeyError: 'x'"],
+    });
     const echoed = code.find((cell) => cell.id === 'E1');
-    expect(echoed?.outputs.at(-1)).toEqual({ output_type: 'execute_result', execution_count: 2, data: { 'text/plain': ['(4, 2)'] }, metadata: {} });
-    expect(notebook.cells.some((cell) => cell.cell_type === 'markdown' && [cell.source].flat().join('').includes('ended with `timeout`'))).toBe(true);
+    expect(echoed?.outputs.at(-1)).toEqual({
+      output_type: 'execute_result',
+      execution_count: 2,
+      data: { 'text/plain': ['(4, 2)'] },
+      metadata: {},
+    });
+    expect(
+      notebook.cells.some(
+        (cell) =>
+          cell.cell_type === 'markdown' && [cell.source].flat().join('').includes('ended with `timeout`'),
+      ),
+    ).toBe(true);
   });
 
   it('writes the reasoning as markdown cells with raw HTML defused', async () => {
-    const trace = makeSyntheticTrace({ rounds: 1, charts: 0, figures: 0, answer: 'Done <script>alert(1)</script>' });
+    const trace = makeSyntheticTrace({
+      rounds: 1,
+      charts: 0,
+      figures: 0,
+      answer: 'Done <script>alert(1)</script>',
+    });
     const notebook = renderNotebook(await prepareReport(trace.records));
-    const markdown = notebook.cells.filter((cell) => cell.cell_type === 'markdown').map((cell) => [cell.source].flat().join(''));
+    const markdown = notebook.cells
+      .filter((cell) => cell.cell_type === 'markdown')
+      .map((cell) => [cell.source].flat().join(''));
     expect(markdown[0]).toContain('# Which regions grow fastest');
     expect(markdown.some((text) => text.startsWith('**Analyze** (round 1)'))).toBe(true);
     expect(markdown.at(-1)).toBe('## Answer\n\nDone &lt;script>alert(1)&lt;/script>');
@@ -57,7 +88,12 @@ describe('renderNotebook', () => {
     const notebook = { nbformat: 4, nbformat_minor: 5, metadata: {}, cells: [cell] };
     expect(notebookSchema.safeParse(notebook).success).toBe(true);
     expect(notebookSchema.safeParse({ ...notebook, cells: [cell, cell] }).success).toBe(false);
-    expect(notebookSchema.safeParse({ ...notebook, cells: [{ ...cell, id: 'has space' }] }).success).toBe(false);
-    expect(notebookSchema.safeParse({ ...notebook, cells: [{ cell_type: 'markdown', metadata: {}, source: 'x' }] }).success).toBe(false);
+    expect(notebookSchema.safeParse({ ...notebook, cells: [{ ...cell, id: 'has space' }] }).success).toBe(
+      false,
+    );
+    expect(
+      notebookSchema.safeParse({ ...notebook, cells: [{ cell_type: 'markdown', metadata: {}, source: 'x' }] })
+        .success,
+    ).toBe(false);
   });
 });

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { buildNumberIndex, findNumberMentions, groundSegment, summarizeGrounding } from '../../src/report/number-grounding.ts';
+import {
+  buildNumberIndex,
+  findNumberMentions,
+  groundSegment,
+  summarizeGrounding,
+} from '../../src/report/number-grounding.ts';
 
 const describeOutput = `              name school        month
 count         1194   1194  1194.000000
@@ -23,7 +28,9 @@ describe('findNumberMentions', () => {
   it('finds decimals, grouped thousands and percentages with their offsets', () => {
     const segment = 'Mean month 6.39 over 1,194 rows; 24.5% of them.';
     const mentions = findNumberMentions(segment);
-    expect(mentions.map((mention) => [mention.text, mention.value, mention.decimals, mention.percent])).toEqual([
+    expect(
+      mentions.map((mention) => [mention.text, mention.value, mention.decimals, mention.percent]),
+    ).toEqual([
       ['6.39', 6.39, 2, false],
       ['1,194', 1194, 0, false],
       ['24.5%', 24.5, 1, true],
@@ -32,7 +39,9 @@ describe('findNumberMentions', () => {
   });
 
   it('leaves out small whole numbers, identifiers, ordinals, hyphenated names, dates and times', () => {
-    expect(texts('The 3 schools in E3 of DeepAnalyze-8B, the 2nd run, COVID-19, on 2024-01-15 at 12:30')).toEqual([]);
+    expect(
+      texts('The 3 schools in E3 of DeepAnalyze-8B, the 2nd run, COVID-19, on 2024-01-15 at 12:30'),
+    ).toEqual([]);
   });
 
   it('keeps small numbers that carry decimals or a percent sign', () => {
@@ -40,7 +49,9 @@ describe('findNumberMentions', () => {
   });
 
   it('skips section numbers and years in headings but checks years in body text', () => {
-    expect(texts('12. Results for 2019 and 1,250 users', { inHeading: true, atLineStart: true })).toEqual(['1,250']);
+    expect(texts('12. Results for 2019 and 1,250 users', { inHeading: true, atLineStart: true })).toEqual([
+      '1,250',
+    ]);
     expect(texts('Sales peaked in 2019.')).toEqual(['2019']);
   });
 
@@ -79,7 +90,10 @@ describe('groundSegment', () => {
       ['25%', 'E2'],
     ]);
     const ratioOnly = buildNumberIndex([{ outputId: 'E7', text: 'share 0.2451' }]);
-    expect(groundSegment('a share of 24.5% or 24.51%', ratioOnly).map((number) => number.outputId)).toEqual(['E7', 'E7']);
+    expect(groundSegment('a share of 24.5% or 24.51%', ratioOnly).map((number) => number.outputId)).toEqual([
+      'E7',
+      'E7',
+    ]);
   });
 
   it('ignores the sign and reads scientific notation', () => {

@@ -25,20 +25,39 @@ describe('renderReport', () => {
   });
 
   it('writes the four formats and the Markdown assets', async () => {
-    expect((await readdir(outDir)).sort()).toEqual(['analysis.ipynb', 'assets', 'report.html', 'report.md', 'trace.json']);
-    expect((await readdir(join(outDir, 'assets'))).sort()).toEqual(['E1-chart-1.png', 'E2-chart-1.png', 'E3-figure-1.png', 'E3-table-1.csv', 'E4-figure-1.png', 'E6-table-1.csv']);
-    const traceJson = JSON.parse(await readFile(join(outDir, 'trace.json'), 'utf8')) as { records: unknown[] };
+    expect((await readdir(outDir)).sort()).toEqual([
+      'analysis.ipynb',
+      'assets',
+      'report.html',
+      'report.md',
+      'trace.json',
+    ]);
+    expect((await readdir(join(outDir, 'assets'))).sort()).toEqual([
+      'E1-chart-1.png',
+      'E2-chart-1.png',
+      'E3-figure-1.png',
+      'E3-table-1.csv',
+      'E4-figure-1.png',
+      'E6-table-1.csv',
+    ]);
+    const traceJson = JSON.parse(await readFile(join(outDir, 'trace.json'), 'utf8')) as {
+      records: unknown[];
+    };
     expect(traceJson.records).toEqual(JSON.parse(JSON.stringify(trace.records)));
   });
 
   it('puts the answer first, then figures, process and provenance', () => {
-    const order = ['id="instruction"', 'id="answer"', 'id="figures"', 'id="process"', 'id="provenance"'].map((marker) => html.indexOf(marker));
+    const order = ['id="instruction"', 'id="answer"', 'id="figures"', 'id="process"', 'id="provenance"'].map(
+      (marker) => html.indexOf(marker),
+    );
     expect(order.every((position) => position > 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
   });
 
   it('is self-contained: a strict CSP, no script, nothing loaded from elsewhere', () => {
-    expect(html).toContain(`http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:;`);
+    expect(html).toContain(
+      `http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:;`,
+    );
     expect(html).not.toMatch(/<script/i);
     expect(html).not.toMatch(/<link\b/i);
     expect(html).not.toMatch(/\ssrc="(?!data:)/);
@@ -46,9 +65,19 @@ describe('renderReport', () => {
   });
 
   it('links verified numbers to their output and flags unverified ones, with a count', () => {
-    expect(html).toContain('<strong>3 of 5</strong> numbers in the answer were found in the execution outputs');
-    for (const number of trace.expected.verified) expect(html).toMatch(new RegExp(`class="num num-verified" href="#output-E1"[^>]*>${number.replace('.', '\\.')}<sup>E1</sup>`));
-    for (const number of trace.expected.unverified) expect(html).toContain(`<span class="num num-unverified" title="Unverified: no execution output printed this number">${number}<sup>?</sup></span>`);
+    expect(html).toContain(
+      '<strong>3 of 5</strong> numbers in the answer were found in the execution outputs',
+    );
+    for (const number of trace.expected.verified)
+      expect(html).toMatch(
+        new RegExp(
+          `class="num num-verified" href="#output-E1"[^>]*>${number.replace('.', '\\.')}<sup>E1</sup>`,
+        ),
+      );
+    for (const number of trace.expected.unverified)
+      expect(html).toContain(
+        `<span class="num num-unverified" title="Unverified: no execution output printed this number">${number}<sup>?</sup></span>`,
+      );
     expect(html).toContain('id="output-E1"');
   });
 
@@ -79,7 +108,9 @@ describe('renderReport', () => {
   it('writes Markdown that links its assets and tables its numbers', async () => {
     const markdown = await readFile(join(outDir, 'report.md'), 'utf8');
     expect(markdown).toContain('![Chart 1 of output E1](assets/E1-chart-1.png)');
-    expect(markdown).toContain('**Grounding: 3 of 5 numbers in the answer were found in the execution outputs; 2 unverified.**');
+    expect(markdown).toContain(
+      '**Grounding: 3 of 5 numbers in the answer were found in the execution outputs; 2 unverified.**',
+    );
     expect(markdown).toContain('| 8,912.5 | **unverified** |  |  |');
     expect(markdown).toContain('<a id="output-E1"></a>**Output E1**');
     expect(markdown).toContain('## Provenance');
@@ -94,9 +125,15 @@ describe('renderReport', () => {
     const first = codeCells[1];
     expect(first?.outputs[0]).toMatchObject({ output_type: 'stream', name: 'stdout' });
     const chartOutput = first?.outputs[1];
-    expect(chartOutput?.output_type === 'display_data' && Object.keys(chartOutput.data).sort()).toEqual(['application/vnd.vegalite.v5+json', 'image/png', 'text/plain']);
+    expect(chartOutput?.output_type === 'display_data' && Object.keys(chartOutput.data).sort()).toEqual([
+      'application/vnd.vegalite.v5+json',
+      'image/png',
+      'text/plain',
+    ]);
     const figureOutput = codeCells[3]?.outputs[1];
-    expect(figureOutput?.output_type === 'display_data' && typeof figureOutput.data['image/png']).toBe('string');
+    expect(figureOutput?.output_type === 'display_data' && typeof figureOutput.data['image/png']).toBe(
+      'string',
+    );
     expect([notebook.cells.at(-1)?.source].flat().join('')).toContain('## Answer');
   });
 });
@@ -104,7 +141,10 @@ describe('renderReport', () => {
 describe('report banners', () => {
   it('says plainly that no language model was used when the offline analyst ran', async () => {
     const outDir = join(root, 'offline');
-    await renderReport(makeSyntheticTrace({ offline: true, rounds: 1, charts: 0, figures: 0 }), { outDir, formats: ['html', 'md'] });
+    await renderReport(makeSyntheticTrace({ offline: true, rounds: 1, charts: 0, figures: 0 }), {
+      outDir,
+      formats: ['html', 'md'],
+    });
     const html = await readFile(join(outDir, 'report.html'), 'utf8');
     const banner = html.indexOf('<strong>No language model was used.</strong>');
     expect(banner).toBeGreaterThan(0);
@@ -114,16 +154,26 @@ describe('report banners', () => {
 
   it('says prominently that a run was cancelled and had no answer', async () => {
     const outDir = join(root, 'cancelled');
-    await renderReport(makeSyntheticTrace({ outcome: 'cancelled', rounds: 2, charts: 0, figures: 0 }), { outDir, formats: ['html'] });
+    await renderReport(makeSyntheticTrace({ outcome: 'cancelled', rounds: 2, charts: 0, figures: 0 }), {
+      outDir,
+      formats: ['html'],
+    });
     const html = await readFile(join(outDir, 'report.html'), 'utf8');
-    expect(html).toContain('<div class="banner banner-outcome banner-cancelled" role="alert"><strong>Cancelled.</strong> This run was cancelled before it finished: Ctrl-C. There is no answer.</div>');
+    expect(html).toContain(
+      '<div class="banner banner-outcome banner-cancelled" role="alert"><strong>Cancelled.</strong> This run was cancelled before it finished: Ctrl-C. There is no answer.</div>',
+    );
     expect(html).toContain('The run produced no answer.');
   });
 
   it('says that a run ended without an answer at the round limit', async () => {
     const outDir = join(root, 'max-rounds');
-    await renderReport(makeSyntheticTrace({ outcome: 'max-rounds', rounds: 2, charts: 0, figures: 0 }), { outDir, formats: ['html'] });
-    expect(await readFile(join(outDir, 'report.html'), 'utf8')).toContain('This run ended without an answer (the round limit was reached): Stopped after 2 rounds.');
+    await renderReport(makeSyntheticTrace({ outcome: 'max-rounds', rounds: 2, charts: 0, figures: 0 }), {
+      outDir,
+      formats: ['html'],
+    });
+    expect(await readFile(join(outDir, 'report.html'), 'utf8')).toContain(
+      'This run ended without an answer (the round limit was reached): Stopped after 2 rounds.',
+    );
   });
 });
 
@@ -131,22 +181,58 @@ describe('renderRunFolder', () => {
   it('re-renders a run folder from a partial trace.jsonl and embeds image artifacts', async () => {
     const runDir = join(root, 'run-folder');
     const trace = makeSyntheticTrace({ outcome: 'incomplete', rounds: 2, charts: 1, figures: 1 });
-    const figure = trace.records.flatMap((record) => (record.type === 'execution' ? record.result.figures : []))[0];
+    const figure = trace.records.flatMap((record) =>
+      record.type === 'execution' ? record.result.figures : [],
+    )[0];
     const png = Buffer.from(figure?.dataBase64 ?? '', 'base64');
-    const records = [...trace.records, { type: 'artifact', at: '2025-03-01T09:30:00.000Z', outputId: 'E2', path: 'plots/revenue.png', sizeBytes: png.length, sha256: 'a'.repeat(64) }];
-    await cp(join(import.meta.dirname, '../fixtures/traces/student-loan/SOURCE.md'), join(runDir, 'artifacts', 'notes.md'), { recursive: true });
-    await cp(join(import.meta.dirname, '../fixtures/traces/student-loan/SOURCE.md'), join(runDir, 'artifacts', 'plots', 'placeholder'), { recursive: true });
+    const records = [
+      ...trace.records,
+      {
+        type: 'artifact',
+        at: '2025-03-01T09:30:00.000Z',
+        outputId: 'E2',
+        path: 'plots/revenue.png',
+        sizeBytes: png.length,
+        sha256: 'a'.repeat(64),
+      },
+    ];
+    await cp(
+      join(import.meta.dirname, '../fixtures/traces/student-loan/SOURCE.md'),
+      join(runDir, 'artifacts', 'notes.md'),
+      { recursive: true },
+    );
+    await cp(
+      join(import.meta.dirname, '../fixtures/traces/student-loan/SOURCE.md'),
+      join(runDir, 'artifacts', 'plots', 'placeholder'),
+      { recursive: true },
+    );
     await writeFile(join(runDir, 'artifacts', 'plots', 'revenue.png'), png);
-    await writeFile(join(runDir, 'trace.jsonl'), `${records.map((record) => JSON.stringify(record)).join('\n')}\n{"type":"step","rou`);
+    await writeFile(
+      join(runDir, 'trace.jsonl'),
+      `${records.map((record) => JSON.stringify(record)).join('\n')}\n{"type":"step","rou`,
+    );
     const rendered = await renderRunFolder(runDir);
-    expect(rendered.files.map((file) => file.slice(runDir.length + 1)).sort()).toEqual(['analysis.ipynb', 'assets/E1-chart-1.png', 'assets/E2-figure-1.png', 'report.html', 'report.md', 'trace.json']);
+    expect(rendered.files.map((file) => file.slice(runDir.length + 1)).sort()).toEqual([
+      'analysis.ipynb',
+      'assets/E1-chart-1.png',
+      'assets/E2-figure-1.png',
+      'report.html',
+      'report.md',
+      'trace.json',
+    ]);
     const html = await readFile(join(runDir, 'report.html'), 'utf8');
     expect(html).toContain('<strong>Incomplete trace.</strong>');
-    expect(html).toContain(`<img src="data:image/png;base64,${png.toString('base64')}" alt="plots/revenue.png"`);
-    expect(await readFile(join(runDir, 'report.md'), 'utf8')).toContain('![plots/revenue.png](artifacts/plots/revenue.png)');
+    expect(html).toContain(
+      `<img src="data:image/png;base64,${png.toString('base64')}" alt="plots/revenue.png"`,
+    );
+    expect(await readFile(join(runDir, 'report.md'), 'utf8')).toContain(
+      '![plots/revenue.png](artifacts/plots/revenue.png)',
+    );
   });
 
   it('fails with TraceError when the folder has no trace', async () => {
-    await expect(renderRunFolder(join(root, 'nothing-here'))).rejects.toMatchObject({ code: 'TRACE_INVALID' });
+    await expect(renderRunFolder(join(root, 'nothing-here'))).rejects.toMatchObject({
+      code: 'TRACE_INVALID',
+    });
   });
 });

@@ -67,18 +67,34 @@ describe('report.html in Chromium', () => {
     const watch = await openReport(outDir);
     try {
       expectQuiet(watch);
-      const charts = trace.records.reduce((total, record) => total + (record.type === 'execution' ? record.result.charts.length : 0), 0);
-      const figures = trace.records.reduce((total, record) => total + (record.type === 'execution' ? record.result.figures.length : 0), 0);
+      const charts = trace.records.reduce(
+        (total, record) => total + (record.type === 'execution' ? record.result.charts.length : 0),
+        0,
+      );
+      const figures = trace.records.reduce(
+        (total, record) => total + (record.type === 'execution' ? record.result.figures.length : 0),
+        0,
+      );
       const counts = await watch.page.evaluate(() => ({
         gallerySvgs: document.querySelectorAll('#figures figure.chart > svg').length,
         galleryFigures: document.querySelectorAll('#figures figure.figure image').length,
         processReuses: document.querySelectorAll('#process svg.reuse use').length,
-        drawnMarks: document.querySelectorAll('#figures figure.chart svg path, #figures figure.chart svg line').length,
+        drawnMarks: document.querySelectorAll(
+          '#figures figure.chart svg path, #figures figure.chart svg line',
+        ).length,
         // A drawn image has a box; a blocked or broken one would not be laid out with its size.
-        figureBoxes: Array.from(document.querySelectorAll('#figures figure.figure svg')).map((svg) => svg.getBoundingClientRect().height),
-        reuseBoxes: Array.from(document.querySelectorAll('#process svg.reuse')).map((svg) => svg.getBoundingClientRect().height),
-        verifiedLinks: Array.from(document.querySelectorAll('#answer a.num-verified')).map((link) => link.getAttribute('href')),
-        targetsExist: Array.from(document.querySelectorAll('#answer a.num-verified')).every((link) => document.querySelector(link.getAttribute('href') ?? '#none') !== null),
+        figureBoxes: Array.from(document.querySelectorAll('#figures figure.figure svg')).map(
+          (svg) => svg.getBoundingClientRect().height,
+        ),
+        reuseBoxes: Array.from(document.querySelectorAll('#process svg.reuse')).map(
+          (svg) => svg.getBoundingClientRect().height,
+        ),
+        verifiedLinks: Array.from(document.querySelectorAll('#answer a.num-verified')).map((link) =>
+          link.getAttribute('href'),
+        ),
+        targetsExist: Array.from(document.querySelectorAll('#answer a.num-verified')).every(
+          (link) => document.querySelector(link.getAttribute('href') ?? '#none') !== null,
+        ),
       }));
       expect(counts.gallerySvgs).toBe(charts);
       expect(counts.galleryFigures).toBe(figures);
@@ -104,7 +120,8 @@ describe('report.html in Chromium', () => {
       await watch.page.evaluate(() => {
         for (const link of Array.from(document.querySelectorAll('a'))) {
           const href = link.getAttribute('href') ?? link.getAttribute('xlink:href') ?? '';
-          if (!/^https?:/.test(href)) link.dispatchEvent(new MouseEvent('click', { bubbles: true, cancelable: true }));
+          if (!/^https?:/.test(href))
+            link.dispatchEvent(new MouseEvent('click', { bubbles: true, cancelable: true }));
         }
       });
       await watch.page.mouse.move(400, 400);
@@ -117,7 +134,14 @@ describe('report.html in Chromium', () => {
         charts: document.querySelectorAll('#figures figure.chart > svg').length,
         ansiFree: !document.body.innerText.includes('\u001b'),
       }));
-      expect(state).toEqual({ flag: null, scripts: 0, iframes: 0, chartErrors: 1, charts: 2, ansiFree: true });
+      expect(state).toEqual({
+        flag: null,
+        scripts: 0,
+        iframes: 0,
+        chartErrors: 1,
+        charts: 2,
+        ansiFree: true,
+      });
     } finally {
       await watch.page.close();
     }
@@ -125,7 +149,9 @@ describe('report.html in Chromium', () => {
 
   it("renders DeepAnalyze's real student-loan run with its ungrounded answer flagged", async () => {
     const outDir = join(root, 'student-loan');
-    const trace = await readTrace(resolve(import.meta.dirname, '../fixtures/traces/student-loan/trace.jsonl'));
+    const trace = await readTrace(
+      resolve(import.meta.dirname, '../fixtures/traces/student-loan/trace.jsonl'),
+    );
     const rendered = await renderReport(trace, { outDir, formats: ['html'] });
     const watch = await openReport(outDir);
     try {
@@ -135,9 +161,15 @@ describe('report.html in Chromium', () => {
         unverified: document.querySelectorAll('#answer .num-unverified').length,
         outputs: document.querySelectorAll('.output-id').length,
       }));
-      expect(marks).toEqual({ verified: rendered.grounding.verified, unverified: rendered.grounding.unverified, outputs: 7 });
+      expect(marks).toEqual({
+        verified: rendered.grounding.verified,
+        unverified: rendered.grounding.unverified,
+        outputs: 7,
+      });
       await watch.page.screenshot({ path: join(artifactsDir, 'report-student-loan-first-screen.png') });
-      await watch.page.locator('#answer').screenshot({ path: join(artifactsDir, 'report-student-loan-answer.png') });
+      await watch.page
+        .locator('#answer')
+        .screenshot({ path: join(artifactsDir, 'report-student-loan-answer.png') });
       await watch.page.emulateMedia({ media: 'print' });
       await watch.page.pdf({ path: join(artifactsDir, 'report-student-loan.pdf') });
     } finally {

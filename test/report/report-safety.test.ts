@@ -27,36 +27,60 @@ interface LiveTag {
 
 /** Tags and their attributes as a browser would see them (text and attribute values are escaped). */
 function liveTags(document: string): LiveTag[] {
-  return Array.from(document.matchAll(/<([a-z][a-z0-9-]*)((?:\s+[^\s=>/]+(?:="[^"]*")?)*)\s*\/?>/gi), (match) => ({
-    name: (match[1] ?? '').toLowerCase(),
-    attributes: Array.from((match[2] ?? '').matchAll(/\s+([^\s=>/]+)(?:="([^"]*)")?/g), (attribute) => [(attribute[1] ?? '').toLowerCase(), attribute[2] ?? ''] as [string, string]),
-  }));
+  return Array.from(
+    document.matchAll(/<([a-z][a-z0-9-]*)((?:\s+[^\s=>/]+(?:="[^"]*")?)*)\s*\/?>/gi),
+    (match) => ({
+      name: (match[1] ?? '').toLowerCase(),
+      attributes: Array.from(
+        (match[2] ?? '').matchAll(/\s+([^\s=>/]+)(?:="([^"]*)")?/g),
+        (attribute) => [(attribute[1] ?? '').toLowerCase(), attribute[2] ?? ''] as [string, string],
+      ),
+    }),
+  );
 }
 
 describe('an HTML report of hostile model text and data', () => {
   it('has no live script, iframe, event handler or javascript: URL', () => {
     const tags = liveTags(html);
     expect(tags.length).toBeGreaterThan(200);
-    expect(tags.filter((tag) => ['script', 'iframe', 'object', 'embed', 'base', 'form', 'input'].includes(tag.name))).toEqual([]);
+    expect(
+      tags.filter((tag) =>
+        ['script', 'iframe', 'object', 'embed', 'base', 'form', 'input'].includes(tag.name),
+      ),
+    ).toEqual([]);
     expect(tags.flatMap((tag) => tag.attributes.filter(([name]) => name.startsWith('on')))).toEqual([]);
-    const urls = tags.flatMap((tag) => tag.attributes.filter(([name]) => ['href', 'src', 'xlink:href', 'action'].includes(name)).map(([, value]) => value));
+    const urls = tags.flatMap((tag) =>
+      tag.attributes
+        .filter(([name]) => ['href', 'src', 'xlink:href', 'action'].includes(name))
+        .map(([, value]) => value),
+    );
     expect(urls.filter((url) => !/^(?:https?:|#|data:image\/png;base64,)/.test(url))).toEqual([]);
   });
 
   it('loads no remote image: img and image elements carry data: URIs only', () => {
-    const sources = liveTags(html).flatMap((tag) => (['img', 'image'].includes(tag.name) ? tag.attributes.filter(([name]) => ['src', 'href'].includes(name)).map(([, value]) => value) : []));
+    const sources = liveTags(html).flatMap((tag) =>
+      ['img', 'image'].includes(tag.name)
+        ? tag.attributes.filter(([name]) => ['src', 'href'].includes(name)).map(([, value]) => value)
+        : [],
+    );
     expect(sources.filter((source) => !source.startsWith('data:image/'))).toEqual([]);
-    expect(html).toContain('<a href="https://tracker.example/pixel.png" rel="noopener noreferrer nofollow">[image: tracker]</a>');
+    expect(html).toContain(
+      '<a href="https://tracker.example/pixel.png" rel="noopener noreferrer nofollow">[image: tracker]</a>',
+    );
   });
 
   it('shows the payloads as text', () => {
     expect(html).toContain('&lt;script&gt;window.__xss = &quot;script&quot;&lt;/script&gt;');
     expect(html).toContain('&lt;img src=x onerror=&quot;window.__xss = &#39;img&#39;&quot;&gt;');
-    expect(html).toContain('<th scope="col">&lt;svg onload=&quot;window.__xss = &#39;svg&#39;&quot;&gt;</th>');
+    expect(html).toContain(
+      '<th scope="col">&lt;svg onload=&quot;window.__xss = &#39;svg&#39;&quot;&gt;</th>',
+    );
   });
 
   it('keeps http(s) and in-report links, drops javascript:, data: and vbscript: links', () => {
-    expect(html).toContain('<a href="https://example.org/" rel="noopener noreferrer nofollow">a safe link</a>');
+    expect(html).toContain(
+      '<a href="https://example.org/" rel="noopener noreferrer nofollow">a safe link</a>',
+    );
     expect(html).toContain('<a href="#process">in report</a>');
     expect(html).toContain('[click me](javascript:window.__xss=');
     expect(html).not.toContain('href="data:text');
@@ -68,7 +92,9 @@ describe('an HTML report of hostile model text and data', () => {
   });
 
   it('shows a chart that fails to compile as an error box, and a bad figure as a note', () => {
-    expect(html).toContain('<div class="chart-error" role="alert"><strong>This chart could not be drawn.</strong>');
+    expect(html).toContain(
+      '<div class="chart-error" role="alert"><strong>This chart could not be drawn.</strong>',
+    );
     expect(html).toContain('is not a valid PNG and was left out');
     expect(html).toContain('Remote data (https://evil.example/data.csv) was not loaded');
   });

@@ -6,11 +6,15 @@ import { cleanOutputText } from '../../src/report/output-text.ts';
 
 describe('cleanOutputText', () => {
   it('removes colour and cursor escapes, OSC titles and stray control characters', () => {
-    expect(cleanOutputText('\u001b[1;31mred\u001b[0m \u001b]0;title\u0007ok\u0000\u0008!\n')).toBe('red ok!\n');
+    expect(cleanOutputText('\u001b[1;31mred\u001b[0m \u001b]0;title\u0007ok\u0000\u0008!\n')).toBe(
+      'red ok!\n',
+    );
   });
 
   it('keeps what a terminal finally shows of carriage-return progress lines', () => {
-    expect(cleanOutputText('step 1\r\nloading 10%\rloading 50%\rloading 100%\ndone\r')).toBe('step 1\nloading 100%\ndone');
+    expect(cleanOutputText('step 1\r\nloading 10%\rloading 50%\rloading 100%\ndone\r')).toBe(
+      'step 1\nloading 100%\ndone',
+    );
   });
 
   it('keeps tabs, newlines and unicode', () => {
@@ -24,7 +28,13 @@ describe('tableToCsv', () => {
       id: 't',
       columns: ['=cmd', 'value'],
       index: ['0', '1', '2', '3', '4'],
-      rows: [['=1+1', -2], ['+SUM(A1)', '+1.5e3'], ['-2+3', '@me'], ['\tx', '\rx'], [null, true]],
+      rows: [
+        ['=1+1', -2],
+        ['+SUM(A1)', '+1.5e3'],
+        ['-2+3', '@me'],
+        ['\tx', '\rx'],
+        [null, true],
+      ],
       totalRows: 5,
       totalColumns: 2,
       truncated: false,
@@ -43,7 +53,14 @@ describe('tableToCsv', () => {
 
 describe('neutralizeMarkdown', () => {
   it('defuses HTML and unsafe links, turns images into links, leaves code blocks alone', () => {
-    const text = ['<img src=x onerror=alert(1)> [ok](https://a.org) [bad](javascript:alert(1))', '![p](https://a.org/p.png) ![q](q.png)', '[ref]: javascript:alert(1)', '```html', '<b>code</b>', '```'].join('\n');
+    const text = [
+      '<img src=x onerror=alert(1)> [ok](https://a.org) [bad](javascript:alert(1))',
+      '![p](https://a.org/p.png) ![q](q.png)',
+      '[ref]: javascript:alert(1)',
+      '```html',
+      '<b>code</b>',
+      '```',
+    ].join('\n');
     expect(neutralizeMarkdown(text).split('\n')).toEqual([
       '&lt;img src=x onerror=alert(1)> [ok](https://a.org) [bad](#unsafe-link-removed)',
       '[image: p](https://a.org/p.png) *[image: q]*',

@@ -9,7 +9,10 @@ describe("grounding DeepAnalyze's student-loan answer", () => {
     const trace = await readTrace(join(import.meta.dirname, '../fixtures/traces/student-loan/trace.jsonl'));
     const report = await prepareReport(trace.records);
     const numbers = report.answer?.numbers ?? [];
-    const status = (text: string): Array<string | null> => numbers.filter((number) => number.text === text).map((number) => (number.verified ? number.outputId : null));
+    const status = (text: string): Array<string | null> =>
+      numbers
+        .filter((number) => number.text === text)
+        .map((number) => (number.verified ? number.outputId : null));
     expect(status('1,194')).toEqual(['E1']);
     expect(status('8.92')).toEqual([null]);
     expect(status('28.7')).toEqual([null]);

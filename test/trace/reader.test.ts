@@ -29,7 +29,10 @@ function codeOf(work: () => unknown): string | undefined {
 describe('readTrace', () => {
   it('reads trace.jsonl and trace.json to the same records', async () => {
     await writeFile(join(dir, 'trace.jsonl'), `${lines.join('\n')}\n`);
-    await writeFile(join(dir, 'trace.json'), JSON.stringify({ version: trace.version, records: trace.records }));
+    await writeFile(
+      join(dir, 'trace.json'),
+      JSON.stringify({ version: trace.version, records: trace.records }),
+    );
     const fromLines = await readTrace(join(dir, 'trace.jsonl'));
     const fromDocument = await readTrace(join(dir, 'trace.json'));
     expect(fromLines.records).toEqual(trace.records);
@@ -47,7 +50,9 @@ describe('readTrace', () => {
   });
 
   it('rejects a record that does not match the schema with TraceError', () => {
-    const broken = [lines[0], JSON.stringify({ type: 'step', round: 0, kind: 'analyze' }), lines[2]].join('\n');
+    const broken = [lines[0], JSON.stringify({ type: 'step', round: 0, kind: 'analyze' }), lines[2]].join(
+      '\n',
+    );
     expect(codeOf(() => parseTraceLines(broken))).toBe('TRACE_INVALID');
   });
 
