@@ -210,13 +210,18 @@ function renderChartFigure(
     return `<figure class="chart chart-failed"${reuse ? '' : ` id="${key}"`}><div class="chart-error" role="alert"><strong>This chart could not be drawn.</strong> ${escapeHtml(chart.error ?? 'Unknown error.')}</div>${caption}</figure>`;
   }
   if (reuse) {
-    return `<figure class="chart chart-reuse"><svg class="reuse" viewBox="0 0 ${chart.widthPx} ${chart.heightPx}" width="${chart.widthPx}" height="${chart.heightPx}" role="img" aria-label="Chart ${index + 1} of output ${escapeHtml(outputId)}"><use href="#${key}-svg"/></svg>${caption}</figure>`;
+    return `<figure class="chart chart-reuse${wideClass(chart.widthPx)}"><svg class="reuse" viewBox="0 0 ${chart.widthPx} ${chart.heightPx}" width="${chart.widthPx}" height="${chart.heightPx}" role="img" aria-label="Chart ${index + 1} of output ${escapeHtml(outputId)}"><use href="#${key}-svg"/></svg>${caption}</figure>`;
   }
   const svg = chart.svg.replace(
     /^<svg\b/,
     `<svg id="${key}-svg" role="img" aria-label="Chart ${index + 1} of output ${escapeHtml(outputId)}"`,
   );
-  return `<figure class="chart" id="${key}">${svg}${caption}</figure>`;
+  return `<figure class="chart${wideClass(chart.widthPx)}" id="${key}">${svg}${caption}</figure>`;
+}
+
+/** A figure wider than half the page would shrink to illegible in a grid cell: it gets a row of its own. */
+function wideClass(widthPx: number): string {
+  return widthPx >= 800 ? ' wide' : '';
 }
 
 function renderImageFigure(
@@ -230,9 +235,9 @@ function renderImageFigure(
 ): string {
   const caption = `<figcaption>${escapeHtml(label.replace(/ of output .*$/, ''))} of output <a href="#${outputAnchor(outputId)}">${escapeHtml(outputId)}</a></figcaption>`;
   if (reuse) {
-    return `<figure class="figure figure-reuse"><svg class="reuse" viewBox="0 0 ${widthPx} ${heightPx}" width="${widthPx}" height="${heightPx}" role="img" aria-label="${escapeHtml(label)}"><use href="#${key}-image"/></svg>${caption}</figure>`;
+    return `<figure class="figure figure-reuse${wideClass(widthPx)}"><svg class="reuse" viewBox="0 0 ${widthPx} ${heightPx}" width="${widthPx}" height="${heightPx}" role="img" aria-label="${escapeHtml(label)}"><use href="#${key}-image"/></svg>${caption}</figure>`;
   }
-  return `<figure class="figure" id="${key}"><svg viewBox="0 0 ${widthPx} ${heightPx}" width="${widthPx}" height="${heightPx}" role="img" aria-label="${escapeHtml(label)}"><image id="${key}-image" href="${dataUri}" width="${widthPx}" height="${heightPx}"/></svg>${caption}</figure>`;
+  return `<figure class="figure${wideClass(widthPx)}" id="${key}"><svg viewBox="0 0 ${widthPx} ${heightPx}" width="${widthPx}" height="${heightPx}" role="img" aria-label="${escapeHtml(label)}"><image id="${key}-image" href="${dataUri}" width="${widthPx}" height="${heightPx}"/></svg>${caption}</figure>`;
 }
 
 function renderProcess(context: HtmlContext): string {

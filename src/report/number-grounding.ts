@@ -111,9 +111,17 @@ export function findNumberMentions(segment: string, context: SegmentContext = {}
     )
       continue;
     const end = start + match[0].length;
-    mentions.push({ text: segment.slice(start, end), start, end, value, decimals, percent });
+    // A minus sign that stands alone before the number belongs to it when shown (values compare unsigned).
+    const signed = isStandaloneSign(masked, start) ? start - 1 : start;
+    mentions.push({ text: segment.slice(signed, end), start: signed, end, value, decimals, percent });
   }
   return mentions;
+}
+
+function isStandaloneSign(text: string, start: number): boolean {
+  const before = text[start - 1];
+  if (before !== '-' && before !== '\u2212') return false;
+  return !/[\p{L}\p{N}_.)\]]/u.test(text[start - 2] ?? '');
 }
 
 function isHyphenatedName(text: string, start: number): boolean {

@@ -36,12 +36,13 @@ nav.toc a { margin-right: 1rem; }
 .answer td, .answer th, .markdown td, .markdown th { border: 1px solid var(--line); padding: .2rem .5rem; }
 .num { border-radius: 3px; padding: 0 .1rem; }
 .num sup { font-size: .62em; margin-left: .1em; }
-.num-verified { color: inherit; text-decoration: none; background: #dafbe1; border-bottom: 1px solid var(--ok); }
+.num-verified { color: inherit; text-decoration: none; border-bottom: 1px dotted var(--ok); }
 .num-verified sup { color: var(--ok); }
 .num-unverified { background: #fff8c5; border-bottom: 1px dashed var(--warn); }
 .num-unverified sup { color: var(--warn); font-weight: 700; }
 .image-omitted { color: var(--muted); font-style: italic; }
-.gallery { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 28rem), 1fr)); gap: 1rem; }
+.gallery { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 28rem), 1fr)); gap: 1rem; align-items: start; }
+.gallery figure.wide { grid-column: 1 / -1; }
 figure { margin: 0; padding: .6rem; border: 1px solid var(--line); border-radius: 6px; background: #fff; break-inside: avoid; overflow-x: auto; }
 figure svg, figure img { display: block; max-width: 100%; height: auto; margin: 0 auto; }
 figcaption { font-size: .85rem; color: var(--muted); margin-top: .4rem; }
@@ -63,6 +64,7 @@ figcaption { font-size: .85rem; color: var(--muted); margin-top: .4rem; }
 pre code.hljs { padding: 0; background: transparent; }
 .answer h1, .answer h2, .answer h3 { font-size: 1.1rem; border: none; margin: 1.2rem 0 .4rem; padding: 0; }
 .output figure { max-width: 40rem; }
+.output figure.wide { max-width: none; }
 pre.stdout { max-height: 28rem; }
 pre.stderr { background: #fff8f0; max-height: 14rem; }
 pre.error { background: #ffebe9; border-color: #ff8182; max-height: 20rem; }

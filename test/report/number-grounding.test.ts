@@ -55,6 +55,17 @@ describe('findNumberMentions', () => {
     expect(texts('Sales peaked in 2019.')).toEqual(['2019']);
   });
 
+  it('shows a standalone minus sign with its number, but not a range dash', () => {
+    expect(texts('fences [-52.5, 186.5], change -0.25, range 1990-2020')).toEqual([
+      '-52.5',
+      '186.5',
+      '-0.25',
+      '1990',
+      '2020',
+    ]);
+    expect(findNumberMentions('was -0.25')[0]?.value).toBe(0.25);
+  });
+
   it('does not treat a trailing full stop as a decimal point', () => {
     expect(texts('There were 1194.')).toEqual(['1194']);
   });
