@@ -203,7 +203,7 @@ class Supervisor:
         signal.set_wakeup_fd(wakeup_write)
         signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so the wakeup fd fires
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C on a local terminal goes to the worker
-        signal.signal(signal.SIGTERM, self.on_terminate)
+        ignore_forwarded_signals()
         set_nonblocking(0)
         self.selector.register(0, selectors.EVENT_READ, 'stdin')
         self.selector.register(self.wakeup_read, selectors.EVENT_READ, 'wakeup')
@@ -637,9 +637,6 @@ class Supervisor:
 
     # -- main loop -----------------------------------------------------------
 
-    def on_terminate(self, *_: object) -> None:
-        self.stdin_closed = True
-
     def run(self) -> None:
         self.spawn_worker()
         self.send({'type': 'ready', 'protocol': PROTOCOL_VERSION, 'pid': os.getpid(), 'workdir': self.workdir,
@@ -665,6 +662,31 @@ class Supervisor:
             self.reap()
         self.retire_worker()
         self.kill_orphans()
+
+
+# Signals the supervisor must survive. A cell runs as the same user as the
+# supervisor and as the container's init, and init forwards what it receives:
+# os.kill(1, SIGTERM) from a cell would otherwise end the session. The host
+# never needs them: it ends a session by closing stdin (or removing the
+# container, which is SIGKILL). A Python handler, not SIG_IGN, so that the
+# worker (and what it starts) gets the default action back at exec.
+FORWARDED_SIGNAL_NAMES = ('SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2', 'SIGALRM', 'SIGVTALRM',
+                          'SIGPROF', 'SIGXCPU', 'SIGIO', 'SIGPWR', 'SIGTSTP', 'SIGTTIN', 'SIGTTOU')
+
+
+def ignore_forwarded_signals() -> None:
+    numbers = {getattr(signal, name) for name in FORWARDED_SIGNAL_NAMES if hasattr(signal, name)}
+    if hasattr(signal, 'SIGRTMIN'):
+        numbers.update(range(signal.SIGRTMIN, signal.SIGRTMAX + 1))
+    for number in numbers:
+        try:
+            signal.signal(number, on_forwarded_signal)
+        except (OSError, ValueError):
+            pass
+
+
+def on_forwarded_signal(number: int, _frame: object) -> None:
+    log('ignored signal %d' % number)
 
 
 def select_write(fd: int) -> None:

@@ -57,6 +57,9 @@ class Kernel:
         self.outputs: CellOutputs | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.original_streams = (sys.stdout, sys.stderr)
+        # Private copies of the output pipes: a cell that closes or redirects fd 1
+        # or 2 must not silence every later cell of the session.
+        self.saved_output_fds = (os.dup(1), os.dup(2))
         # The user's namespace is a real __main__ module, so that pickling classes
         # defined in a cell and `if __name__ == '__main__':` work as in a script.
         module = types.ModuleType('__main__')
@@ -201,10 +204,28 @@ class Kernel:
         result['error'] = {'name': type(error).__name__, 'value': safe_str(error), 'traceback': text}
 
     def restore_streams(self) -> None:
-        for name, original in zip(('stdout', 'stderr'), self.original_streams):
+        for fd, saved in zip((1, 2), self.saved_output_fds):
+            try:
+                intact = os.path.samestat(os.fstat(fd), os.fstat(saved))
+            except OSError:
+                intact = False
+            if not intact:
+                try:
+                    os.dup2(saved, fd)
+                except OSError:
+                    pass
+        for index, name in enumerate(('stdout', 'stderr')):
             stream = getattr(sys, name)
-            if stream is not original and getattr(stream, 'closed', False):
-                setattr(sys, name, original)
+            if stream is not None and not getattr(stream, 'closed', False):
+                continue
+            original = self.original_streams[index]
+            if getattr(original, 'closed', False):
+                # The cell closed the original object itself: a new one on the same fd.
+                original = open(index + 1, 'w', encoding='utf-8', errors='backslashreplace', buffering=1,
+                                closefd=False)
+                self.original_streams = tuple(
+                    original if position == index else kept for position, kept in enumerate(self.original_streams))
+            setattr(sys, name, original)
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
