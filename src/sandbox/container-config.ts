@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { containerLabels } from './container-labels.ts';
+import { containerLabels, processStartedMs } from './container-labels.ts';
 import type { SandboxLimits } from './sandbox.ts';
 import { defaultSandboxLimits } from './sandbox-limits.ts';
 import { seccompSecurityOption } from './seccomp-profile.ts';
@@ -24,6 +24,8 @@ export interface ContainerConfigInput {
   nowMs: number;
   ownerPid?: number;
   ownerHost?: string;
+  /** Epoch ms when the owner started; default this process's start. */
+  ownerStartedMs?: number;
 }
 
 /**
@@ -43,6 +45,7 @@ export function containerCreateBody(input: ContainerConfigInput): Record<string,
       [containerLabels.session]: input.sessionId,
       [containerLabels.ownerPid]: String(input.ownerPid ?? process.pid),
       [containerLabels.ownerHost]: input.ownerHost ?? hostname(),
+      [containerLabels.ownerStarted]: String(input.ownerStartedMs ?? processStartedMs()),
       [containerLabels.deadline]: String(
         input.nowMs + (limits.sessionTimeoutMs ?? defaultSandboxLimits.sessionTimeoutMs),
       ),

@@ -6,12 +6,39 @@ import { CancelledError, SandboxUnavailableError } from '../errors/index.ts';
 import { containerCreateBody } from './container-config.ts';
 import { dockerStatusCode, dockerUnreachableError, mapDockerError } from './docker-errors.ts';
 import type { KernelProcess, KernelStartRequest, SandboxBackend } from './kernel-process.ts';
+import { ensureReaperRunning } from './reaper.ts';
 
 export interface DockerBackendOptions {
   /** A client to use; default `new Docker()` (DOCKER_HOST, DOCKER_TLS_VERIFY, DOCKER_CERT_PATH, or the local socket). */
   docker?: Docker;
   /** How long the engine may take to answer a ping before the sandbox counts as unavailable. Default 3 000. */
   pingTimeoutMs?: number;
+  /** Remove orphaned session containers of this engine at the first start and every few minutes. Default true. */
+  reapOrphans?: boolean;
+}
+
+/**
+ * Waits for `promise` unless the signal aborts first. The operation itself is
+ * not aborted: a container create the engine may complete anyway has to be
+ * seen to its end, so that its container can be removed.
+ */
+function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new CancelledError(signal.reason));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 const createResponseSchema = z.object({
@@ -68,6 +95,7 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Sandbox
       const { signal } = request;
       const docker = options.docker ?? new Docker();
       await pingDocker(docker, pingTimeoutMs, signal);
+      if (options.reapOrphans ?? true) ensureReaperRunning(options.docker);
       const body = containerCreateBody({
         sessionId: request.sessionId,
         image: request.image,
@@ -76,25 +104,28 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Sandbox
       });
       const name = `datalyst-${request.sessionId}-${randomBytes(3).toString('hex')}`;
       let created: z.infer<typeof createResponseSchema>;
+      // Not aborted mid-request: an engine that got the request may create the
+      // container after the client gave up, and nobody would ever remove it.
+      const creating = dial(docker, {
+        path: '/containers/create?',
+        method: 'POST',
+        options: { _query: { name }, _body: body },
+        statusCodes: {
+          200: true,
+          201: true,
+          400: 'bad parameter',
+          404: 'no such image',
+          409: 'conflict',
+          500: 'server error',
+        },
+      }).then((response) => createResponseSchema.parse(response));
       try {
-        created = createResponseSchema.parse(
-          await dial(docker, {
-            path: '/containers/create?',
-            method: 'POST',
-            options: { _query: { name }, _body: body },
-            statusCodes: {
-              200: true,
-              201: true,
-              400: 'bad parameter',
-              404: 'no such image',
-              409: 'conflict',
-              500: 'server error',
-            },
-            ...(signal ? { abortSignal: signal } : {}),
-          }),
-        );
+        created = await unlessAborted(creating, signal);
       } catch (error) {
-        if (signal?.aborted) throw new CancelledError(signal.reason);
+        if (signal?.aborted) {
+          creating.then(({ Id }) => docker.getContainer(Id).remove({ force: true })).catch(() => {});
+          throw new CancelledError(signal.reason);
+        }
         throw mapDockerError(error, { action: 'create the session container', image: request.image });
       }
       const container = docker.getContainer(created.Id);

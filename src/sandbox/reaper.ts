@@ -14,9 +14,6 @@ import { dockerStatusCode } from './docker-errors.ts';
  * attach connection's end, or when an older Datalyst left it behind.
  */
 
-/** Epoch ms when the owner process started; tells a live owner from a reused PID. */
-export const ownerStartedLabel = 'org.datalyst.owner-started';
-
 export type ReapReason = 'owner-gone' | 'deadline-passed';
 
 export interface ReapedContainer {
@@ -49,7 +46,7 @@ const labelsSchema = z.object({
   [containerLabels.ownerPid]: z.coerce.number().int().positive().optional().catch(undefined),
   [containerLabels.ownerHost]: z.string().optional(),
   [containerLabels.deadline]: z.coerce.number().int().nonnegative().optional().catch(undefined),
-  [ownerStartedLabel]: z.coerce.number().nonnegative().optional().catch(undefined),
+  [containerLabels.ownerStarted]: z.coerce.number().nonnegative().optional().catch(undefined),
 });
 
 /** Why a container should go, or null to keep it. Exported for tests. */
@@ -67,12 +64,9 @@ export function reapReason(
   if (deadline !== undefined && deadline <= context.nowMs) return 'deadline-passed';
   const pid = parsed.data[containerLabels.ownerPid];
   if (pid === undefined || parsed.data[containerLabels.ownerHost] !== context.hostName) return null;
-  return context.isOwnerAlive({ pid, startedMs: parsed.data[ownerStartedLabel] }) ? null : 'owner-gone';
-}
-
-/** Epoch ms at which this process started (for the owner-started label). */
-export function processStartedMs(): number {
-  return Math.round(Date.now() - process.uptime() * 1000);
+  return context.isOwnerAlive({ pid, startedMs: parsed.data[containerLabels.ownerStarted] })
+    ? null
+    : 'owner-gone';
 }
 
 // Start times from /proc are in clock ticks since boot; Linux reports them in

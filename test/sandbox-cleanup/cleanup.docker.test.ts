@@ -13,7 +13,7 @@ import {
   type SandboxSession,
 } from '../../src/sandbox/index.ts';
 import { withExitCleanup } from '../../src/sandbox/exit-cleanup.ts';
-import { ownerStartedLabel, reapOrphanedContainers } from '../../src/sandbox/reaper.ts';
+import { reapOrphanedContainers } from '../../src/sandbox/reaper.ts';
 
 /**
  * No container outlives its owner: a SIGKILLed owner's containers are reaped
@@ -101,7 +101,7 @@ describe('the reaper', () => {
             [containerLabels.ownerPid]: String(variant.pid),
             [containerLabels.ownerHost]: variant.host,
             [containerLabels.deadline]: String(variant.deadline),
-            ...('startedMs' in variant ? { [ownerStartedLabel]: String(variant.startedMs) } : {}),
+            ...('startedMs' in variant ? { [containerLabels.ownerStarted]: String(variant.startedMs) } : {}),
           },
           HostConfig: { NetworkMode: 'none', LogConfig: { Type: 'none', Config: {} } },
         });

@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { containerLabels } from '../../src/sandbox/container-labels.ts';
-import {
-  isOwnerProcessAlive,
-  ownerStartedLabel,
-  processStartedMs,
-  reapReason,
-} from '../../src/sandbox/reaper.ts';
+import { containerLabels, processStartedMs } from '../../src/sandbox/container-labels.ts';
+import { isOwnerProcessAlive, reapReason } from '../../src/sandbox/reaper.ts';
 
 const nowMs = 1_700_000_000_000;
 const alive = new Set([100]);
@@ -17,7 +12,7 @@ function labels(values: { pid?: string; host?: string; deadline?: string; starte
     ...(values.pid === undefined ? {} : { [containerLabels.ownerPid]: values.pid }),
     ...(values.host === undefined ? {} : { [containerLabels.ownerHost]: values.host }),
     ...(values.deadline === undefined ? {} : { [containerLabels.deadline]: values.deadline }),
-    ...(values.started === undefined ? {} : { [ownerStartedLabel]: values.started }),
+    ...(values.started === undefined ? {} : { [containerLabels.ownerStarted]: values.started }),
   };
 }
 

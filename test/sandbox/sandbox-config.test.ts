@@ -37,6 +37,7 @@ describe('the container configuration', () => {
     nowMs: 1_000,
     ownerPid: 42,
     ownerHost: 'host-1',
+    ownerStartedMs: 500,
   });
   const host = body['HostConfig'] as Record<string, unknown>;
 
@@ -78,6 +79,7 @@ describe('the container configuration', () => {
       [containerLabels.session]: 'abc',
       [containerLabels.ownerPid]: '42',
       [containerLabels.ownerHost]: 'host-1',
+      [containerLabels.ownerStarted]: '500',
       [containerLabels.deadline]: String(1_000 + defaultSandboxLimits.sessionTimeoutMs),
     });
   });

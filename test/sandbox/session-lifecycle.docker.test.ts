@@ -112,7 +112,11 @@ describe('ending a session', () => {
   it('stops starting and leaves nothing behind when createSandbox is aborted', async () => {
     const controller = new AbortController();
     const starting = createSandbox({ signal: controller.signal });
-    setTimeout(() => controller.abort(), 150);
+    // Abort once the container exists, so the abort lands inside the start however fast it is.
+    for (let attempt = 0; attempt < 500 && (await ourContainers()).length === 0; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    controller.abort();
     const error = await starting.catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(CancelledError);
     await expectNoContainersLeft();
