@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { CancelledError, SandboxUnavailableError } from '../errors/index.ts';
+import { CancelledError } from '../errors/index.ts';
 import { createDockerBackend } from './docker-backend.ts';
+import { withExitCleanup } from './exit-cleanup.ts';
 import { KernelConnection } from './kernel-connection.ts';
 import type { KernelProcess, SandboxBackend } from './kernel-process.ts';
 import { KernelSession } from './kernel-session.ts';
+import { createLocalBackend } from './local-backend.ts';
 import { runnerImageTag } from './runner-image.ts';
 import type { SandboxBackendName, SandboxOptions, SandboxSession } from './sandbox.ts';
 import { resolveSandboxLimits, sandboxEnvironment } from './sandbox-limits.ts';
@@ -13,15 +15,13 @@ import { listWorkspaceFiles, uploadWorkspaceFiles, type WorkspaceFile } from './
 const READY_TIMEOUT_MS = 30_000;
 const MAX_WORKSPACE_FILES = 10_000;
 
+// Both backends remove their sandboxes when the process gets SIGINT, SIGTERM or SIGHUP.
 function backendNamed(name: SandboxBackendName): SandboxBackend {
   switch (name) {
     case 'docker':
-      return createDockerBackend();
+      return withExitCleanup(createDockerBackend());
     case 'local':
-      throw new SandboxUnavailableError('The local sandbox backend is not built yet.', {
-        fix: 'Use the docker backend (the default).',
-        fault: 'user',
-      });
+      return withExitCleanup(createLocalBackend());
   }
 }
 

@@ -7,6 +7,20 @@ export type { ContainerLabelName } from './container-labels.ts';
 export { containerCreateBody, containerPaths, containerUser } from './container-config.ts';
 export { createDockerBackend, pingDocker } from './docker-backend.ts';
 export type { DockerBackendOptions } from './docker-backend.ts';
+export { createLocalBackend, LOCAL_BACKEND_WARNING } from './local-backend.ts';
+export type { LocalBackendOptions } from './local-backend.ts';
+export { createWarmPool } from './warm-pool.ts';
+export type { AcquireOptions, WarmPool, WarmPoolOptions, WarmPoolStats } from './warm-pool.ts';
+export { ensureReaperRunning, reapOrphanedContainers, startPeriodicReaper } from './reaper.ts';
+export type {
+  PeriodicReaper,
+  PeriodicReaperOptions,
+  ReapOptions,
+  ReapReason,
+  ReapReport,
+  ReapedContainer,
+} from './reaper.ts';
+export { withExitCleanup } from './exit-cleanup.ts';
 export type { KernelProcess, KernelStartRequest, SandboxBackend } from './kernel-process.ts';
 export { isSafeWorkspacePath, listWorkspaceFiles } from './workspace-files.ts';
 export type { WorkspaceFile, WorkspaceListLimits } from './workspace-files.ts';
