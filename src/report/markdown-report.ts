@@ -72,7 +72,7 @@ export function renderMarkdownReport(
         ? '*The answer states no numbers that could be checked against the execution outputs.*'
         : `**Grounding: ${verified} of ${checked} numbers in the answer were found in the execution outputs${unverified > 0 ? `; ${unverified} unverified` : ''}.** See the table after the answer.`,
       '',
-      neutralizeMarkdown(view.answer),
+      neutralizeMarkdown(view.answer, { demoteHeadings: 2 }),
       '',
     );
     const numbers = report.answer?.numbers ?? [];
@@ -169,7 +169,7 @@ function renderEntry(entry: ProcessEntry, maxOutputChars: number, assets: Report
         '',
         entry.step.kind === 'answer'
           ? '*The answer is shown at the top of this report.*'
-          : neutralizeMarkdown(entry.step.text),
+          : neutralizeMarkdown(entry.step.text, { demoteHeadings: 3 }),
       ];
     case 'notice':
       return [
@@ -229,11 +229,13 @@ function renderCell(
   result.charts.forEach((_chart, index) =>
     lines.push(
       `*Chart ${index + 1}: see [Figures and tables](#figures-and-tables) (assets/${chartKey(outputId, index)}.png).*`,
+      '',
     ),
   );
   result.figures.forEach((_figure, index) =>
     lines.push(
       `![Figure ${index + 1} of output ${escapeMarkdownText(outputId)}](assets/${figureKey(outputId, index)}.png)`,
+      '',
     ),
   );
   return lines;

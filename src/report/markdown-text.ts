@@ -7,8 +7,14 @@ import { isSafeLink } from './safe-markdown.ts';
  * links so that opening the file loads nothing.
  */
 
+export interface NeutralizeOptions {
+  /** Levels added to every ATX heading (## → ####), so model headings nest under the report's own. Default 0. */
+  demoteHeadings?: number;
+}
+
 /** Model-written markdown, kept as markdown but inert. Fenced code blocks are left as they are. */
-export function neutralizeMarkdown(text: string): string {
+export function neutralizeMarkdown(text: string, options: NeutralizeOptions = {}): string {
+  const demote = options.demoteHeadings ?? 0;
   const lines = text.split('\n');
   let fence: string | null = null;
   return lines
@@ -20,7 +26,15 @@ export function neutralizeMarkdown(text: string): string {
         else if (marker[0] === fence[0] && marker.length >= fence.length) fence = null;
         return line;
       }
-      return fence === null ? neutralizeLine(line) : line;
+      if (fence !== null) return line;
+      const neutral = neutralizeLine(line);
+      return demote > 0
+        ? neutral.replace(
+            /^( {0,3})(#{1,6})(?=\s|$)/,
+            (_match, indent: string, hashes: string) =>
+              `${indent}${'#'.repeat(Math.min(6, hashes.length + demote))}`,
+          )
+        : neutral;
     })
     .join('\n');
 }

@@ -72,6 +72,14 @@ describe('neutralizeMarkdown', () => {
   });
 });
 
+describe('neutralizeMarkdown heading levels', () => {
+  it('nests model headings under the report headings, but not inside code blocks', () => {
+    expect(
+      neutralizeMarkdown('# Title\n## Part\n```\n# comment\n```\n###### Deep', { demoteHeadings: 2 }),
+    ).toBe('### Title\n#### Part\n```\n# comment\n```\n###### Deep');
+  });
+});
+
 describe('markdown helpers', () => {
   it('escapes data for a table cell', () => {
     expect(escapeMarkdownText('a|b <svg>\n*x*')).toBe('a\\|b &lt;svg&gt; \\*x\\*');
