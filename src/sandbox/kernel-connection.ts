@@ -10,8 +10,12 @@ import {
 import type { KernelProcess } from './kernel-process.ts';
 
 const STDERR_TAIL_CHARS = 8_000;
-/** Larger than any message the kernel's own caps allow (figures, files read back); more is a broken kernel. */
-const MAX_LINE_BYTES = 512 * 1024 * 1024;
+/**
+ * Larger than any message the kernel's own caps allow (figures, charts, output,
+ * files read back), and far below V8's longest string (~512 MiB): a longer
+ * line is a broken or hostile kernel, and must not crash the host.
+ */
+const MAX_LINE_BYTES = 192 * 1024 * 1024;
 
 interface PendingRequest {
   resolve: (response: KernelResponse) => void;
@@ -45,7 +49,10 @@ export class KernelConnection {
   private rejectReady!: (error: Error) => void;
   private isReady = false;
 
-  constructor(private readonly kernel: KernelProcess) {
+  constructor(
+    private readonly kernel: KernelProcess,
+    private readonly maxLineBytes: number = MAX_LINE_BYTES,
+  ) {
     this.ready = new Promise<KernelReady>((resolve, reject) => {
       this.resolveReady = resolve;
       this.rejectReady = reject;
@@ -158,24 +165,32 @@ export class KernelConnection {
   }
 
   private onData(chunk: Buffer): void {
+    if (this.failure) return;
     let start = 0;
-    let newline = chunk.indexOf(0x0a, start);
-    while (newline !== -1) {
-      this.lineChunks.push(chunk.subarray(start, newline));
-      const line = Buffer.concat(this.lineChunks).toString('utf8');
+    while (start < chunk.length) {
+      const newline = chunk.indexOf(0x0a, start);
+      const end = newline === -1 ? chunk.length : newline;
+      // Counted before concatenating, the piece that ends the line included.
+      this.lineBytes += end - start;
+      if (this.lineBytes > this.maxLineBytes) {
+        this.lineChunks = [];
+        this.fail(`The kernel wrote more than ${this.maxLineBytes} bytes without ending a line.`);
+        return;
+      }
+      this.lineChunks.push(chunk.subarray(start, end));
+      if (newline === -1) return;
+      const pieces = this.lineChunks;
       this.lineChunks = [];
       this.lineBytes = 0;
+      let line: string;
+      try {
+        line = Buffer.concat(pieces).toString('utf8');
+      } catch (error) {
+        this.fail('The kernel wrote a line the host cannot read.', error);
+        return;
+      }
       this.onLine(line);
       start = newline + 1;
-      newline = chunk.indexOf(0x0a, start);
-    }
-    if (start < chunk.length) {
-      this.lineChunks.push(chunk.subarray(start));
-      this.lineBytes += chunk.length - start;
-      if (this.lineBytes > MAX_LINE_BYTES) {
-        this.lineChunks = [];
-        this.fail(`The kernel wrote more than ${MAX_LINE_BYTES} bytes without ending a line.`);
-      }
     }
   }
 

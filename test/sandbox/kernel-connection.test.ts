@@ -28,6 +28,19 @@ function fakeKernel() {
 const ready = { type: 'ready', protocol: 1, pid: 7, workdir: '/w', subreaper: true, oomCounter: true };
 
 describe('KernelConnection', () => {
+  it('fails the session, without crashing the host, on a line over the cap (the ending piece counted too)', async () => {
+    const { kernel, reply, stdout } = fakeKernel();
+    const connection = new KernelConnection(kernel, 1024);
+    reply(ready);
+    await connection.ready;
+    const waiting = connection.request({ type: 'ping' });
+    stdout.write('{"type":"ok","id":1,"pad":"' + 'x'.repeat(600));
+    stdout.write('x'.repeat(600) + '"}\n');
+    const error = await waiting.catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(SandboxFailureError);
+    expect((error as Error).message).toContain('more than 1024 bytes');
+  });
+
   it('matches responses to requests by id, even when a line arrives in pieces', async () => {
     const { kernel, sent, stdout } = fakeKernel();
     const connection = new KernelConnection(kernel);

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ctypes
 import os
 
+PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -16,6 +17,17 @@ def become_subreaper() -> bool:
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def become_undumpable() -> bool:
+    """Closes /proc/<supervisor>/fd and /environ to the worker, which runs as the same
+    uid: without this, cell code could write forged protocol lines to our stdout.
+    The worker is exec'd, so it is dumpable again and ptrace-free of us."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
 

@@ -32,7 +32,7 @@ import subprocess
 import sys
 import time
 
-from datalyst_processes import become_subreaper, is_present, oom_kill_count, read_children
+from datalyst_processes import become_subreaper, become_undumpable, is_present, oom_kill_count, read_children
 from datalyst_workdir import (PathRefused, check_relative_path, diff_snapshots, read_regular_file, snapshot,
                               write_regular_file)
 
@@ -196,6 +196,7 @@ class Supervisor:
         self.state_lost_pending = False
         self.baseline = snapshot(workdir)
         self.subreaper = become_subreaper()
+        become_undumpable()
         self.worker_env = self.make_worker_env()
         self.wakeup_read, wakeup_write = os.pipe()
         set_nonblocking(self.wakeup_read)
