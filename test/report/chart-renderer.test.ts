@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderChart } from '../../src/report/chart-renderer.ts';
+import { renderChart, sanitizeChartSvg } from '../../src/report/chart-renderer.ts';
 
 const pngMagic = [0x89, 0x50, 0x4e, 0x47];
 
@@ -122,5 +122,24 @@ describe('renderChart', () => {
     expect(chart.error).toBeNull();
     expect(chart.svg).toContain('steelblue');
     expect(chart.vegaLiteSpec).toBeNull();
+  });
+});
+
+describe('sanitizeChartSvg', () => {
+  it('keeps in-document references and data images, drops every other link, handler, url() and script', () => {
+    const svg = [
+      '<svg><a href="javascript:alert(1)"><path d="M0,0" onclick="alert(1)"/></a>',
+      '<a xlink:href="https://evil.example/"><rect fill="url(https://evil.example/p.svg#g)" clip-path="url(#clip1)"/></a>',
+      '<image href="data:image/png;base64,AAAA"/><image xlink:href="file:///etc/passwd"/>',
+      '<script>alert(1)</script><text aria-label="onload=x">keep me</text></svg>',
+    ].join('');
+    expect(sanitizeChartSvg(svg)).toBe(
+      [
+        '<svg><a><path d="M0,0"/></a>',
+        '<a><rect fill="none" clip-path="url(#clip1)"/></a>',
+        '<image href="data:image/png;base64,AAAA"/><image/>',
+        '<text aria-label="onload=x">keep me</text></svg>',
+      ].join(''),
+    );
   });
 });
