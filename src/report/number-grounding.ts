@@ -62,11 +62,59 @@ interface IndexEntry {
   text: string;
 }
 
-/** Output numbers keyed by `decimals:digits` for every rounding and truncation the rules allow. */
-export interface NumberIndex {
-  readonly byKey: ReadonlyMap<string, IndexEntry>;
-  readonly sourceCount: number;
+interface SourceNumber {
+  value: number;
+  /** The digits as printed, for truncation; null for scientific notation. */
+  written: { integer: string; fraction: string } | null;
+  entry: IndexEntry;
 }
+
+/**
+ * The numbers the outputs printed. Keys for a given number of decimals
+ * (rounded and truncated) are built the first time an answer needs them, so
+ * a run that printed a million numbers costs a few keys each, not eighteen.
+ */
+export class NumberIndex {
+  private readonly byDecimals = new Map<number, Map<string, IndexEntry>>();
+
+  constructor(
+    private readonly numbers: readonly SourceNumber[],
+    /** Outputs indexed. */
+    readonly sourceCount: number,
+    /** True when the outputs held more than MAX_SOURCE_NUMBERS numbers and the rest were not indexed. */
+    readonly truncated: boolean,
+  ) {}
+
+  get numberCount(): number {
+    return this.numbers.length;
+  }
+
+  /** The first output that printed a number which rounds or truncates to `value` at `decimals`. */
+  find(value: number, decimals: number): IndexEntry | undefined {
+    return this.keysFor(decimals).get(value.toFixed(decimals));
+  }
+
+  private keysFor(decimals: number): Map<string, IndexEntry> {
+    let keys = this.byDecimals.get(decimals);
+    if (keys) return keys;
+    keys = new Map();
+    for (const { value, written, entry } of this.numbers) {
+      const rounded = value.toFixed(decimals);
+      if (!keys.has(rounded)) keys.set(rounded, entry);
+      if (written !== null) {
+        // Truncation as printed, digit for digit (no binary rounding surprises).
+        const kept = written.fraction.slice(0, decimals).padEnd(decimals, '0');
+        const truncated = `${written.integer}${decimals > 0 ? `.${kept}` : ''}`;
+        if (!keys.has(truncated)) keys.set(truncated, entry);
+      }
+    }
+    this.byDecimals.set(decimals, keys);
+    return keys;
+  }
+}
+
+/** Numbers indexed at most; beyond that (a cell that dumped a huge array) the rest are not checked against. */
+export const MAX_SOURCE_NUMBERS = 1_000_000;
 
 /** Decimals indexed: a stated number with more decimals must be printed exactly. */
 const MAX_INDEXED_DECIMALS = 8;
@@ -132,12 +180,14 @@ function isHyphenatedName(text: string, start: number): boolean {
 
 /** Indexes every number printed in the outputs; the first output that printed a number wins. */
 export function buildNumberIndex(sources: readonly GroundingSource[]): NumberIndex {
-  const byKey = new Map<string, IndexEntry>();
-  const add = (key: string, entry: IndexEntry): void => {
-    if (!byKey.has(key)) byKey.set(key, entry);
-  };
-  for (const source of sources) {
+  const numbers: SourceNumber[] = [];
+  let truncated = false;
+  outer: for (const source of sources) {
     for (const match of source.text.matchAll(sourcePattern)) {
+      if (numbers.length >= MAX_SOURCE_NUMBERS) {
+        truncated = true;
+        break outer;
+      }
       const integerPart = match[1] ?? '';
       const fraction = match[2] ?? '';
       const exponent = match[3];
@@ -150,31 +200,15 @@ export function buildNumberIndex(sources: readonly GroundingSource[]): NumberInd
         const literal = `${digits}${ownFraction}${exponent === undefined || readingIndex !== 0 ? '' : `e${exponent}`}`;
         const value = Math.abs(Number(literal));
         if (!Number.isFinite(value)) continue;
-        indexValue(value, exponent === undefined ? decimalText(digits, ownFraction) : null, entry, add);
+        const written =
+          exponent === undefined
+            ? { integer: digits.replace(/^0+(?=\d)/, ''), fraction: ownFraction.slice(1) }
+            : null;
+        numbers.push({ value, written, entry });
       }
     }
   }
-  return { byKey, sourceCount: sources.length };
-}
-
-function decimalText(digits: string, fraction: string): { integer: string; fraction: string } {
-  return { integer: digits.replace(/^0+(?=\d)/, ''), fraction: fraction.slice(1) };
-}
-
-function indexValue(
-  value: number,
-  written: { integer: string; fraction: string } | null,
-  entry: IndexEntry,
-  add: (key: string, entry: IndexEntry) => void,
-): void {
-  for (let decimals = 0; decimals <= MAX_INDEXED_DECIMALS; decimals++) {
-    add(`${decimals}:${value.toFixed(decimals)}`, entry);
-    if (written !== null) {
-      // Truncation as printed, digit for digit (no binary rounding surprises).
-      const kept = written.fraction.slice(0, decimals).padEnd(decimals, '0');
-      add(`${decimals}:${written.integer}${decimals > 0 ? `.${kept}` : ''}`, entry);
-    }
-  }
+  return new NumberIndex(numbers, sources.length, truncated);
 }
 
 /** Looks one mention up; a percent is also tried as a ratio (24.5% = 0.245). */
@@ -191,11 +225,8 @@ export function groundMention(mention: NumberMention, index: NumberIndex): Groun
 }
 
 function lookup(value: number, decimals: number, index: NumberIndex): IndexEntry | undefined {
-  if (decimals > MAX_INDEXED_DECIMALS) {
-    // Stated with more digits than indexed: only a literal match will do.
-    return index.byKey.get(`${MAX_INDEXED_DECIMALS}:${value.toFixed(MAX_INDEXED_DECIMALS)}`);
-  }
-  return index.byKey.get(`${decimals}:${value.toFixed(decimals)}`);
+  // Stated with more digits than indexed: only a match at the indexed precision will do.
+  return index.find(value, Math.min(decimals, MAX_INDEXED_DECIMALS));
 }
 
 /** Finds and grounds the numbers of one segment. */
