@@ -1,51 +1,60 @@
 import { z } from 'zod';
+import { MAX_LABEL_CHARS, MAX_NAME_CHARS, MAX_PATH_CHARS } from './cell-result.ts';
 
 /**
  * A profile of every workspace file, computed inside the sandbox (no untrusted
  * file is parsed on the host). The agent puts it in the first message; the
  * offline analyst plans its cells from it.
+ *
+ * Every text is bounded, far above what the kernel sends (it cuts names at
+ * 1 000 characters, samples at 60): a second line of defence for the texts
+ * that reach the model.
  */
 
+/** The kernel cuts loadCode at 32 Ki characters (room for a 4 096-character path). */
+const MAX_LOAD_CODE_CHARS = 64 * 1024;
+const MAX_SHORT_CHARS = 100;
+
 export const columnProfileSchema = z.object({
-  name: z.string(),
+  name: z.string().max(MAX_NAME_CHARS),
   /** The pandas dtype after loading, e.g. `int64`, `float64`, `object`, `datetime64[ns]`. */
-  dtype: z.string(),
+  dtype: z.string().max(MAX_LABEL_CHARS),
   /** What the values look like: numbers, dates, booleans, a few categories, free text, ids. */
   kind: z.enum(['number', 'integer', 'boolean', 'datetime', 'category', 'text', 'id', 'empty']),
   missing: z.number().int().nonnegative(),
   unique: z.number().int().nonnegative().nullable(),
-  samples: z.array(z.string()),
-  min: z.string().nullable(),
-  max: z.string().nullable(),
+  samples: z.array(z.string().max(MAX_LABEL_CHARS)),
+  min: z.string().max(MAX_LABEL_CHARS).nullable(),
+  max: z.string().max(MAX_LABEL_CHARS).nullable(),
 });
 export type ColumnProfile = z.infer<typeof columnProfileSchema>;
 
 /** How the table was read, so that code can read it the same way. */
 export const readOptionsSchema = z.object({
-  encoding: z.string().nullable(),
-  delimiter: z.string().nullable(),
+  encoding: z.string().max(MAX_SHORT_CHARS).nullable(),
+  delimiter: z.string().max(MAX_SHORT_CHARS).nullable(),
   /** 0-based row of the header line in the file (after skipped preamble lines). */
   headerRow: z.number().int().nonnegative().nullable(),
   /** Lines above the header that were skipped (metadata preamble). */
   skipRows: z.number().int().nonnegative(),
-  sheet: z.string().nullable(),
-  table: z.string().nullable(),
-  decimal: z.string().nullable(),
-  thousands: z.string().nullable(),
-  naValues: z.array(z.string()),
+  sheet: z.string().max(MAX_NAME_CHARS).nullable(),
+  table: z.string().max(MAX_NAME_CHARS).nullable(),
+  decimal: z.string().max(MAX_SHORT_CHARS).nullable(),
+  thousands: z.string().max(MAX_SHORT_CHARS).nullable(),
+  naValues: z.array(z.string().max(MAX_SHORT_CHARS)),
 });
 export type ReadOptions = z.infer<typeof readOptionsSchema>;
 
 export const tableProfileSchema = z.object({
   /** Sheet name, SQLite table name, or '' for a single-table file. */
-  name: z.string(),
+  name: z.string().max(MAX_NAME_CHARS),
   rows: z.number().int().nonnegative(),
   columns: z.array(columnProfileSchema),
   /** True when the table had more columns than were profiled. */
   columnsTruncated: z.boolean(),
   read: readOptionsSchema,
   /** Python that loads this table into a DataFrame, e.g. `pd.read_csv('a.csv', sep=';')`. */
-  loadCode: z.string(),
+  loadCode: z.string().max(MAX_LOAD_CODE_CHARS),
 });
 export type TableProfile = z.infer<typeof tableProfileSchema>;
 
@@ -53,13 +62,13 @@ export const fileFormatSchema = z.enum(['csv', 'excel', 'json', 'sqlite', 'parqu
 export type FileFormat = z.infer<typeof fileFormatSchema>;
 
 export const fileProfileSchema = z.object({
-  path: z.string(),
+  path: z.string().max(MAX_PATH_CHARS),
   sizeBytes: z.number().int().nonnegative(),
   format: fileFormatSchema,
   tables: z.array(tableProfileSchema),
   /** Why the file could not be read; the other files are still profiled. */
-  error: z.string().nullable(),
-  notes: z.array(z.string()),
+  error: z.string().max(MAX_NAME_CHARS).nullable(),
+  notes: z.array(z.string().max(MAX_NAME_CHARS)),
 });
 export type FileProfile = z.infer<typeof fileProfileSchema>;
 

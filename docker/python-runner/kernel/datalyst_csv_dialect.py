@@ -149,7 +149,8 @@ def find_missing_markers(rows: list[list[str]]) -> list[str]:
     markers = set(MISSING_MARKERS)
     for row in rows:
         for cell in row:
-            if cell in found or cell == '':
+            # A marker is short (it lands in loadCode and the profile).
+            if cell in found or cell == '' or len(cell) > 32:
                 continue
             if cell.strip() == '' and len(found) < 8:  # str.strip() removes NBSP too
                 found.append(cell)

@@ -12,6 +12,8 @@ import json
 import math
 import sys
 
+from datalyst_text import MAX_VALUE_CHARS, clip_text, short_text
+
 MAX_FIGURES_PER_CELL = 20
 MAX_FIGURE_BYTES = 8 << 20
 MAX_FIGURE_BYTES_PER_CELL = 32 << 20
@@ -20,8 +22,6 @@ MAX_CHART_SPEC_BYTES = 4 << 20
 MAX_TABLES_PER_CELL = 20
 MAX_TABLE_ROWS = 50
 MAX_TABLE_COLUMNS = 30
-MAX_CELL_CHARS = 200
-MAX_VALUE_CHARS = 64 * 1024
 
 
 class CellOutputs:
@@ -191,13 +191,10 @@ def png_size(data: bytes) -> tuple[int, int]:
 
 
 def label_text(label: object) -> str:
+    """A row or column label as shown in a table (a 5-million-character label is cut too)."""
     if isinstance(label, tuple):
-        return ' / '.join(str(part) for part in label)
-    return str(label)
-
-
-def short_text(text: str) -> str:
-    return text if len(text) <= MAX_CELL_CHARS else text[:MAX_CELL_CHARS - 1] + '…'
+        return short_text(' / '.join(short_text(str(part)) for part in label))
+    return short_text(str(label))
 
 
 def table_cell(value: object) -> object:
@@ -241,7 +238,4 @@ def json_safe(value: object) -> object:
 
 
 def capped_repr(value: object) -> str:
-    text = repr(value)
-    if len(text) > MAX_VALUE_CHARS:
-        text = text[:MAX_VALUE_CHARS] + '\n… (%d more characters)' % (len(text) - MAX_VALUE_CHARS)
-    return text
+    return clip_text(repr(value), MAX_VALUE_CHARS)

@@ -27,12 +27,15 @@ import warnings
 from datalyst_columns import is_missing, looks_numeric, profile_column
 from datalyst_csv_dialect import (HEADER_SEARCH_ROWS, SNIFF_BYTES, find_missing_markers, find_number_format, find_structure,
                                   detect_encoding, looks_delimited, sample_rows, sniff_delimiter)
+from datalyst_text import MAX_NAME_CHARS, MAX_NOTE_CHARS, clip_text, short_text
 
 MAX_FILES = 200
 MAX_SCANNED_ENTRIES = 20_000
 MAX_TABLES_PER_FILE = 50
 MAX_COLUMNS = 100
 MAX_ROWS_FOR_STATS = 200_000
+# Room for the longest path the host sends (4 096 characters), repr-escaped.
+MAX_LOAD_CODE_CHARS = 32 * 1024
 STRUCTURE_SCAN_BYTES = 8 << 20
 SKIPPED_DIRS = frozenset({'__pycache__', '.ipynb_checkpoints', '.git'})
 
@@ -116,6 +119,8 @@ def profile_file(workdir: str, relative: str) -> dict:
         result['error'] = 'The file is too large to profile in the sandbox memory.'
     except Exception as error:  # one bad file must not stop the profile of the others
         result['error'] = describe_error(error)
+    # Notes quote sheet names and such: bounded like every text the host gets.
+    result['notes'] = [short_text(note, MAX_NOTE_CHARS) for note in result['notes']]
     return result
 
 
@@ -362,13 +367,17 @@ def call_code(function: str, relative: str, kwargs: dict) -> str:
 
 
 def table_profile(name: str, frame, rows: int, read: dict, load_code: str) -> dict:
-    columns = [profile_column(str(column), frame.iloc[:, position])
+    # Header cells and SQLite table names are the data's: a 5-million-character one is cut.
+    columns = [profile_column(short_text(str(column), MAX_NAME_CHARS), frame.iloc[:, position])
                for position, column in enumerate(frame.columns[:MAX_COLUMNS])]
+    for key in ('sheet', 'table'):
+        if isinstance(read.get(key), str):
+            read[key] = short_text(read[key], MAX_NAME_CHARS)
     return {
-        'name': name,
+        'name': short_text(name, MAX_NAME_CHARS),
         'rows': int(rows),
         'columns': columns,
         'columnsTruncated': len(frame.columns) > MAX_COLUMNS,
         'read': read,
-        'loadCode': load_code,
+        'loadCode': clip_text(load_code, MAX_LOAD_CODE_CHARS),
     }

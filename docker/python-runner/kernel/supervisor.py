@@ -32,7 +32,9 @@ import subprocess
 import sys
 import time
 
-from datalyst_processes import become_subreaper, become_undumpable, is_present, oom_kill_count, read_children
+from datalyst_processes import (become_subreaper, become_undumpable, is_present, is_running, oom_kill_count,
+                                read_children)
+from datalyst_text import MAX_ERROR_CHARS, MAX_NOTE_CHARS, MAX_VALUE_CHARS, clip_middle, clip_text
 from datalyst_workdir import (PathRefused, check_relative_path, diff_snapshots, read_regular_file, snapshot,
                               write_regular_file)
 
@@ -44,6 +46,8 @@ DEFAULT_GRACE_MS = 5_000
 DEFAULT_MAX_OUTPUT_BYTES = 1 << 20
 DEFAULT_READ_MAX_FILES = 1_000
 DEFAULT_READ_MAX_BYTES = 64 << 20
+# The worker clips texts and says so ("… (N more characters)"); its note must not be clipped again.
+NOTE_ROOM = 1_000
 
 
 def log(message: str) -> None:
@@ -313,7 +317,8 @@ class Supervisor:
             else:
                 raise ValueError('unknown request type %r' % kind)
         except (PathRefused, OSError, ValueError, TypeError, KeyError) as error:
-            self.send({'type': 'error', 'id': request_id, 'message': '%s: %s' % (type(error).__name__, error)})
+            message = clip_text('%s: %s' % (type(error).__name__, error), MAX_NOTE_CHARS)
+            self.send({'type': 'error', 'id': request_id, 'message': message})
 
     def cancel(self, target: object) -> None:
         for index, queued in enumerate(self.queue):
@@ -470,7 +475,9 @@ class Supervisor:
             self.drain(worker.stderr_fd, 'stderr')
         self.job = None
         duration_ms = monotonic_ms() - job.started_ms
-        self.kill_orphans()
+        # A stopped cell takes its processes with it: the interrupt reaches the worker
+        # only, and a fork bomb or a child ignoring signals would run on between cells.
+        self.kill_orphans(worker_children=job.stop_reason is not None)
         after = snapshot(self.workdir)
         files = diff_snapshots(self.baseline, after)
         self.baseline = after
@@ -479,6 +486,7 @@ class Supervisor:
                 self.send({'type': 'profile', 'id': job.id, 'profile': worker_message['profile']})
             else:
                 detail = crash_detail or (worker_message or {}).get('message') or 'the profile did not finish'
+                detail = clip_text(str(detail), MAX_NOTE_CHARS)
                 if job.stop_reason == 'timeout':
                     detail = 'the profile took longer than %d ms' % job.timeout_ms
                 self.send({'type': 'error', 'id': job.id, 'message': detail})
@@ -515,8 +523,9 @@ class Supervisor:
             'status': status,
             'stdout': job.stdout.to_json(),
             'stderr': job.stderr.to_json(),
-            'error': payload.get('error'),
-            'value': payload.get('value'),
+            'error': bounded_error(payload.get('error')),
+            'value': clip_text(payload['value'], MAX_VALUE_CHARS + NOTE_ROOM) if isinstance(payload.get('value'), str)
+            else None,
             'figures': payload.get('figures') or [],
             'charts': payload.get('charts') or [],
             'tables': payload.get('tables') or [],
@@ -606,35 +615,43 @@ class Supervisor:
             return (deadline - now) / 1000.0
         return 0.05 if job.killed else None
 
-    def kill_orphans(self) -> None:
-        """Kills processes left behind by a cell: children of ours other than the worker."""
-        worker_pid = self.worker.pid if self.worker is not None and not self.worker.exited else None
-        me = os.getpid()
-        if self.subreaper:
-            roots = [pid for pid in read_children(me) if pid != worker_pid]
-        else:
-            roots = [pid for pid in read_children(1) if pid not in (me, worker_pid)] if me != 1 else []
-        if not roots:
-            return
-        victims = []
-        stack = list(roots)
-        while stack and len(victims) < 10_000:
-            pid = stack.pop()
-            victims.append(pid)
-            stack.extend(read_children(pid))
-        for pid in victims:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        # Wait (briefly) until they are gone and reaped: the victims re-parent to us
-        # as their parents die, and a zombie still answers kill(pid, 0).
-        deadline = time.monotonic() + 1.0
-        while True:
-            self.reap()
-            if not any(is_present(pid) for pid in victims) or time.monotonic() > deadline:
+    def kill_orphans(self, worker_children: bool = False) -> None:
+        """Kills processes left behind by a cell: children of ours other than the worker
+        and, with `worker_children`, the worker's own children and their trees."""
+        # Rounds, because processes may fork while we collect them (a fork bomb); the
+        # children of a killed process re-parent to us and are found by the next round.
+        for _ in range(20):
+            worker_pid = self.worker.pid if self.worker is not None and not self.worker.exited else None
+            me = os.getpid()
+            if self.subreaper:
+                roots = [pid for pid in read_children(me) if pid != worker_pid]
+            else:
+                roots = [pid for pid in read_children(1) if pid not in (me, worker_pid)] if me != 1 else []
+            if worker_children and worker_pid is not None:
+                roots.extend(read_children(worker_pid))
+            roots = [pid for pid in roots if is_running(pid)]
+            if not roots:
                 return
-            time.sleep(0.002)
+            victims = []
+            stack = list(roots)
+            while stack and len(victims) < 10_000:
+                pid = stack.pop()
+                victims.append(pid)
+                stack.extend(read_children(pid))
+            for pid in victims:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            # Wait (briefly) until they are gone and reaped: the victims re-parent to us
+            # as their parents die, and a zombie still answers kill(pid, 0). The worker's
+            # own dead children stay zombies until it waits for them; they use no CPU.
+            deadline = time.monotonic() + 1.0
+            while True:
+                self.reap()
+                if not any(is_running(pid) for pid in victims) or time.monotonic() > deadline:
+                    break
+                time.sleep(0.002)
 
     # -- main loop -----------------------------------------------------------
 
@@ -694,6 +711,18 @@ def select_write(fd: int) -> None:
     with selectors.DefaultSelector() as selector:
         selector.register(fd, selectors.EVENT_WRITE)
         selector.select()
+
+
+def bounded_error(error: object) -> dict | None:
+    """The worker's error, checked again: the worker runs the cell, so its messages are the cell's."""
+    if not isinstance(error, dict):
+        return None
+    name, value, text = (error.get(key) for key in ('name', 'value', 'traceback'))
+    return {
+        'name': clip_text(name, MAX_NOTE_CHARS + NOTE_ROOM) if isinstance(name, str) else 'Error',
+        'value': clip_text(value, MAX_ERROR_CHARS + NOTE_ROOM) if isinstance(value, str) else '',
+        'traceback': clip_middle(text, MAX_ERROR_CHARS + NOTE_ROOM) if isinstance(text, str) else '',
+    }
 
 
 def format_seconds(milliseconds: float) -> str:

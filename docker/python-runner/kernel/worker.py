@@ -27,6 +27,7 @@ import traceback
 import types
 
 from datalyst_outputs import CellOutputs, capped_repr
+from datalyst_text import MAX_ERROR_CHARS, MAX_NOTE_CHARS, clip_middle, clip_text
 
 PR_SET_PDEATHSIG = 1
 CELL_FILENAME_PREFIX = '<cell-'
@@ -195,13 +196,20 @@ class Kernel:
             while summary.stack and summary.stack[-1].filename == KERNEL_FILE:
                 summary.stack.pop()
             text = ''.join(summary.format())
+        # The cell controls the message: `raise ValueError('v' * 30_000_000)` must
+        # stay an `error` (not flood stderr into `output-limit`) and reach the host small.
+        text = clip_middle(text, MAX_ERROR_CHARS)
         try:
             sys.stderr.write(text)
             sys.stderr.flush()
         except Exception:
             os.write(2, text.encode('utf-8', 'replace'))
         result['status'] = 'error'
-        result['error'] = {'name': type(error).__name__, 'value': safe_str(error), 'traceback': text}
+        result['error'] = {
+            'name': clip_text(type(error).__name__, MAX_NOTE_CHARS),
+            'value': clip_text(safe_str(error), MAX_ERROR_CHARS),
+            'traceback': text,
+        }
 
     def restore_streams(self) -> None:
         for fd, saved in zip((1, 2), self.saved_output_fds):
@@ -246,7 +254,8 @@ class Kernel:
             return {'profile': profile}
         except BaseException as error:
             self.gate.in_user_code = False
-            return {'message': 'the profile failed: %s: %s' % (type(error).__name__, safe_str(error))}
+            return {'message': clip_text('the profile failed: %s: %s' % (type(error).__name__, safe_str(error)),
+                                         MAX_NOTE_CHARS)}
 
 
 def is_frame_like(value: object) -> bool:
