@@ -57,6 +57,12 @@ export interface AnalyzeOptions {
   maxArtifactFiles?: number;
   /** How much of the workspace profile goes into the first message. */
   firstMessageLimits?: Partial<FirstMessageLimits>;
+  /**
+   * Bytes of figures (base64 PNG) and charts (vega-lite JSON) kept in the
+   * trace per run. Past it, a figure or chart keeps its id and size in the
+   * trace, marked `omitted`, and a notice says so. Default 96 MiB.
+   */
+  maxTraceFigureBytes?: number;
   /** `record` fsyncs the trace after every record. Default `finish`. */
   traceSync?: 'record' | 'finish';
   /** Cancels the run: the running cell is interrupted, the session closed, the trace ended with `cancelled`. */

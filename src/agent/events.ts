@@ -1,7 +1,7 @@
 import type { DatalystError } from '../errors/index.ts';
 import type { CellResult } from '../sandbox/cell-result.ts';
 import type { WorkspaceProfile } from '../sandbox/workspace-profile.ts';
-import type { StepKind, TerminationReason, Usage } from '../trace/schema.ts';
+import type { NoticeKind, StepKind, TerminationReason, Usage } from '../trace/schema.ts';
 
 /** What `analyze()` returns and `run-end` carries. */
 export interface AnalysisResult {
@@ -32,7 +32,7 @@ export type AgentEvent =
   | { type: 'execution-start'; round: number; outputId: string; code: string }
   | { type: 'execution-end'; round: number; outputId: string; result: CellResult }
   | { type: 'artifact-saved'; outputId: string | null; path: string; sizeBytes: number }
-  | { type: 'notice'; round: number; kind: string; text: string }
+  | { type: 'notice'; round: number; kind: NoticeKind; text: string }
   | { type: 'answer-end'; round: number; answer: string }
   | { type: 'run-end'; result: AnalysisResult }
   | { type: 'error'; error: DatalystError };

@@ -28,6 +28,9 @@ export interface LoopState {
   } | null;
 }
 
+/** The loop's own view of the state, which it updates as the run goes on. */
+export type MutableLoopState = { -readonly [K in keyof LoopState]: LoopState[K] };
+
 export interface StopDecision {
   reason: TerminationReason;
   detail: string;

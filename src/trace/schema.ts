@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cellResultSchema } from '../sandbox/cell-result.ts';
+import { cellResultSchema, chartSchema, figureSchema } from '../sandbox/cell-result.ts';
 import { workspaceProfileSchema } from '../sandbox/workspace-profile.ts';
 
 /**
@@ -100,6 +100,34 @@ export const stepSchema = z.object({
   closed: z.boolean(),
 });
 
+/**
+ * A figure or chart the trace does not keep, because the run's cap on figure
+ * bytes in the trace was spent (see the agent's `maxTraceFigureBytes`): the
+ * kernel's metadata stays, in its place in the list, the image or spec does
+ * not. Readers older than this field see an empty (invalid) PNG or an empty
+ * spec and leave it out.
+ */
+const omittedOutput = {
+  omitted: z.literal(true),
+  /** Bytes it would have taken in the trace: base64 characters of the PNG, or the spec's JSON. */
+  sizeBytes: z.number().int().nonnegative(),
+};
+export const omittedFigureSchema = figureSchema.extend({ dataBase64: z.literal(''), ...omittedOutput });
+export const omittedChartSchema = chartSchema.extend({
+  spec: z.record(z.string(), z.unknown()).refine((spec) => Object.keys(spec).length === 0, 'not empty'),
+  ...omittedOutput,
+});
+export type OmittedFigure = z.infer<typeof omittedFigureSchema>;
+export type OmittedChart = z.infer<typeof omittedChartSchema>;
+
+/** A cell result as the trace keeps it: the sandbox's, with figures and charts that may be omitted. */
+export const traceCellResultSchema = cellResultSchema.extend({
+  // The omitted form first: a union takes the first member that matches.
+  figures: z.array(z.union([omittedFigureSchema, figureSchema])),
+  charts: z.array(z.union([omittedChartSchema, chartSchema])),
+});
+export type TraceCellResult = z.infer<typeof traceCellResultSchema>;
+
 export const executionSchema = z.object({
   type: z.literal('execution'),
   round: z.number().int().positive(),
@@ -107,7 +135,7 @@ export const executionSchema = z.object({
   /** Short id shown in reports and used to ground the answer's numbers, e.g. `E3`. */
   outputId: z.string(),
   code: z.string(),
-  result: cellResultSchema,
+  result: traceCellResultSchema,
   /** The <Execute> text the model was shown (capped). */
   executeText: z.string(),
 });
@@ -124,11 +152,14 @@ export const artifactSchema = z.object({
 });
 
 /** Something the loop did or told the model: a nudge, a compaction, a retry. */
+export const noticeKindSchema = z.enum(['nudge', 'compaction', 'retry', 'final-answer-request', 'warning']);
+export type NoticeKind = z.infer<typeof noticeKindSchema>;
+
 export const noticeSchema = z.object({
   type: z.literal('notice'),
   at: z.string(),
   round: z.number().int().nonnegative(),
-  kind: z.enum(['nudge', 'compaction', 'retry', 'final-answer-request', 'warning']),
+  kind: noticeKindSchema,
   text: z.string(),
 });
 

@@ -1,7 +1,17 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fsyncSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
 import { ConfigError, TraceError } from '../errors/index.ts';
-import { TRACE_VERSION, traceRecordSchema, type TraceDocument, type TraceRecord } from './schema.ts';
+import { TRACE_VERSION, traceRecordSchema, type TraceRecord } from './schema.ts';
 
 export interface TraceWriterOptions {
   /**
@@ -13,6 +23,16 @@ export interface TraceWriterOptions {
   sync?: 'record' | 'finish';
 }
 
+// Bytes copied at a time from trace.jsonl into trace.json.
+const copyChunkBytes = 1024 * 1024;
+const newline = 0x0a;
+const comma = 0x2c;
+
+function writeAll(fd: number, bytes: Uint8Array): void {
+  let offset = 0;
+  while (offset < bytes.byteLength) offset += writeSync(fd, bytes, offset);
+}
+
 /**
  * Appends a run's trace to `<runDir>/trace.jsonl`, one validated record per
  * line, as the run goes on. Each record is written with a single synchronous
@@ -20,13 +40,19 @@ export interface TraceWriterOptions {
  * the last record (at worst a torn last line, which readers skip). Earlier
  * records are never rewritten. `finish()` also writes `trace.json`, the same
  * records in one document, atomically (temporary file and rename).
+ *
+ * Records are not kept in memory: a run with many large figures would
+ * otherwise hold them all twice (the objects and the document's string).
+ * `trace.json` is copied from `trace.jsonl` a chunk at a time.
  */
 export class TraceWriter {
   readonly jsonlPath: string;
   readonly jsonPath: string;
-  private readonly records: TraceRecord[] = [];
   private fd: number | null;
   private readonly syncEachRecord: boolean;
+  /** Bytes of `trace.jsonl` that hold whole records (what `trace.json` is made of). */
+  private recordBytes = 0;
+  private documentAttempted = false;
 
   private constructor(runDir: string, fd: number, options: TraceWriterOptions) {
     this.jsonlPath = path.join(runDir, 'trace.jsonl');
@@ -54,12 +80,16 @@ export class TraceWriter {
     }
   }
 
-  /** The records written so far, in order. */
-  get written(): readonly TraceRecord[] {
-    return this.records;
+  /** False once `finish()` ran: no record can be added. */
+  get isOpen(): boolean {
+    return this.fd !== null;
   }
 
-  /** Validates one record and appends it as one line. Throws TraceError on a record that breaks the schema. */
+  /**
+   * Validates one record and appends it as one line. Throws TraceError on a
+   * record that breaks the schema, or when the line cannot be written (a full
+   * disk); then nothing of it stays in the file.
+   */
   append(record: TraceRecord): void {
     if (this.fd === null) throw new TraceError('The trace is already finished; no record can be added.');
     const parsed = traceRecordSchema.safeParse(record);
@@ -69,32 +99,92 @@ export class TraceWriter {
         parsed.error,
       );
     }
-    const line = `${JSON.stringify(parsed.data)}\n`;
-    writeSync(this.fd, line);
-    if (this.syncEachRecord) fsyncSync(this.fd);
-    this.records.push(parsed.data);
-  }
-
-  /** Flushes and closes `trace.jsonl` and writes `trace.json`. Safe to call twice. */
-  finish(): TraceDocument {
-    const document: TraceDocument = { version: TRACE_VERSION, records: [...this.records] };
-    if (this.fd === null) return document;
+    // JSON.stringify escapes line breaks inside strings: a raw newline only ever ends a record.
+    const line = Buffer.from(`${JSON.stringify(parsed.data)}\n`, 'utf8');
     try {
-      fsyncSync(this.fd);
-    } finally {
-      closeSync(this.fd);
-      this.fd = null;
+      writeAll(this.fd, line);
+      if (this.syncEachRecord) fsyncSync(this.fd);
+    } catch (error) {
+      // A half-written line in the middle would make every later line unreadable: take it back.
+      try {
+        ftruncateSync(this.fd, this.recordBytes);
+      } catch {
+        // The file keeps a torn last line, which readers skip.
+      }
+      throw new TraceError(`Could not write a ${record.type} record to ${this.jsonlPath}.`, error);
     }
-    const temporaryPath = `${this.jsonPath}.${process.pid}.tmp`;
-    writeFileSync(temporaryPath, JSON.stringify(document));
-    renameSync(temporaryPath, this.jsonPath);
-    return document;
+    this.recordBytes += line.byteLength;
   }
 
-  /** Closes `trace.jsonl` without writing `trace.json` (the run could not finish). Safe to call twice. */
-  close(): void {
-    if (this.fd === null) return;
-    closeSync(this.fd);
+  /**
+   * Writes `trace.json` (the records of `trace.jsonl` in one document), then
+   * flushes and closes `trace.jsonl`. Safe to call twice. When `trace.json`
+   * cannot be written it throws TraceError and leaves `trace.jsonl` open, so
+   * the caller can still record why; the next call only closes it.
+   */
+  finish(): void {
+    const fd = this.fd;
+    if (fd === null) return;
+    if (!this.documentAttempted) {
+      this.documentAttempted = true;
+      try {
+        this.writeDocument();
+      } catch (error) {
+        throw new TraceError(`Could not write ${this.jsonPath}; trace.jsonl holds the whole trace.`, error);
+      }
+    }
     this.fd = null;
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** Copies the whole records of trace.jsonl into trace.json: each line break becomes a comma. */
+  private writeDocument(): void {
+    const temporaryPath = `${this.jsonPath}.${process.pid}.tmp`;
+    const readFd = openSync(this.jsonlPath, 'r');
+    let writeFd: number | null = null;
+    try {
+      writeFd = openSync(temporaryPath, 'w');
+      writeAll(writeFd, Buffer.from(`{"version":${TRACE_VERSION},"records":[`, 'utf8'));
+      const chunk = Buffer.alloc(Math.min(copyChunkBytes, Math.max(1, this.recordBytes)));
+      // The last byte is the last record's line break: it closes the array instead.
+      const bytesToCopy = Math.max(0, this.recordBytes - 1);
+      let position = 0;
+      while (position < bytesToCopy) {
+        const length = readSync(
+          readFd,
+          chunk,
+          0,
+          Math.min(chunk.byteLength, bytesToCopy - position),
+          position,
+        );
+        if (length === 0) throw new Error(`${this.jsonlPath} is shorter than the records written to it.`);
+        const piece = chunk.subarray(0, length);
+        // A newline byte never occurs inside a UTF-8 sequence, so this cannot split a character.
+        for (let index = piece.indexOf(newline); index !== -1; index = piece.indexOf(newline, index + 1)) {
+          piece[index] = comma;
+        }
+        writeAll(writeFd, piece);
+        position += length;
+      }
+      writeAll(writeFd, Buffer.from(']}', 'utf8'));
+      fsyncSync(writeFd);
+      closeSync(writeFd);
+      writeFd = null;
+      renameSync(temporaryPath, this.jsonPath);
+    } catch (error) {
+      if (writeFd !== null) closeSync(writeFd);
+      try {
+        rmSync(temporaryPath, { force: true });
+      } catch {
+        // A leftover *.tmp file is harmless; the error that matters is the one thrown.
+      }
+      throw error;
+    } finally {
+      closeSync(readFd);
+    }
   }
 }

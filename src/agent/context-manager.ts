@@ -1,0 +1,108 @@
+import type { NoticeKind } from '../trace/schema.ts';
+import { TokenCalibration } from './context-budget.ts';
+import {
+  compactConversation,
+  type ConversationEntry,
+  type ConversationEntryKind,
+} from './context-compaction.ts';
+import type { ChatMessage } from './language-model.ts';
+import { finalAnswerRequest, lastRoundAnswerRequest } from './model-notes.ts';
+import type { MutableLoopState } from './stop-conditions.ts';
+
+export interface ContextSettings {
+  contextBudgetTokens: number;
+  /** Room kept free for one reply. */
+  replyReserveTokens: number;
+  maxRounds: number;
+}
+
+/** A notice the loop records and streams, for something done to the conversation. */
+export interface ContextNotice {
+  kind: NoticeKind;
+  text: string;
+}
+
+/**
+ * The conversation the model sees, and its size: messages in order, each with
+ * what it is (so compaction knows what it may shorten), token estimates
+ * calibrated by what the endpoint counts, and the one request for a final
+ * answer near the budget or before the last round.
+ */
+export class ContextManager {
+  private readonly entries: ConversationEntry[] = [];
+  private readonly calibration = new TokenCalibration();
+
+  constructor(private readonly settings: ContextSettings) {}
+
+  add(kind: ConversationEntryKind, message: ChatMessage): void {
+    this.entries.push({ kind, message });
+  }
+
+  messages(): ChatMessage[] {
+    return this.entries.map((entry) => entry.message);
+  }
+
+  /** The conversation's size in tokens, estimated and calibrated. */
+  tokens(): number {
+    return this.calibration.tokens(this.messages());
+  }
+
+  /** Calibrates estimates with the prompt tokens the endpoint counted for a request. */
+  observePromptTokens(estimated: number, reported: number): void {
+    this.calibration.observe(estimated, reported);
+  }
+
+  /** Adds a note for the model; merged into a user message that is already last (templates want alternating roles). */
+  tellModel(text: string): void {
+    const last = this.entries.at(-1);
+    if (last !== undefined && last.message.role === 'user' && last.kind !== 'first') {
+      this.entries[this.entries.length - 1] = {
+        kind: last.kind,
+        message: { role: 'user', content: `${last.message.content}\n\n${text}` },
+      };
+      return;
+    }
+    this.entries.push({ kind: 'nudge', message: { role: 'user', content: text } });
+  }
+
+  /**
+   * Before the next turn: shortens old outputs when the conversation grows,
+   * and asks once for the final answer near the budget or before the last
+   * round. Returns what it did, for the trace.
+   */
+  prepareNextTurn(round: number, state: MutableLoopState): ContextNotice[] {
+    const notices: ContextNotice[] = [];
+    const { contextBudgetTokens, replyReserveTokens, maxRounds } = this.settings;
+    const compactAt = Math.floor(contextBudgetTokens * 0.7);
+    let tokens = this.tokens();
+    if (tokens > compactAt) {
+      const before = tokens;
+      const { shortened } = compactConversation(this.entries, {
+        keepRecent: 2,
+        maxCharsPerOldResult: 1500,
+        charsToSave: Math.ceil((tokens - compactAt * 0.8) * 3.5),
+      });
+      if (shortened > 0) {
+        tokens = this.tokens();
+        notices.push({
+          kind: 'compaction',
+          text: `Shortened ${shortened} older execution output${shortened === 1 ? '' : 's'} (about ${before} → ${tokens} tokens).`,
+        });
+      }
+    }
+    if (tokens + replyReserveTokens > contextBudgetTokens && state.finalAnswerRequestedAtRound === null) {
+      state.finalAnswerRequestedAtRound = round;
+      state.finalAnswerRequestReason = 'context-budget';
+      this.tellModel(finalAnswerRequest);
+      notices.push({ kind: 'final-answer-request', text: finalAnswerRequest });
+    } else if (round + 1 === maxRounds && state.finalAnswerRequestedAtRound === null) {
+      // Without this, a run that hits the round limit ends with no answer at all.
+      state.finalAnswerRequestedAtRound = round;
+      state.finalAnswerRequestReason = 'max-rounds';
+      this.tellModel(lastRoundAnswerRequest);
+      notices.push({ kind: 'final-answer-request', text: lastRoundAnswerRequest });
+    }
+    state.contextTokens = this.tokens();
+    return notices;
+  }
+}

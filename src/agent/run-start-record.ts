@@ -1,0 +1,105 @@
+import path from 'node:path';
+import {
+  defaultSandboxLimits,
+  readSandboxEnvironment,
+  resolveSandboxLimits,
+  runnerImageTag,
+} from '../sandbox/index.ts';
+import type { SandboxEnvironment, SandboxLimits, SandboxSession } from '../sandbox/index.ts';
+import type { InputFile, RunStartRecord } from '../trace/schema.ts';
+import type { AnalyzeOptions } from './analyze-options.ts';
+import type { ModelProfile } from './model-profile.ts';
+import { datalystVersion } from './run-metadata.ts';
+
+export interface RunStartInput {
+  options: AnalyzeOptions;
+  runId: string;
+  startedAt: string;
+  inputFiles: InputFile[];
+  profile: ModelProfile;
+  maxRounds: number;
+  deadlineMs: number | null;
+  contextBudgetTokens: number;
+  /** The open session, or null when it could not be opened. */
+  session: SandboxSession | null;
+  image: string | null;
+}
+
+/** The environment's sandbox settings, or none when they are malformed (opening the session reports that). */
+function environmentOrNothing(): SandboxEnvironment | null {
+  try {
+    return readSandboxEnvironment();
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The limits the session has, or, when it could not be opened, the ones it
+ * would have had: defaults, the DATALYST_* environment, the caller's values,
+ * as createSandbox resolves them. When those are malformed (the reason the
+ * session did not open, which run-end names), the defaults.
+ */
+function effectiveLimits(options: AnalyzeOptions, session: SandboxSession | null): Readonly<SandboxLimits> {
+  if (session !== null) return session.limits;
+  const environment = environmentOrNothing();
+  if (environment === null) return defaultSandboxLimits;
+  try {
+    return resolveSandboxLimits(options.sandbox?.limits, environment);
+  } catch {
+    return defaultSandboxLimits;
+  }
+}
+
+/**
+ * The runner image, for the trace. The session does not tell which image it
+ * runs, so this repeats createSandbox's choice (option, DATALYST_IMAGE, the
+ * tag of docker/python-runner); unknown (null) for a factory of the caller's,
+ * for the local backend, and when it cannot be worked out.
+ */
+export async function imageForTrace(options: AnalyzeOptions): Promise<string | null> {
+  if (options.sandbox?.image !== undefined) return options.sandbox.image;
+  if (options.createSandbox !== undefined) return null;
+  const environment = environmentOrNothing();
+  if ((options.sandbox?.backend ?? environment?.backend ?? 'docker') !== 'docker') return null;
+  try {
+    return environment?.image ?? (await runnerImageTag());
+  } catch {
+    return null;
+  }
+}
+
+/** The trace's first record: what was asked, of which data, with which model, under which limits. */
+export function runStartRecord(input: RunStartInput): RunStartRecord {
+  const { options, session } = input;
+  const limits = effectiveLimits(options, session);
+  return {
+    type: 'run-start',
+    version: 1,
+    runId: input.runId,
+    startedAt: input.startedAt,
+    instruction: options.instruction,
+    workspace: { path: path.resolve(options.workspaceDir), files: input.inputFiles },
+    model: {
+      id: options.model.id,
+      profile: options.model.offline === true ? 'offline' : input.profile.name,
+      baseUrl: options.model.baseUrl ?? null,
+      offline: options.model.offline === true,
+    },
+    limits: {
+      maxRounds: input.maxRounds,
+      cellTimeoutMs: limits.cellTimeoutMs,
+      memoryMb: limits.memoryMb,
+      cpus: limits.cpus,
+      deadlineMs: input.deadlineMs,
+      contextBudgetTokens: input.contextBudgetTokens,
+    },
+    environment: {
+      datalystVersion,
+      nodeVersion: process.version,
+      sandboxBackend:
+        session?.backend ?? options.sandbox?.backend ?? environmentOrNothing()?.backend ?? 'docker',
+      image: input.image,
+    },
+  };
+}

@@ -1,0 +1,222 @@
+import type { CellResult, SandboxSession } from '../sandbox/index.ts';
+import type { Usage } from '../trace/schema.ts';
+import { collectArtifacts, type ArtifactBudget } from './artifacts.ts';
+import { clipText, errorText } from './clip-text.ts';
+import type { ContextManager } from './context-manager.ts';
+import type { AgentEvent } from './events.ts';
+import { formatExecuteText, type ExecuteTextOptions } from './execute-text.ts';
+import { executeMessages, type ModelProfile } from './model-profile.ts';
+import { continueNudge, repeatedFailureNudge, unclosedCodeNote } from './model-notes.ts';
+import type { ModelTurn } from './model-turn.ts';
+import type { MutableLoopState } from './stop-conditions.ts';
+import type { TraceRecorder } from './trace-recorder.ts';
+
+/** Characters of a failing cell's error quoted back to the model in the repeated-failure nudge. */
+const maxQuotedErrorChars = 200;
+/** Paths named in a notice about files not copied (the kernel's paths can be long and many). */
+const maxNamedSkippedFiles = 20;
+const maxQuotedPathChars = 200;
+
+export interface TurnHandlerSettings {
+  session: SandboxSession;
+  recorder: TraceRecorder;
+  context: ContextManager;
+  /** The loop's state; the handler sets the answer, stalled turns and repeated failures. */
+  state: MutableLoopState;
+  profile: ModelProfile;
+  signal: AbortSignal;
+  /** The run folder: artifacts go to its `artifacts/`. */
+  outDir: string;
+  executeText: ExecuteTextOptions;
+  /** Spent as files are copied; shared by every turn of the run. */
+  artifactBudget: ArtifactBudget;
+}
+
+function normalizeCode(code: string): string {
+  return code.replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * What happens after a model turn: the turn and its steps go into the trace,
+ * an answer ends the work, code runs in the sandbox cell by cell (results into
+ * the trace and the conversation, written files copied out), and the model is
+ * told what went wrong (an unclosed block, no progress, the same failure again).
+ */
+export class TurnHandler {
+  private readonly usageSoFar: Usage = { promptTokens: 0, completionTokens: 0 };
+  private executions = 0;
+  private lastFailedCode: string | null = null;
+  /** Notes for the model gathered during a turn; sent after its execution results. */
+  private pendingNotes: string[] = [];
+
+  constructor(private readonly settings: TurnHandlerSettings) {}
+
+  /** Tokens the endpoint counted over every turn so far. */
+  get usage(): Usage {
+    return { ...this.usageSoFar };
+  }
+
+  async *afterTurn(round: number, turn: ModelTurn): AsyncGenerator<AgentEvent, void, undefined> {
+    const { recorder, context, state } = this.settings;
+    const at = new Date().toISOString();
+    recorder.append({
+      type: 'model-turn',
+      round,
+      at,
+      text: turn.text,
+      usage: turn.usage,
+      durationMs: turn.durationMs,
+      finishReason: turn.finishReason,
+    });
+    for (const step of turn.steps) {
+      if (step.kind === 'execute') continue;
+      recorder.append({ type: 'step', round, at, kind: step.kind, text: step.text, closed: step.closed });
+    }
+    if (turn.usage !== null) {
+      this.usageSoFar.promptTokens += turn.usage.promptTokens;
+      this.usageSoFar.completionTokens += turn.usage.completionTokens;
+      context.observePromptTokens(turn.estimatedPromptTokens, turn.usage.promptTokens);
+    }
+    context.add('assistant', { role: 'assistant', content: turn.text });
+    if (turn.cutAtExecute) {
+      yield recorder.notice(
+        round,
+        'warning',
+        'The model wrote an <Execute> block itself (invented results); its reply was cut there and its code run for real.',
+      );
+    }
+
+    const codes = turn.steps.filter((step) => step.kind === 'code' && step.closed && step.text.length > 0);
+    const answer = turn.steps.find((step) => step.kind === 'answer');
+    if (answer !== undefined) {
+      state.answer = answer.text;
+      if (codes.length > 0) {
+        yield recorder.notice(
+          round,
+          'warning',
+          'The reply holds both code and an answer; the code was not run.',
+        );
+      }
+      if (!answer.closed) {
+        yield recorder.notice(
+          round,
+          'warning',
+          turn.finishReason === 'length'
+            ? 'The answer was cut off by the token limit (no </Answer>); it is kept as it is.'
+            : 'The answer has no closing </Answer>; it is kept as the model wrote it.',
+        );
+      }
+      yield { type: 'answer-end', round, answer: answer.text };
+      return;
+    }
+    if (state.finalAnswerRequestedAtRound !== null && codes.length > 0) {
+      yield recorder.notice(
+        round,
+        'warning',
+        'Code written after the request for a final answer was not run.',
+      );
+      return;
+    }
+
+    const executeTexts: string[] = [];
+    for (const code of codes) {
+      executeTexts.push(yield* this.runCell(round, code.text));
+    }
+    for (const message of executeMessages(this.settings.profile, executeTexts)) {
+      context.add('execute', message);
+    }
+
+    for (const step of turn.steps) {
+      if (step.kind === 'code' && !step.closed) {
+        const note = unclosedCodeNote(step, turn.finishReason);
+        this.pendingNotes.push(note);
+        yield recorder.notice(round, 'nudge', note);
+      }
+    }
+    if (codes.length === 0) {
+      state.stalledTurns += 1;
+      this.pendingNotes.push(continueNudge);
+      yield recorder.notice(round, 'nudge', continueNudge);
+    } else {
+      state.stalledTurns = 0;
+    }
+    for (const note of this.pendingNotes) context.tellModel(note);
+    this.pendingNotes = [];
+  }
+
+  private async *runCell(round: number, code: string): AsyncGenerator<AgentEvent, string, undefined> {
+    const { session, recorder, signal } = this.settings;
+    this.executions += 1;
+    const outputId = `E${this.executions}`;
+    yield { type: 'execution-start', round, outputId, code };
+    const result = await session.execute(code, { signal });
+    const executeText = formatExecuteText(result, this.settings.executeText);
+    const omission = recorder.execution(round, outputId, code, result, executeText);
+    yield { type: 'execution-end', round, outputId, result };
+    if (omission !== null) yield omission;
+    yield* this.saveArtifacts(round, result, outputId);
+    yield* this.trackFailure(round, code, result);
+    return executeText;
+  }
+
+  private async *saveArtifacts(
+    round: number,
+    result: CellResult,
+    outputId: string,
+  ): AsyncGenerator<AgentEvent, void, undefined> {
+    if (result.files.length === 0) return;
+    const { session, recorder, signal } = this.settings;
+    let collection;
+    try {
+      collection = await collectArtifacts(
+        session,
+        result.files,
+        this.settings.outDir,
+        this.settings.artifactBudget,
+        signal,
+      );
+    } catch (error) {
+      if (signal.aborted) throw error;
+      yield recorder.notice(
+        round,
+        'warning',
+        `Files of ${outputId} could not be copied out of the sandbox: ${errorText(error)}`,
+      );
+      return;
+    }
+    for (const artifact of collection.saved) {
+      recorder.append({ type: 'artifact', at: new Date().toISOString(), outputId, ...artifact });
+      yield { type: 'artifact-saved', outputId, path: artifact.path, sizeBytes: artifact.sizeBytes };
+    }
+    if (collection.skipped.length > 0) {
+      const named = collection.skipped
+        .slice(0, maxNamedSkippedFiles)
+        .map((file) => `${clipText(file.path, maxQuotedPathChars)} (${file.why})`);
+      const more = collection.skipped.length - named.length;
+      const list = `${named.join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
+      yield recorder.notice(round, 'warning', `Not copied from ${outputId}: ${list}`);
+    }
+  }
+
+  private *trackFailure(
+    round: number,
+    code: string,
+    result: CellResult,
+  ): Generator<AgentEvent, void, undefined> {
+    const { state } = this.settings;
+    if (result.status === 'ok') {
+      state.repeatedFailures = 0;
+      this.lastFailedCode = null;
+      return;
+    }
+    const key = normalizeCode(code);
+    state.repeatedFailures = key === this.lastFailedCode ? state.repeatedFailures + 1 : 1;
+    this.lastFailedCode = key;
+    if (state.repeatedFailures >= 2) {
+      const what = result.error === null ? result.status : `${result.error.name}: ${result.error.value}`;
+      const nudge = repeatedFailureNudge(clipText(what, maxQuotedErrorChars));
+      this.pendingNotes.push(nudge);
+      yield this.settings.recorder.notice(round, 'nudge', nudge);
+    }
+  }
+}
