@@ -1,6 +1,6 @@
-import { SandboxFailureError } from '../errors/index.ts';
+import { CancelledError, SandboxFailureError } from '../errors/index.ts';
 import type { CellResult } from './cell-result.ts';
-import type { KernelConnection } from './kernel-connection.ts';
+import type { KernelConnection, RequestOptions } from './kernel-connection.ts';
 import type { KernelProcess } from './kernel-process.ts';
 import type { KernelResponse } from './kernel-protocol.ts';
 import type {
@@ -20,9 +20,29 @@ const PROFILE_TIMEOUT_MS = 120_000;
 const DEFAULT_READ_MAX_BYTES = 64 * 1024 * 1024;
 const DEFAULT_READ_MAX_FILES = 1_000;
 
+/** Resolves with `promise` (which never rejects), or rejects with CancelledError when the signal aborts first. */
+function unlessAborted(promise: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(new CancelledError(signal.reason));
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => reject(new CancelledError(signal.reason));
+    signal.addEventListener('abort', onAbort, { once: true });
+    void promise.then(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    });
+  });
+}
+
 /** A session over a started kernel supervisor; the backend only decides where it runs. */
 export class KernelSession implements SandboxSession {
   private closing: Promise<void> | undefined;
+  /**
+   * Settles when every job asked for so far has settled. The kernel runs one
+   * cell or profile at a time; sending a job only when it can start makes its
+   * answer timer measure the job itself, not the queue in front of it.
+   */
+  private jobsBefore: Promise<void> = Promise.resolve();
 
   constructor(
     readonly id: string,
@@ -35,43 +55,38 @@ export class KernelSession implements SandboxSession {
   async execute(code: string, options: ExecuteOptions = {}): Promise<CellResult> {
     this.assertOpen();
     const timeoutMs = options.timeoutMs ?? this.limits.cellTimeoutMs;
-    const response = await this.connection.request(
-      {
-        type: 'execute',
-        code,
-        timeoutMs,
-        interruptGraceMs: this.limits.interruptGraceMs,
-        maxOutputBytes: this.limits.maxOutputBytes,
-      },
-      {
-        ...(options.signal ? { signal: options.signal } : {}),
-        // A queued cell may wait for the one before it to be stopped and the kernel restarted.
-        answerWithinMs: timeoutMs + 2 * this.limits.interruptGraceMs + ANSWER_MARGIN_MS,
-        onAbort: (id) => this.connection.notify({ type: 'cancel', target: id }),
-      },
-    );
-    if (response.type === 'result') return response.result;
-    throw this.unexpected('execute', response);
+    return this.inTurn(options.signal, async () => {
+      const response = await this.connection.request(
+        {
+          type: 'execute',
+          code,
+          timeoutMs,
+          interruptGraceMs: this.limits.interruptGraceMs,
+          maxOutputBytes: this.limits.maxOutputBytes,
+        },
+        this.jobOptions(timeoutMs, options.signal),
+      );
+      if (response.type === 'result') return response.result;
+      throw this.unexpected('execute', response);
+    });
   }
 
   async profileWorkspace(options: { signal?: AbortSignal } = {}): Promise<WorkspaceProfile> {
     this.assertOpen();
-    const response = await this.connection.request(
-      {
-        type: 'profile',
-        timeoutMs: PROFILE_TIMEOUT_MS,
-        interruptGraceMs: this.limits.interruptGraceMs,
-        maxOutputBytes: this.limits.maxOutputBytes,
-        options: {},
-      },
-      {
-        ...(options.signal ? { signal: options.signal } : {}),
-        answerWithinMs: PROFILE_TIMEOUT_MS + this.limits.cellTimeoutMs + ANSWER_MARGIN_MS,
-        onAbort: (id) => this.connection.notify({ type: 'cancel', target: id }),
-      },
-    );
-    if (response.type === 'profile') return response.profile;
-    throw this.unexpected('profile', response);
+    return this.inTurn(options.signal, async () => {
+      const response = await this.connection.request(
+        {
+          type: 'profile',
+          timeoutMs: PROFILE_TIMEOUT_MS,
+          interruptGraceMs: this.limits.interruptGraceMs,
+          maxOutputBytes: this.limits.maxOutputBytes,
+          options: {},
+        },
+        this.jobOptions(PROFILE_TIMEOUT_MS, options.signal),
+      );
+      if (response.type === 'profile') return response.profile;
+      throw this.unexpected('profile', response);
+    });
   }
 
   async readFiles(paths: readonly string[], options: ReadFilesOptions = {}): Promise<CollectedFile[]> {
@@ -110,6 +125,34 @@ export class KernelSession implements SandboxSession {
 
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
+  }
+
+  /** Runs `job` once every job asked for before it has settled (or rejects when the signal aborts first). */
+  private inTurn<T>(signal: AbortSignal | undefined, job: () => Promise<T>): Promise<T> {
+    const before = this.jobsBefore;
+    let release!: () => void;
+    const settled = new Promise<void>((resolve) => (release = resolve));
+    // Chained, so that a job aborted while it waits does not let the next one overtake the running one.
+    this.jobsBefore = before.then(() => settled);
+    return (async () => {
+      try {
+        await unlessAborted(before, signal);
+        this.assertOpen();
+        return await job();
+      } finally {
+        release();
+      }
+    })();
+  }
+
+  private jobOptions(timeoutMs: number, signal: AbortSignal | undefined): RequestOptions {
+    return {
+      ...(signal ? { signal } : {}),
+      // The job itself, its interrupt and the kill after it, and (after an abort,
+      // which answers the caller at once) the previous job still being stopped.
+      answerWithinMs: timeoutMs + 2 * this.limits.interruptGraceMs + ANSWER_MARGIN_MS,
+      onAbort: (id) => this.connection.notify({ type: 'cancel', target: id }),
+    };
   }
 
   private assertOpen(): void {

@@ -75,11 +75,21 @@ export interface SandboxSession extends AsyncDisposable {
   readonly limits: Readonly<SandboxLimits>;
   /**
    * Runs one cell. A failing cell is a result, not a throw. Throws
-   * `SandboxFailureError` only when the sandbox is gone and cannot be restarted,
-   * `CancelledError` when the signal aborts (the cell is interrupted first).
+   * `SandboxFailureError` only when the sandbox is gone and cannot be restarted.
+   *
+   * Cells (and profiles) run one at a time, in the order they were asked for;
+   * a call made while another runs waits for it, and its time limits count
+   * from when it starts.
+   *
+   * When the signal aborts, the promise rejects at once with `CancelledError`
+   * and the kernel is told to stop the cell in the background: an interrupt
+   * first (variables kept), a restart when the cell does not stop within
+   * `interruptGraceMs` (then the next result says `stateLost`). The next cell
+   * runs once it has stopped; files the cancelled cell wrote are listed in
+   * the next result's `files`.
    */
   execute(code: string, options?: ExecuteOptions): Promise<CellResult>;
-  /** Profiles every workspace file inside the sandbox, without touching the kernel's variables. */
+  /** Profiles every workspace file inside the sandbox, without touching the kernel's variables. Waits its turn like a cell. */
   profileWorkspace(options?: { signal?: AbortSignal }): Promise<WorkspaceProfile>;
   /** Reads regular files (never links) from the working directory, with byte caps. */
   readFiles(paths: readonly string[], options?: ReadFilesOptions): Promise<CollectedFile[]>;

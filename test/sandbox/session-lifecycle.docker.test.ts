@@ -160,6 +160,32 @@ describe('ending a session', () => {
     }
   });
 
+  it('reports the files a cancelled cell wrote with the next result (its own result is never read)', async () => {
+    const session = await createSandbox();
+    try {
+      const controller = new AbortController();
+      const running = session
+        .execute('open("from-cancelled.txt", "w").write("x")\nimport time\ntime.sleep(60)', {
+          signal: controller.signal,
+        })
+        .catch((caught: unknown) => caught);
+      // Abort once the cell has written its file (reading files does not wait for the cell).
+      while ((await session.readFiles(['from-cancelled.txt'])).length === 0) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      controller.abort();
+      expect(await running).toBeInstanceOf(CancelledError);
+      const after = await session.execute('open("from-next.txt", "w").write("yy")');
+      expect(after.files).toEqual([
+        { path: 'from-cancelled.txt', change: 'created', sizeBytes: 1 },
+        { path: 'from-next.txt', change: 'created', sizeBytes: 2 },
+      ]);
+      expect((await session.execute('1')).files).toEqual([]);
+    } finally {
+      await session.close();
+    }
+  });
+
   it('fails every waiting request with SandboxFailureError when the container disappears', async () => {
     const session = await createSandbox();
     try {

@@ -480,7 +480,10 @@ class Supervisor:
         self.kill_orphans(worker_children=job.stop_reason is not None)
         after = snapshot(self.workdir)
         files = diff_snapshots(self.baseline, after)
-        self.baseline = after
+        # Nobody reads the result of a cancelled cell: the files it wrote are
+        # reported with the next result instead of never.
+        if job.stop_reason != 'cancelled':
+            self.baseline = after
         if job.kind == 'profile':
             if worker_message is not None and isinstance(worker_message.get('profile'), dict):
                 self.send({'type': 'profile', 'id': job.id, 'profile': worker_message['profile']})
