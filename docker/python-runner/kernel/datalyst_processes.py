@@ -68,3 +68,14 @@ def read_children(pid: int) -> list[int]:
 def is_present(pid: int) -> bool:
     """True while the process exists, zombie or not."""
     return os.path.exists('/proc/%d' % pid)
+
+
+def is_running(pid: int) -> bool:
+    """True while the process exists and is not a zombie (a zombie only waits for its parent)."""
+    try:
+        with open('/proc/%d/stat' % pid, encoding='ascii', errors='replace') as handle:
+            stat = handle.read()
+    except OSError:
+        return False
+    # The state follows the command name, which may itself hold ') '.
+    return stat[stat.rfind(')') + 2:stat.rfind(')') + 3] not in ('Z', 'X', '')
