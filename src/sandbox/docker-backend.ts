@@ -17,6 +17,19 @@ export interface DockerBackendOptions {
   reapOrphans?: boolean;
 }
 
+/** Waits (at most `timeoutMs`) for a container that the engine is already removing. */
+async function waitUntilRemoved(container: Docker.Container, timeoutMs = 10_000): Promise<void> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  try {
+    await container.wait({ condition: 'removed', abortSignal: controller.signal });
+  } catch {
+    // 404: gone already; aborted: it takes longer than a close should wait.
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * Waits for `promise` unless the signal aborts first. The operation itself is
  * not aborted: a container create the engine may complete anyway has to be
@@ -137,10 +150,11 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Sandbox
           try {
             await container.remove({ force: true });
           } catch (error) {
-            // 404: already gone; 409: AutoRemove is removing it right now.
+            // 404: already gone; 409: AutoRemove is removing it right now (the
+            // supervisor exited when stdin closed): close() returns once it is gone.
             const status = dockerStatusCode(error);
-            if (status !== 404 && status !== 409)
-              throw mapDockerError(error, { action: 'remove the session container' });
+            if (status === 409) await waitUntilRemoved(container);
+            else if (status !== 404) throw mapDockerError(error, { action: 'remove the session container' });
           }
         })();
         return removal;
