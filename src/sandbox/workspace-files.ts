@@ -1,5 +1,5 @@
-import { constants, createReadStream } from 'node:fs';
-import { access, readdir, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, open, readdir, stat, type FileHandle } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { CancelledError, WorkspaceError } from '../errors/index.ts';
 import type { KernelConnection } from './kernel-connection.ts';
@@ -18,6 +18,8 @@ export interface WorkspaceListLimits {
 
 const UPLOAD_CHUNK_BYTES = 1024 * 1024;
 const UPLOAD_REQUESTS_IN_FLIGHT = 8;
+/** The supervisor stores a chunk at once; one that does not answer has stopped reading. */
+const WRITE_ANSWER_WITHIN_MS = 60_000;
 
 /**
  * True for a path the kernel may be asked about: relative, `/`-separated, no
@@ -111,7 +113,7 @@ export async function uploadWorkspaceFiles(
     const request = connection
       .request(
         { type: 'write-file', path, dataBase64: data.toString('base64'), append },
-        signal ? { signal } : {},
+        { ...(signal ? { signal } : {}), answerWithinMs: WRITE_ANSWER_WITHIN_MS },
       )
       .then((response) => {
         if (response.type !== 'ok') {
@@ -134,11 +136,17 @@ export async function uploadWorkspaceFiles(
   };
   for (const file of files) {
     let append = false;
-    const stream = createReadStream(file.absolutePath, { highWaterMark: UPLOAD_CHUNK_BYTES });
-    for await (const chunk of stream) {
-      await waitForRoom();
-      send(file.path, chunk as Buffer, append);
-      append = true;
+    const handle = await openListedFile(file);
+    try {
+      for (;;) {
+        const chunk = await readChunk(handle, file);
+        if (chunk.byteLength === 0) break;
+        await waitForRoom();
+        send(file.path, chunk, append);
+        append = true;
+      }
+    } finally {
+      await handle.close();
     }
     if (!append) {
       await waitForRoom();
@@ -147,4 +155,55 @@ export async function uploadWorkspaceFiles(
   }
   await Promise.all(inFlight);
   if (failure !== undefined) throw failure;
+}
+
+function unreadable(file: WorkspaceFile, error: unknown): WorkspaceError {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const why =
+    code === 'ELOOP'
+      ? 'it was replaced by a symbolic link'
+      : code === 'ENOENT'
+        ? 'it was deleted'
+        : `${code ?? (error instanceof Error ? error.message : String(error))}`;
+  return new WorkspaceError(
+    `The workspace file ${file.path} could not be read while it was copied into the sandbox: ${why}.`,
+    'Leave the workspace folder unchanged while Datalyst starts, then run again.',
+    error,
+  );
+}
+
+/**
+ * Opens a file found by `listWorkspaceFiles` without following a link: it
+ * may have been swapped for one (pointing anywhere on the host) since it was
+ * listed. Non-blocking, so that a FIFO put in its place cannot hang the open.
+ */
+async function openListedFile(file: WorkspaceFile): Promise<FileHandle> {
+  let handle: FileHandle;
+  try {
+    handle = await open(file.absolutePath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    throw unreadable(file, error);
+  }
+  try {
+    if (!(await handle.stat()).isFile()) {
+      throw new WorkspaceError(
+        `The workspace file ${file.path} was replaced by something that is not a regular file while it was copied into the sandbox.`,
+        'Leave the workspace folder unchanged while Datalyst starts, then run again.',
+      );
+    }
+    return handle;
+  } catch (error) {
+    await handle.close();
+    throw error instanceof WorkspaceError ? error : unreadable(file, error);
+  }
+}
+
+async function readChunk(handle: FileHandle, file: WorkspaceFile): Promise<Buffer> {
+  try {
+    const buffer = Buffer.allocUnsafe(UPLOAD_CHUNK_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, UPLOAD_CHUNK_BYTES, null);
+    return buffer.subarray(0, bytesRead);
+  } catch (error) {
+    throw unreadable(file, error);
+  }
 }

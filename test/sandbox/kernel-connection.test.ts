@@ -1,31 +1,9 @@
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { CancelledError, SandboxFailureError } from '../../src/errors/index.ts';
 import { KernelConnection } from '../../src/sandbox/kernel-connection.ts';
-import type { KernelProcess } from '../../src/sandbox/kernel-process.ts';
+import { fakeKernel, readyMessage } from './support/fake-kernel.ts';
 
-/** A kernel whose side of the protocol the test plays by hand. */
-function fakeKernel() {
-  const stdin = new PassThrough();
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const sent: Record<string, unknown>[] = [];
-  let buffered = '';
-  stdin.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString();
-    let newline = buffered.indexOf('\n');
-    while (newline !== -1) {
-      sent.push(JSON.parse(buffered.slice(0, newline)) as Record<string, unknown>);
-      buffered = buffered.slice(newline + 1);
-      newline = buffered.indexOf('\n');
-    }
-  });
-  const kernel: KernelProcess = { stdin, stdout, stderr, description: 'fake', dispose: async () => {} };
-  const reply = (message: unknown) => stdout.write(JSON.stringify(message) + '\n');
-  return { kernel, sent, reply, stdout, stderr };
-}
-
-const ready = { type: 'ready', protocol: 1, pid: 7, workdir: '/w', subreaper: true, oomCounter: true };
+const ready = readyMessage;
 
 describe('KernelConnection', () => {
   it('fails the session, without crashing the host, on a line over the cap (the ending piece counted too)', async () => {

@@ -1,34 +1,10 @@
-import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CancelledError } from '../../src/errors/index.ts';
 import type { CellResult } from '../../src/sandbox/cell-result.ts';
 import { KernelConnection } from '../../src/sandbox/kernel-connection.ts';
-import type { KernelProcess } from '../../src/sandbox/kernel-process.ts';
 import { KernelSession } from '../../src/sandbox/kernel-session.ts';
 import { defaultSandboxLimits } from '../../src/sandbox/sandbox-limits.ts';
-
-/** A supervisor whose side of the protocol the test plays by hand. */
-function fakeKernel() {
-  const stdin = new PassThrough();
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const sent: Record<string, unknown>[] = [];
-  let buffered = '';
-  stdin.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString();
-    let newline = buffered.indexOf('\n');
-    while (newline !== -1) {
-      sent.push(JSON.parse(buffered.slice(0, newline)) as Record<string, unknown>);
-      buffered = buffered.slice(newline + 1);
-      newline = buffered.indexOf('\n');
-    }
-  });
-  const kernel: KernelProcess = { stdin, stdout, stderr, description: 'fake', dispose: async () => {} };
-  const reply = (message: unknown) => stdout.write(JSON.stringify(message) + '\n');
-  return { kernel, sent, reply };
-}
-
-const ready = { type: 'ready', protocol: 1, pid: 7, workdir: '/w', subreaper: true, oomCounter: true };
+import { fakeKernel, readyMessage } from './support/fake-kernel.ts';
 
 function okResult(value: string): CellResult {
   return {
@@ -53,7 +29,7 @@ const settle = () => vi.advanceTimersByTimeAsync(0);
 async function openSession() {
   const fake = fakeKernel();
   const connection = new KernelConnection(fake.kernel);
-  fake.reply(ready);
+  fake.reply(readyMessage);
   await connection.ready;
   const limits = { ...defaultSandboxLimits, cellTimeoutMs: 120_000, interruptGraceMs: 5_000 };
   const session = new KernelSession('s1', 'docker', limits, fake.kernel, connection);
