@@ -4,6 +4,7 @@ import Docker from 'dockerode';
 import { z } from 'zod';
 import { CancelledError, SandboxUnavailableError } from '../errors/index.ts';
 import { containerCreateBody } from './container-config.ts';
+import { containerLabels } from './container-labels.ts';
 import { dockerStatusCode, dockerUnreachableError, mapDockerError } from './docker-errors.ts';
 import type { KernelProcess, KernelStartRequest, SandboxBackend } from './kernel-process.ts';
 import { ensureReaperRunning } from './reaper.ts';
@@ -15,6 +16,31 @@ export interface DockerBackendOptions {
   pingTimeoutMs?: number;
   /** Remove orphaned session containers of this engine at the first start and every few minutes. Default true. */
   reapOrphans?: boolean;
+  /**
+   * How long closing a session waits for the engine to remove its container.
+   * Past it, close() returns and the container is left to the reaper (its
+   * labels name the owner and a deadline). Default 15 000.
+   */
+  removeTimeoutMs?: number;
+  /** Where a container left behind is reported. Default: a line on stderr. */
+  warn?: (message: string) => void;
+}
+
+const DEFAULT_REMOVE_TIMEOUT_MS = 15_000;
+
+/** Resolves true when `promise` settles within `timeoutMs`, false when it does not (it keeps running). */
+async function settlesWithin(promise: Promise<void>, timeoutMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise.then(() => true),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Waits (at most `timeoutMs`) for a container that the engine is already removing. */
@@ -102,6 +128,8 @@ function dial(docker: Docker, options: Parameters<Docker['modem']['dial']>[0]): 
  */
 export function createDockerBackend(options: DockerBackendOptions = {}): SandboxBackend {
   const pingTimeoutMs = options.pingTimeoutMs ?? 3_000;
+  const removeTimeoutMs = options.removeTimeoutMs ?? DEFAULT_REMOVE_TIMEOUT_MS;
+  const warn = options.warn ?? ((message: string) => process.stderr.write(message + '\n'));
   return {
     name: 'docker',
     async start(request: KernelStartRequest): Promise<KernelProcess> {
@@ -144,17 +172,27 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Sandbox
       const container = docker.getContainer(created.Id);
       let stream: Duplex | undefined;
       let removal: Promise<void> | undefined;
+      const remove = async (): Promise<void> => {
+        try {
+          await container.remove({ force: true });
+        } catch (error) {
+          // 404: already gone; 409: AutoRemove is removing it right now (the
+          // supervisor exited when stdin closed): close() returns once it is gone.
+          const status = dockerStatusCode(error);
+          if (status === 409) await waitUntilRemoved(container);
+          else if (status !== 404) throw mapDockerError(error, { action: 'remove the session container' });
+        }
+      };
       const dispose = (): Promise<void> => {
         removal ??= (async () => {
           stream?.destroy();
-          try {
-            await container.remove({ force: true });
-          } catch (error) {
-            // 404: already gone; 409: AutoRemove is removing it right now (the
-            // supervisor exited when stdin closed): close() returns once it is gone.
-            const status = dockerStatusCode(error);
-            if (status === 409) await waitUntilRemoved(container);
-            else if (status !== 404) throw mapDockerError(error, { action: 'remove the session container' });
+          const removing = remove();
+          // A stalled engine must not stall close() (and the end of a run) for ever.
+          if (!(await settlesWithin(removing, removeTimeoutMs))) {
+            removing.catch(() => {});
+            warn(
+              `datalyst: the Docker engine did not remove container ${created.Id.slice(0, 12)} within ${removeTimeoutMs} ms; it is left to the reaper (label ${containerLabels.session}=${request.sessionId}).`,
+            );
           }
         })();
         return removal;

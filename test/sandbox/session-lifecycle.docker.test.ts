@@ -101,6 +101,26 @@ describe('ending a session', () => {
     expect(error).toBeInstanceOf(SandboxFailureError);
   });
 
+  it('returns from close() when the engine stalls on the removal, and leaves the container to the reaper with a log line', async () => {
+    const stalling = new Docker();
+    const getContainer = stalling.getContainer.bind(stalling);
+    stalling.getContainer = (id: string) =>
+      Object.assign(getContainer(id), { remove: () => new Promise<never>(() => {}) });
+    const warnings: string[] = [];
+    const backend = createDockerBackend({
+      docker: stalling,
+      reapOrphans: false,
+      removeTimeoutMs: 300,
+      warn: (message) => warnings.push(message),
+    });
+    const session = await createSandboxWithBackend(backend);
+    await session.close();
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('left to the reaper');
+    expect(warnings[0]).toContain(session.id);
+    // Its input was closed, so the supervisor exits and AutoRemove takes the container (afterEach checks).
+  });
+
   it('removes the container when `await using` leaves its block', async () => {
     {
       await using session = await createSandbox();
