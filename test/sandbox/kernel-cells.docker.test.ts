@@ -187,10 +187,4 @@ describe('a persistent kernel', () => {
     const [file] = await session.readFiles(['out/sub/result.csv']);
     expect(Buffer.from(file!.bytes).toString()).toBe('a,b\n1,2\n');
   });
-
-  it('answers a trivial cell quickly enough to be measured', async () => {
-    const result = await session.execute('1 + 1');
-    expect(result.value).toBe('2');
-    expect(result.durationMs).toBeGreaterThanOrEqual(0);
-  });
 });

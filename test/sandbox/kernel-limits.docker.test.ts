@@ -1,5 +1,11 @@
+import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSandbox, formatCellOutput, type SandboxSession } from '../../src/sandbox/index.ts';
+import {
+  containerLabels,
+  createSandbox,
+  formatCellOutput,
+  type SandboxSession,
+} from '../../src/sandbox/index.ts';
 
 /**
  * Limits that cannot be talked around: timeouts (interrupt first, restart when
@@ -7,6 +13,7 @@ import { createSandbox, formatCellOutput, type SandboxSession } from '../../src/
  * container hardening as a cell sees it.
  */
 
+const docker = new Docker();
 const memoryMb = 512;
 const maxOutputBytes = 64 * 1024;
 let session: SandboxSession;
@@ -199,6 +206,40 @@ describe('hardening, as a cell sees it', () => {
     // cgroup v1 reports memory+swap (equal to memory: no swap); v2 reports the swap on its own (0).
     expect([`${bytes} ${bytes} 128`, `${bytes} 0 128`]).toContain(cgroups);
     expect(rlimits).toBe('(1024, 1024) (536870912, 536870912) (0, 0)');
+  });
+
+  it('has the CPU quota, the nproc backstop and docker-init as pid 1', async () => {
+    const result = await session.execute(
+      [
+        'import resource',
+        'def read(path):',
+        '    try:',
+        '        return open(path).read().strip()',
+        '    except OSError:',
+        '        return None',
+        'v1 = [read("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"), read("/sys/fs/cgroup/cpu/cpu.cfs_period_us")]',
+        'print(" ".join(v1) if None not in v1 else read("/sys/fs/cgroup/cpu.max"))',
+        'print(resource.getrlimit(resource.RLIMIT_NPROC))',
+        'print(read("/proc/1/comm"))',
+      ].join('\n'),
+    );
+    // cgroup v1: quota and period in two files; v2: both in cpu.max. 1.5 CPUs either way.
+    expect(result.stdout.text).toBe('150000 100000\n(1024, 1024)\ndocker-init\n');
+  });
+
+  it('runs with no log file, a private IPC namespace and an init, as the engine reports it', async () => {
+    const [info] = await docker.listContainers({
+      filters: { label: [`${containerLabels.session}=${session.id}`] },
+    });
+    expect(info).toBeDefined();
+    const inspected = await docker.getContainer(info!.Id).inspect();
+    expect(inspected.HostConfig.LogConfig).toEqual({ Type: 'none', Config: {} });
+    expect(inspected.HostConfig.IpcMode).toBe('private');
+    expect(inspected.HostConfig.Init).toBe(true);
+    expect(inspected.HostConfig.NanoCpus).toBe(1.5e9);
+    expect(inspected.HostConfig.NetworkMode).toBe('none');
+    expect(inspected.HostConfig.ReadonlyRootfs).toBe(true);
+    expect(inspected.HostConfig.CapDrop).toEqual(['ALL']);
   });
 
   it('stops a file bigger than the file-size limit', async () => {
