@@ -1,0 +1,147 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, open } from 'node:fs/promises';
+import Docker from 'dockerode';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DatalystError } from '../../src/errors/index.ts';
+import {
+  containerLabels,
+  createDockerBackend,
+  createSandboxWithBackend,
+  runnerImageTag,
+  type SandboxBackend,
+  type SandboxSession,
+} from '../../src/sandbox/index.ts';
+
+/**
+ * The engine going away mid-session: a SECOND Docker engine of its own (own
+ * socket, data root, exec root, no bridge, no iptables), so that stopping it
+ * disturbs nobody else on the machine. The session on it must fail with a
+ * clear SandboxFailureError (no hang), a new session must fail fast with
+ * SandboxUnavailableError while it is down, and work must resume when it is
+ * back. Needs root and the dockerd binary (as the test command's setup has).
+ */
+
+const socketPath = '/tmp/datalyst-outage-test.sock';
+const dataRoot = '/var/tmp/datalyst-outage-test-docker';
+const execRoot = '/tmp/datalyst-outage-test-exec';
+const pidFile = '/tmp/datalyst-outage-test.pid';
+const logFile = '/tmp/datalyst-outage-test-dockerd.log';
+
+const engine = new Docker({ socketPath });
+let daemon: ChildProcess | undefined;
+let image: string;
+
+async function startEngine(): Promise<void> {
+  await mkdir(dataRoot, { recursive: true });
+  const log = await open(logFile, 'a');
+  daemon = spawn(
+    'dockerd',
+    [
+      '-H',
+      `unix://${socketPath}`,
+      '--data-root',
+      dataRoot,
+      '--exec-root',
+      execRoot,
+      '--pidfile',
+      pidFile,
+      '--bridge',
+      'none',
+      '--iptables=false',
+      '--ip-masq=false',
+      '--shutdown-timeout',
+      '2',
+    ],
+    { stdio: ['ignore', log.fd, log.fd] },
+  );
+  daemon.once('exit', () => void log.close());
+  for (let attempt = 0; attempt < 300; attempt++) {
+    if (
+      existsSync(socketPath) &&
+      (await engine.ping().then(
+        () => true,
+        () => false,
+      ))
+    )
+      return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`the test engine did not answer within 30 s; see ${logFile}`);
+}
+
+/** Stops the test engine the way a service manager does (SIGTERM) and waits for it to exit. */
+async function stopEngine(): Promise<void> {
+  const running = daemon;
+  if (!running || running.exitCode !== null) return;
+  const exited = new Promise<void>((resolve) => running.once('exit', () => resolve()));
+  running.kill('SIGTERM');
+  await exited;
+  daemon = undefined;
+}
+
+beforeAll(async () => {
+  image = process.env['DATALYST_IMAGE'] ?? (await runnerImageTag());
+  await startEngine();
+  const present = await engine
+    .getImage(image)
+    .inspect()
+    .then(
+      () => true,
+      () => false,
+    );
+  if (!present) {
+    // The test engine has no registry either: copy the runner image over.
+    await execa('sh', ['-c', `docker save ${image} | docker -H unix://${socketPath} load -q`]);
+  }
+}, 600_000);
+
+afterAll(async () => {
+  await stopEngine();
+});
+
+describe('the engine going away mid-session', () => {
+  it('fails the session clearly, fails new sessions fast while down, and works again when it is back', async () => {
+    const backend: SandboxBackend = createDockerBackend({ docker: engine, reapOrphans: false });
+    const session: SandboxSession = await createSandboxWithBackend(backend, { image });
+    try {
+      expect((await session.execute('1 + 1')).value).toBe('2');
+      const running = session.execute('import time\ntime.sleep(60)').then(
+        () => null,
+        (error: unknown) => error,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await stopEngine();
+      // The cell in flight ends with a clear error, not a hang (a hang fails by the test's timeout).
+      const failure = await running;
+      expect(DatalystError.isInstance(failure)).toBe(true);
+      expect((failure as DatalystError).code).toBe('SANDBOX_FAILURE');
+      expect((failure as DatalystError).message).toContain('kernel');
+      // Later cells of that session fail at once with the same kind of error.
+      const later = await session.execute('1 + 1').catch((error: unknown) => error);
+      expect((later as DatalystError).code).toBe('SANDBOX_FAILURE');
+      // A new session while the engine is down: SandboxUnavailableError with a fix, after the ping timeout.
+      const down = await createSandboxWithBackend(
+        createDockerBackend({ docker: engine, pingTimeoutMs: 2_000 }),
+        {
+          image,
+        },
+      ).catch((error: unknown) => error);
+      expect((down as DatalystError).code).toBe('SANDBOX_UNAVAILABLE');
+      expect((down as DatalystError).fix).toMatch(/Docker/);
+    } finally {
+      await session.close().catch(() => {});
+    }
+
+    await startEngine();
+    await using resumed = await createSandboxWithBackend(backend, { image });
+    expect((await resumed.execute('1 + 1')).value).toBe('2');
+    // Nothing of the failed session is left on the engine once it is back.
+    const left = await engine.listContainers({
+      all: true,
+      filters: { label: [`${containerLabels.session}=${session.id}`] },
+    });
+    expect(left.map((container) => `${container.Id.slice(0, 12)} ${container.State}`)).toEqual([]);
+  });
+});
