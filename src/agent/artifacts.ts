@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FileChange } from '../sandbox/cell-result.ts';
+import { isSafeWorkspacePath } from '../sandbox/index.ts';
 import type { SandboxSession } from '../sandbox/sandbox.ts';
 
 export interface ArtifactBudget {
@@ -24,19 +25,17 @@ export interface ArtifactCollection {
   skipped: { path: string; why: string }[];
 }
 
-/** A path from the sandbox as a safe relative path, or null (absolute, `..`, empty). */
-export function safeRelativePath(candidate: string): string | null {
-  const normalized = path.posix.normalize(candidate.replaceAll('\\', '/'));
-  if (
-    normalized === '.' ||
-    normalized.startsWith('/') ||
-    normalized === '..' ||
-    normalized.startsWith('../')
-  ) {
-    return null;
-  }
-  if (/^[a-zA-Z]:/.test(normalized) || normalized.split('/').some((part) => part === '..')) return null;
-  return normalized;
+/**
+ * Where a file from the sandbox goes under `artifactsDir`, or null. The path
+ * must pass the sandbox's own rule (relative, forward slashes, no empty, `.`
+ * or `..` part), and the target must stay inside the folder on this host too.
+ */
+function artifactTarget(artifactsDir: string, sandboxPath: string): string | null {
+  if (!isSafeWorkspacePath(sandboxPath)) return null;
+  const target = path.resolve(artifactsDir, ...sandboxPath.split('/'));
+  const relative = path.relative(artifactsDir, target);
+  if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) return null;
+  return target;
 }
 
 /**
@@ -52,11 +51,11 @@ export async function collectArtifacts(
   signal?: AbortSignal,
 ): Promise<ArtifactCollection> {
   const skipped: ArtifactCollection['skipped'] = [];
+  const artifactsDir = path.resolve(runDir, 'artifacts');
   const wanted: string[] = [];
   let plannedBytes = 0;
   for (const file of files) {
-    const relative = safeRelativePath(file.path);
-    if (relative === null) {
+    if (artifactTarget(artifactsDir, file.path) === null) {
       skipped.push({ path: file.path, why: 'the path leaves the working directory' });
     } else if (wanted.length >= budget.remainingFiles) {
       skipped.push({ path: file.path, why: 'the run already copied as many files as it may' });
@@ -66,7 +65,7 @@ export async function collectArtifacts(
         why: `copying ${file.sizeBytes} bytes would pass the run's artifact size cap`,
       });
     } else {
-      wanted.push(relative);
+      wanted.push(file.path);
       plannedBytes += file.sizeBytes;
     }
   }
@@ -77,25 +76,25 @@ export async function collectArtifacts(
     ...(signal === undefined ? {} : { signal }),
   });
   const saved: SavedArtifact[] = [];
-  const artifactsDir = path.join(runDir, 'artifacts');
+  const wantedPaths = new Set(wanted);
   for (const file of collected) {
-    const relative = safeRelativePath(file.path);
-    if (relative === null || file.bytes.byteLength > budget.remainingBytes || budget.remainingFiles <= 0) {
+    // Only what was asked for: the sandbox's answer is untrusted too.
+    const target = wantedPaths.has(file.path) ? artifactTarget(artifactsDir, file.path) : null;
+    if (target === null || file.bytes.byteLength > budget.remainingBytes || budget.remainingFiles <= 0) {
       skipped.push({ path: file.path, why: "over the run's artifact caps" });
       continue;
     }
-    const target = path.join(artifactsDir, ...relative.split('/'));
     await mkdir(path.dirname(target), { recursive: true });
     await writeFile(target, file.bytes);
     budget.remainingBytes -= file.bytes.byteLength;
     budget.remainingFiles -= 1;
     saved.push({
-      path: relative,
+      path: file.path,
       sizeBytes: file.bytes.byteLength,
       sha256: createHash('sha256').update(file.bytes).digest('hex'),
     });
   }
-  const read = new Set(collected.map((file) => safeRelativePath(file.path)));
+  const read = new Set(collected.map((file) => file.path));
   for (const relative of wanted) {
     if (!read.has(relative))
       skipped.push({ path: relative, why: 'the sandbox did not return it (gone, or not a regular file)' });

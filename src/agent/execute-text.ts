@@ -1,5 +1,6 @@
 import type { CellResult } from '../sandbox/cell-result.ts';
 import { formatCellOutput } from '../sandbox/index.ts';
+import { clipText } from './clip-text.ts';
 
 export interface ExecuteTextOptions {
   /** Characters of cell output the model sees; the middle of longer output is cut. Default 12 000. */
@@ -9,6 +10,9 @@ export interface ExecuteTextOptions {
 }
 
 export const defaultExecuteTextOptions: ExecuteTextOptions = { maxChars: 12_000, maxNamedFiles: 20 };
+
+// A file's path as named to the model: the cell chose it, so it can be very long.
+const maxNamedPathChars = 200;
 
 /**
  * Keeps the head and the tail of a long text with a marker in the middle: the
@@ -51,7 +55,9 @@ export function describeProducts(result: CellResult, maxNamedFiles: number): str
   if (result.files.length > 0) {
     const named = result.files
       .slice(0, maxNamedFiles)
-      .map((file) => `${file.path} (${file.change}, ${formatSize(file.sizeBytes)})`);
+      .map(
+        (file) => `${clipText(file.path, maxNamedPathChars)} (${file.change}, ${formatSize(file.sizeBytes)})`,
+      );
     const more = result.files.length - named.length;
     parts.push(`files written: ${named.join(', ')}${more > 0 ? ` and ${more} more` : ''}`);
   }
@@ -63,7 +69,9 @@ export function describeProducts(result: CellResult, maxNamedFiles: number): str
 /**
  * The <Execute> text the model sees for one cell: the sandbox's
  * `formatCellOutput` (DeepAnalyze's layout), capped with head and tail kept,
- * and a line naming the figures and files the cell produced.
+ * and a line naming the figures and files the cell produced. Every part is
+ * bounded: the output by `maxChars`, the line by `maxNamedFiles` paths of at
+ * most 200 characters each.
  */
 export function formatExecuteText(
   result: CellResult,

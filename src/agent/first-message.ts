@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { FileProfile, WorkspaceProfile } from '../sandbox/workspace-profile.ts';
+import { clipText } from './clip-text.ts';
 
 /**
  * The first user message, in DeepAnalyze's layout:
@@ -21,23 +22,42 @@ import type { FileProfile, WorkspaceProfile } from '../sandbox/workspace-profile
 export interface FirstMessageLimits {
   /** Files listed with a full profile; the rest get name and size only. Default 40. */
   maxProfiledFiles: number;
+  /** Files listed at all; one line says how many more there are. Default 200. */
+  maxListedFiles: number;
+  /** Characters of the `# Data` section's full profiles; files past it get name and size only. Default 48 000. */
+  maxDataChars: number;
   /** Columns listed per table. Default 40. */
   maxColumnsPerTable: number;
   /** Tables (sheets) listed per file. Default 8. */
   maxTablesPerFile: number;
   /** Sample values per column. Default 3. */
   maxSamplesPerColumn: number;
-  /** Characters per sample value. Default 40. */
+  /** Characters per sample value (and per min and max). Default 40. */
   maxSampleChars: number;
+  /** Characters of a column, table or file name. Default 200. */
+  maxNameChars: number;
+  /** Characters of a table's `load` code; longer code is cut (the model writes its own). Default 2 000. */
+  maxLoadCodeChars: number;
+  /** Characters of a profiler note or error; at most 5 notes per file. Default 300. */
+  maxNoteChars: number;
 }
 
 export const defaultFirstMessageLimits: FirstMessageLimits = {
   maxProfiledFiles: 40,
+  maxListedFiles: 200,
+  maxDataChars: 48_000,
   maxColumnsPerTable: 40,
   maxTablesPerFile: 8,
   maxSamplesPerColumn: 3,
   maxSampleChars: 40,
+  maxNameChars: 200,
+  maxLoadCodeChars: 2_000,
+  maxNoteChars: 300,
 };
+
+const maxNotesPerFile = 5;
+// A pandas dtype is short (`datetime64[ns, UTC]`); anything longer is not one.
+const maxDtypeChars = 60;
 
 const dataColumnSchema = z.object({
   name: z.string(),
@@ -82,35 +102,44 @@ export function formatFileSize(sizeBytes: number): string {
   return unit === 0 ? `${value}B` : `${value.toFixed(1)}${units[unit]}`;
 }
 
-function clip(text: string, maxChars: number): string {
-  return text.length <= maxChars ? text : `${text.slice(0, maxChars - 1)}…`;
+function clipOrNull(text: string | null, maxChars: number): string | null {
+  return text === null ? null : clipText(text, maxChars);
 }
 
+/**
+ * One file's entry. Every text in it comes from the data or the kernel
+ * (column names, samples, notes can be megabytes long), so each is clipped.
+ */
 function toDataEntry(file: FileProfile, withProfile: boolean, limits: FirstMessageLimits): DataEntry {
-  const entry: DataEntry = { name: file.path, size: formatFileSize(file.sizeBytes) };
+  const entry: DataEntry = {
+    name: clipText(file.path, limits.maxNameChars),
+    size: formatFileSize(file.sizeBytes),
+  };
   if (!withProfile) return entry;
   entry.format = file.format;
-  if (file.error !== null) entry.error = file.error;
-  if (file.notes.length > 0) entry.notes = file.notes;
+  if (file.error !== null) entry.error = clipText(file.error, limits.maxNoteChars);
+  if (file.notes.length > 0) {
+    entry.notes = file.notes.slice(0, maxNotesPerFile).map((note) => clipText(note, limits.maxNoteChars));
+  }
   if (file.tables.length > 0) {
     entry.tables = file.tables.slice(0, limits.maxTablesPerFile).map((table) => {
       const hiddenColumns =
         Math.max(0, table.columns.length - limits.maxColumnsPerTable) + (table.columnsTruncated ? 1 : 0);
       return {
-        name: table.name,
+        name: clipText(table.name, limits.maxNameChars),
         rows: table.rows,
-        load: table.loadCode,
+        load: clipText(table.loadCode, limits.maxLoadCodeChars),
         columns: table.columns.slice(0, limits.maxColumnsPerTable).map((column) => ({
-          name: column.name,
-          dtype: column.dtype,
+          name: clipText(column.name, limits.maxNameChars),
+          dtype: clipText(column.dtype, maxDtypeChars),
           kind: column.kind,
           missing: column.missing,
           unique: column.unique,
           samples: column.samples
             .slice(0, limits.maxSamplesPerColumn)
-            .map((sample) => clip(sample, limits.maxSampleChars)),
-          min: column.min,
-          max: column.max,
+            .map((sample) => clipText(sample, limits.maxSampleChars)),
+          min: clipOrNull(column.min, limits.maxSampleChars),
+          max: clipOrNull(column.max, limits.maxSampleChars),
         })),
         ...(hiddenColumns > 0 ? { more_columns: hiddenColumns } : {}),
       };
@@ -122,16 +151,31 @@ function toDataEntry(file: FileProfile, withProfile: boolean, limits: FirstMessa
   return entry;
 }
 
-/** Builds the first user message from the instruction and the sandbox's workspace profile. */
+/**
+ * Builds the first user message from the instruction and the sandbox's
+ * workspace profile. Its size is bounded: full profiles for the first files
+ * while they fit in `maxDataChars`, name and size for the others, and a count
+ * of the files past `maxListedFiles`.
+ */
 export function formatFirstMessage(
   instruction: string,
   profile: WorkspaceProfile,
   limits: FirstMessageLimits = defaultFirstMessageLimits,
 ): string {
-  const lines = profile.files.map(
-    (file, index) =>
-      `File ${index + 1}: ${JSON.stringify(toDataEntry(file, index < limits.maxProfiledFiles, limits))}`,
-  );
+  const lines: string[] = [];
+  let profileChars = 0;
+  for (const [index, file] of profile.files.slice(0, limits.maxListedFiles).entries()) {
+    let line = '';
+    if (index < limits.maxProfiledFiles) {
+      line = `File ${index + 1}: ${JSON.stringify(toDataEntry(file, true, limits))}`;
+      if (profileChars + line.length > limits.maxDataChars) line = '';
+      else profileChars += line.length;
+    }
+    if (line === '') line = `File ${index + 1}: ${JSON.stringify(toDataEntry(file, false, limits))}`;
+    lines.push(line);
+  }
+  const unlisted = profile.files.length - lines.length;
+  if (unlisted > 0) lines.push(`(${unlisted} more file${unlisted === 1 ? '' : 's'} not listed)`);
   return `# Instruction\n${instruction.trim()}\n\n# Data\n${lines.join('\n')}`;
 }
 

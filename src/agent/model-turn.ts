@@ -53,7 +53,8 @@ export async function* readModelTurn(
   let steps: ParsedStep[] = [];
   let finishReason: string | null = null;
   let usage: Usage | null = null;
-  let cutAtExecute = false;
+  /** Where the model's own <Execute> starts in `text`, or null. */
+  let executeOffset: number | null = null;
 
   const stream = options.model.stream({ messages: options.messages, stop: options.stop, signal });
   read: for await (const chunk of stream) {
@@ -63,7 +64,7 @@ export async function* readModelTurn(
         for (const event of parser.push(chunk.text)) {
           if (event.type === 'step-start') {
             if (event.kind === 'execute') {
-              cutAtExecute = true;
+              executeOffset = event.tagOffset ?? text.length;
               break read;
             }
           } else if (event.type === 'text-delta') {
@@ -93,9 +94,9 @@ export async function* readModelTurn(
     }
   }
   if (signal.aborted) throw new CancelledError(signal.reason);
-  if (cutAtExecute) {
-    const match = [...text.matchAll(/<execute>/gi)].at(-1);
-    text = text.slice(0, match?.index ?? text.length).trimEnd();
+  if (executeOffset !== null) {
+    // Cut where the parser saw the tag: the same chunk may hold more text, even another `<execute>`.
+    text = text.slice(0, executeOffset).trimEnd();
   } else {
     for (const event of parser.end()) {
       if (event.type === 'step-end' && event.step.kind !== 'execute') {
@@ -110,7 +111,7 @@ export async function* readModelTurn(
     finishReason,
     usage,
     durationMs: performance.now() - startedMs,
-    cutAtExecute,
+    cutAtExecute: executeOffset !== null,
     estimatedPromptTokens,
   };
 }

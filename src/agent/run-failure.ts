@@ -4,6 +4,7 @@ import {
   ModelUnavailableError,
   SandboxFailureError,
 } from '../errors/index.ts';
+import { errorText } from './clip-text.ts';
 import type { LoopState } from './stop-conditions.ts';
 
 export type RunFailure = NonNullable<LoopState['failure']>;
@@ -33,7 +34,7 @@ export function runFailureFrom(
     if (error.code === 'MODEL_UNAVAILABLE') return { reason: 'model-unavailable', error };
     return { reason: phase === 'model' ? 'model-unavailable' : 'sandbox-failure', error };
   }
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorText(error, 2000);
   if (phase === 'model') {
     return {
       reason: 'model-unavailable',

@@ -1,5 +1,8 @@
 import type { DatalystError } from '../errors/index.ts';
 import type { TerminationReason } from '../trace/schema.ts';
+import { clipText } from './clip-text.ts';
+
+const maxFailureDetailChars = 2000;
 
 /** What the stop conditions look at, after every round and before every model turn. */
 export interface LoopState {
@@ -48,7 +51,11 @@ export const failed = (): StopCondition => (state) => {
       detail: `The run reached its wall-clock limit of ${state.deadlineMs ?? 0} ms.`,
     };
   }
-  return { reason: state.failure.reason, detail: state.failure.error.message };
+  // The message can quote what a sandbox or an endpoint sent: bounded, as all such text.
+  return {
+    reason: state.failure.reason,
+    detail: clipText(state.failure.error.message, maxFailureDetailChars),
+  };
 };
 
 export const answered = (): StopCondition => (state) => {

@@ -38,7 +38,8 @@ export interface ParsedStep {
 
 export type ParserEvent =
   | { type: 'text-delta'; kind: ParsedStepKind; text: string }
-  | { type: 'step-start'; kind: ParsedStepKind }
+  /** `tagOffset`: where the opening tag starts in all the text pushed (for steps a tag opened). */
+  | { type: 'step-start'; kind: ParsedStepKind; tagOffset?: number }
   | { type: 'step-end'; step: ParsedStep };
 
 const tagNames: Readonly<Record<string, Exclude<ParsedStepKind, 'text'>>> = {
@@ -108,6 +109,8 @@ export function createTagParser(): TagParser {
   let kind: ParsedStepKind = 'text';
   let stepRaw = '';
   let pending = '';
+  /** Characters pushed before `pending`'s first one. */
+  let consumedChars = 0;
   let ended = false;
 
   function emitText(text: string, events: ParserEvent[]): void {
@@ -138,14 +141,14 @@ export function createTagParser(): TagParser {
     stepRaw = '';
   }
 
-  function openStep(next: Exclude<ParsedStepKind, 'text'>, events: ParserEvent[]): void {
+  function openStep(next: Exclude<ParsedStepKind, 'text'>, tagOffset: number, events: ParserEvent[]): void {
     kind = next;
     stepRaw = '';
-    events.push({ type: 'step-start', kind });
+    events.push({ type: 'step-start', kind, tagOffset });
   }
 
   /** Applies a tag; returns false when the tag is to be read as plain text. */
-  function applyTag(tag: Tag, events: ParserEvent[]): boolean {
+  function applyTag(tag: Tag, tagOffset: number, events: ParserEvent[]): boolean {
     if (kind === 'code') {
       if (tag.closing && tag.kind === 'code' && !isFenceOpen(stepRaw)) {
         finishStep(true, events);
@@ -156,7 +159,7 @@ export function createTagParser(): TagParser {
     if (kind === 'text') {
       if (tag.closing) return false; // A stray closing tag outside any step is prose.
       finishStep(true, events);
-      openStep(tag.kind, events);
+      openStep(tag.kind, tagOffset, events);
       return true;
     }
     if (tag.closing) {
@@ -165,12 +168,13 @@ export function createTagParser(): TagParser {
     }
     if (tag.kind === kind) return false; // `<Analyze>` inside Analyze: text, not a new step.
     finishStep(false, events);
-    openStep(tag.kind, events);
+    openStep(tag.kind, tagOffset, events);
     return true;
   }
 
   function consume(events: ParserEvent[], final: boolean): void {
     let text = pending;
+    let textStart = consumedChars;
     pending = '';
     let plainStart = 0;
     let index = text.indexOf('<');
@@ -180,14 +184,16 @@ export function createTagParser(): TagParser {
         if (!final) {
           emitText(text.slice(plainStart, index), events);
           pending = text.slice(index);
+          consumedChars = textStart + index;
           return;
         }
         break;
       }
       if (tag !== null) {
         emitText(text.slice(plainStart, index), events);
-        if (applyTag(tag, events)) {
+        if (applyTag(tag, textStart + index, events)) {
           text = text.slice(index + tag.length);
+          textStart += index + tag.length;
           plainStart = 0;
           index = text.indexOf('<');
           continue;
@@ -195,6 +201,7 @@ export function createTagParser(): TagParser {
         // Not a tag here (e.g. `</Code>` inside a fence): it is text.
         emitText(text.slice(index, index + tag.length), events);
         text = text.slice(index + tag.length);
+        textStart += index + tag.length;
         plainStart = 0;
         index = text.indexOf('<');
         continue;
@@ -202,6 +209,7 @@ export function createTagParser(): TagParser {
       index = text.indexOf('<', index + 1);
     }
     emitText(text.slice(plainStart), events);
+    consumedChars = textStart + text.length;
   }
 
   return {

@@ -10,7 +10,7 @@ import { lastRoundAnswerRequest } from '../../src/agent/model-notes.ts';
 import { traceDocumentSchema, type TraceRecord } from '../../src/trace/schema.ts';
 import { startFakeOpenAIServer } from '../support/fake-openai-server.ts';
 import { cellResult, createFakeSandbox, failedWith, printed, slowCell } from './support/fake-session.ts';
-import { cleanUpHarness, eventTypes, makeWorkspace, runLoop } from './support/loop-harness.ts';
+import { cleanUpHarness, eventTypes, makeRunsDir, makeWorkspace, runLoop } from './support/loop-harness.ts';
 
 afterEach(cleanUpHarness);
 
@@ -320,6 +320,18 @@ describe('agent loop with a fake model over HTTP', () => {
     expect(feedback).toBe('<Execute>\n\n</Execute>\n<Execute>\n2\n\n</Execute>');
   });
 
+  it("cuts a reply where the parser saw the model's <Execute>, not at a later <execute> in the same chunk", async () => {
+    const reply = '<Code>print(1)</Code>\n<Execute>\n1 (made up)\n</Execute>\nand then <execute> again';
+    const run = await runLoop({
+      server: {
+        script: [{ type: 'text', honourStop: false, chunkChars: reply.length, text: reply }, answerTurn('1')],
+      },
+      session: { run: () => printed('1\n') },
+    });
+    expect(recordsOf(run.trace, 'model-turn')[0]?.text).toBe('<Code>print(1)</Code>');
+    expect(run.server.completionRequests[1]?.body?.messages?.[2]?.content).toBe('<Code>print(1)</Code>');
+  });
+
   it('caps long output (head and tail kept) and names the files and figures a cell produced', async () => {
     const long = Array.from({ length: 2000 }, (_, line) => `line ${line}`).join('\n');
     const run = await runLoop({
@@ -398,7 +410,7 @@ describe('agent loop with a fake model over HTTP', () => {
     const server = await startFakeOpenAIServer({ script: [codeTurn('print(1)'), answerTurn('1')] });
     const sandbox = createFakeSandbox({ run: () => printed('1\n') });
     const workspaceDir = await makeWorkspace();
-    const outDir = path.join(workspaceDir, '..', `run-${Date.now()}`);
+    const outDir = path.join(await makeRunsDir(), 'run');
     try {
       for await (const event of streamAnalysis({
         instruction: 'x',
@@ -426,6 +438,7 @@ describe('agent loop with a fake model over HTTP', () => {
     const server = await startFakeOpenAIServer({ script: [answerTurn('42')] });
     const sandbox = createFakeSandbox();
     const workspaceDir = await makeWorkspace();
+    const runsDir = await makeRunsDir();
     const model = createOpenAIChatModel({ baseUrl: server.baseUrl, model: 'm' });
     try {
       const result = await analyze({
@@ -433,10 +446,10 @@ describe('agent loop with a fake model over HTTP', () => {
         workspaceDir,
         model,
         createSandbox: sandbox.factory,
-        outDir: path.join(workspaceDir, '..', `run-a-${Date.now()}`),
+        outDir: path.join(runsDir, 'run-a'),
       });
       expect(result).toMatchObject({ answer: '42', termination: { reason: 'answered' }, rounds: 1 });
-      const missingOut = path.join(workspaceDir, '..', `run-b-${Date.now()}`);
+      const missingOut = path.join(runsDir, 'run-b');
       await expect(
         analyze({
           instruction: 'x',

@@ -1,8 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { safeRelativePath } from '../../src/agent/artifacts.ts';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { collectArtifacts } from '../../src/agent/artifacts.ts';
 import { compactConversation, type ConversationEntry } from '../../src/agent/context-compaction.ts';
 import { TokenCalibration, estimateTokens } from '../../src/agent/context-budget.ts';
 import { capMiddle, formatExecuteText } from '../../src/agent/execute-text.ts';
+import {
+  defaultFirstMessageLimits,
+  formatFirstMessage,
+  parseDataSection,
+} from '../../src/agent/first-message.ts';
+import type { WorkspaceProfile } from '../../src/sandbox/workspace-profile.ts';
 import { chatProfile, deepAnalyzeProfile, executeMessages } from '../../src/agent/model-profile.ts';
 import { parseRetryAfterMs, retryDelayMs } from '../../src/agent/retry-policy.ts';
 import {
@@ -13,7 +22,7 @@ import {
   type LoopState,
   type StopCondition,
 } from '../../src/agent/stop-conditions.ts';
-import { cellResult } from './support/fake-session.ts';
+import { cellResult, createFakeSandbox } from './support/fake-session.ts';
 
 const baseState: LoopState = {
   round: 1,
@@ -91,6 +100,91 @@ describe('execute text', () => {
   });
 });
 
+describe('execute text bounds', () => {
+  it('is bounded however long the output, the error and the paths of many written files are', () => {
+    const huge = 'x'.repeat(200_000);
+    const text = formatExecuteText(
+      cellResult({
+        status: 'error',
+        stdout: { text: huge, truncated: false, totalBytes: huge.length },
+        stderr: { text: huge, truncated: false, totalBytes: huge.length },
+        value: huge,
+        error: { name: 'ValueError', value: huge, traceback: huge },
+        statusDetail: 'd'.repeat(4000),
+        files: Array.from({ length: 100 }, (_, index) => ({
+          path: `${'p'.repeat(16_000)}${index}.csv`,
+          change: 'created' as const,
+          sizeBytes: 1,
+        })),
+      }),
+    );
+    // 12 000 characters of output and 20 paths of at most 200 characters, with their notes.
+    expect(text.length).toBeLessThan(12_000 + 20 * 230 + 200);
+    expect(text).toContain('and 80 more');
+  });
+});
+
+describe('first message bounds', () => {
+  const wideTable = (name: string) => ({
+    name: '',
+    rows: 10,
+    columnsTruncated: false,
+    loadCode: `pd.read_csv('${name}')`,
+    read: {
+      encoding: 'utf-8',
+      delimiter: ',',
+      headerRow: 0,
+      skipRows: 0,
+      sheet: null,
+      table: null,
+      decimal: null,
+      thousands: null,
+      naValues: [],
+    },
+    columns: Array.from({ length: 40 }, (_, index) => ({
+      name: `${'column '.repeat(20)}${index}`,
+      dtype: 'object',
+      kind: 'text' as const,
+      missing: 0,
+      unique: 10,
+      samples: ['s'.repeat(40), 't'.repeat(40), 'u'.repeat(40)],
+      min: null,
+      max: null,
+    })),
+  });
+  const workspace = (files: number): WorkspaceProfile => ({
+    truncated: false,
+    files: Array.from({ length: files }, (_, index) => ({
+      path: `file-${index + 1}.csv`,
+      sizeBytes: 1000,
+      format: 'csv' as const,
+      error: null,
+      notes: [],
+      tables: [wideTable(`file-${index + 1}.csv`)],
+    })),
+  });
+
+  it('profiles files while they fit in maxDataChars and lists the rest by name and size', () => {
+    const message = formatFirstMessage('Summarise.', workspace(30));
+    const entries = parseDataSection(message);
+    expect(entries).toHaveLength(30);
+    const profiled = entries.filter((entry) => entry.tables !== undefined);
+    expect(profiled.length).toBeGreaterThan(0);
+    expect(profiled.length).toBeLessThan(30);
+    expect(entries.slice(profiled.length).every((entry) => entry.tables === undefined)).toBe(true);
+    expect(message.length).toBeLessThan(defaultFirstMessageLimits.maxDataChars + 30 * 100);
+  });
+
+  it('lists at most maxListedFiles files and says how many more there are', () => {
+    const message = formatFirstMessage('Summarise.', workspace(250), {
+      ...defaultFirstMessageLimits,
+      maxListedFiles: 200,
+    });
+    expect(parseDataSection(message)).toHaveLength(200);
+    expect(message.endsWith('\n(50 more files not listed)')).toBe(true);
+  });
+});
+
 describe('profiles', () => {
   it('send results bare in role execute for DeepAnalyze, wrapped in a user message for chat models', () => {
     expect(executeMessages(deepAnalyzeProfile, ['1', '2'])).toEqual([
@@ -158,12 +252,27 @@ describe('retry policy', () => {
 });
 
 describe('artifact paths', () => {
-  it('accept paths inside the working directory only', () => {
-    expect(safeRelativePath('out/chart.png')).toBe('out/chart.png');
-    expect(safeRelativePath('./a/../b.csv')).toBe('b.csv');
-    expect(safeRelativePath('../etc/passwd')).toBeNull();
-    expect(safeRelativePath('/etc/passwd')).toBeNull();
-    expect(safeRelativePath('a/../../b')).toBeNull();
-    expect(safeRelativePath('C:/x')).toBeNull();
+  it("follow the sandbox's one rule: a/../b, ./a, absolute and parent paths are refused, never normalised", async () => {
+    const bytes = new TextEncoder().encode('x');
+    const paths = ['out/chart.png', './a.csv', 'a/../b.csv', '../etc/passwd', '/etc/passwd', 'a//b', 'a\\b'];
+    const sandbox = createFakeSandbox({ files: new Map(paths.map((file) => [file, bytes])) });
+    const session = await sandbox.factory({});
+    const runDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-artifacts-'));
+    try {
+      const collection = await collectArtifacts(
+        session,
+        paths.map((file) => ({ path: file, change: 'created' as const, sizeBytes: 1 })),
+        runDir,
+        { remainingBytes: 1000, remainingFiles: 10 },
+      );
+      expect(collection.saved.map((file) => file.path)).toEqual(['out/chart.png']);
+      expect(collection.skipped.map((file) => file.path)).toEqual(paths.slice(1));
+      expect(await readdir(path.join(runDir, 'artifacts'), { recursive: true })).toEqual(
+        expect.arrayContaining(['out', path.join('out', 'chart.png')]),
+      );
+      expect(await readdir(runDir)).toEqual(['artifacts']);
+    } finally {
+      await rm(runDir, { recursive: true, force: true });
+    }
   });
 });

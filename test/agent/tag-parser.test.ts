@@ -142,6 +142,24 @@ describe('tag parser', () => {
     expect(summary(steps)).toEqual(['code: print(1)', 'execute: 1', 'answer: 1']);
   });
 
+  it('reports where each opening tag starts in the text pushed, whatever the chunk size', () => {
+    const reply =
+      'Prose <b>x</b> <Analyze>a</Analyze><Code>\n```python\nprint("<Execute>")\n```\n</Code>\n<Execute>\nmade up <execute> again';
+    const expected = [
+      { kind: 'analyze', tagOffset: reply.indexOf('<Analyze>') },
+      { kind: 'code', tagOffset: reply.indexOf('<Code>') },
+      { kind: 'execute', tagOffset: reply.indexOf('<Execute>\nmade') },
+    ];
+    for (const size of [1, 2, 3, 5, 7, 13, reply.length]) {
+      const starts = parseChunked(reply, size).flatMap((event) =>
+        event.type === 'step-start' && event.tagOffset !== undefined
+          ? [{ kind: event.kind, tagOffset: event.tagOffset }]
+          : [],
+      );
+      expect(starts.slice(0, 3)).toEqual(expected);
+    }
+  });
+
   it('keeps a < that starts no tag as text', () => {
     const steps = parseSteps('a <b> c < d <Cod <Analyze>x < y</Analyze>');
     expect(summary(steps)).toEqual(['text: a <b> c < d <Cod', 'analyze: x < y']);

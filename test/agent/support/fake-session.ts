@@ -1,4 +1,5 @@
 import { CancelledError } from '../../../src/errors/index.ts';
+import { defaultSandboxLimits } from '../../../src/sandbox/index.ts';
 import type { CellResult } from '../../../src/sandbox/cell-result.ts';
 import type {
   CollectedFile,
@@ -98,6 +99,8 @@ export interface FakeSessionOptions {
   /** Throws this from execute on the given cell index (0-based). */
   failOnCell?: { index: number; error: Error };
   limits?: Partial<SandboxLimits>;
+  /** What profileWorkspace returns. Default `testProfile`. */
+  profile?: WorkspaceProfile;
 }
 
 export interface FakeSandbox {
@@ -111,19 +114,6 @@ export interface FakeSession extends SandboxSession {
   readonly closed: boolean;
   readonly openedWith: SandboxOptions;
 }
-
-const defaultLimits: SandboxLimits = {
-  cellTimeoutMs: 120_000,
-  interruptGraceMs: 5_000,
-  memoryMb: 2048,
-  cpus: 1.5,
-  pidsLimit: 256,
-  maxOutputBytes: 1024 * 1024,
-  workdirMb: 1024,
-  scratchMb: 256,
-  maxFileBytes: 512 * 1024 * 1024,
-  maxOpenFiles: 1024,
-};
 
 function waitOrAbort(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -161,7 +151,7 @@ export function createFakeSandbox(options: FakeSessionOptions = {}): FakeSandbox
     const session: FakeSession = {
       id: `fake-${sessions.length + 1}`,
       backend: 'docker',
-      limits: { ...defaultLimits, ...options.limits },
+      limits: { ...defaultSandboxLimits, ...options.limits },
       openedWith,
       executed,
       get closed() {
@@ -176,7 +166,7 @@ export function createFakeSandbox(options: FakeSessionOptions = {}): FakeSandbox
         return (await options.run?.(code, index, executeOptions?.signal)) ?? cellResult();
       },
       profileWorkspace() {
-        return Promise.resolve(testProfile);
+        return Promise.resolve(options.profile ?? testProfile);
       },
       readFiles(paths) {
         const found: CollectedFile[] = [];

@@ -27,6 +27,8 @@ export interface HarnessOptions {
   session?: FakeSessionOptions;
   model?: Partial<OpenAIChatModelOptions>;
   analyze?: Partial<AnalyzeOptions>;
+  /** Called with the run folder (not created yet) before the run starts. */
+  beforeRun?: (runDir: string) => Promise<unknown>;
   /** Called with each event as it arrives (to abort at a given moment, say). */
   onEvent?: (event: AgentEvent) => void;
 }
@@ -45,6 +47,13 @@ export async function makeWorkspace(): Promise<string> {
   return dir;
 }
 
+/** An empty folder for run folders, removed by `cleanUpHarness`. */
+export async function makeRunsDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-runs-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
 export async function readTrace(runDir: string): Promise<TraceRecord[]> {
   const text = await readFile(path.join(runDir, 'trace.jsonl'), 'utf8');
   return text
@@ -59,9 +68,8 @@ export async function runLoop(options: HarnessOptions): Promise<HarnessRun> {
   cleanups.push(() => server.close());
   const sandbox = createFakeSandbox(options.session ?? {});
   const workspaceDir = await makeWorkspace();
-  const runsDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-runs-'));
-  cleanups.push(() => rm(runsDir, { recursive: true, force: true }));
-  const runDir = path.join(runsDir, 'run');
+  const runDir = path.join(await makeRunsDir(), 'run');
+  await options.beforeRun?.(runDir);
   const model = createOpenAIChatModel({
     baseUrl: server.baseUrl,
     model: 'fake-model',
