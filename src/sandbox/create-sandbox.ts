@@ -69,6 +69,8 @@ export async function createSandboxWithBackend(
     connection.fail('Starting the session was cancelled.');
   };
   signal?.addEventListener('abort', onAbort, { once: true });
+  // Aborted while the backend was starting: the listener came too late to hear it.
+  if (signal?.aborted) onAbort();
   try {
     const readyTimer = setTimeout(
       () =>

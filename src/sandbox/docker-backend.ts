@@ -235,6 +235,7 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Sandbox
           stdout,
           stderr,
           description: `container ${created.Id.slice(0, 12)}`,
+          image: request.image,
           dispose,
         };
       } catch (error) {

@@ -13,6 +13,8 @@ export interface KernelProcess {
   readonly stderr: Readable;
   /** For messages: the container id or the process id. */
   readonly description: string;
+  /** The image the container runs; absent where there is none (the local backend). */
+  readonly image?: string;
   /** Stops the supervisor and removes what the backend created. Safe to call twice. */
   dispose(): Promise<void>;
 }

@@ -52,6 +52,10 @@ export class KernelSession implements SandboxSession {
     private readonly connection: KernelConnection,
   ) {}
 
+  get image(): string | null {
+    return this.kernel.image ?? null;
+  }
+
   async execute(code: string, options: ExecuteOptions = {}): Promise<CellResult> {
     this.assertOpen();
     const timeoutMs = options.timeoutMs ?? this.limits.cellTimeoutMs;

@@ -74,6 +74,12 @@ export interface SandboxSession extends AsyncDisposable {
   readonly backend: SandboxBackendName;
   readonly limits: Readonly<SandboxLimits>;
   /**
+   * The runner image of a Docker session, as started (e.g.
+   * `datalyst/python-runner:<hash>`); null for the local backend. Optional
+   * only so that test doubles written before it still compile.
+   */
+  readonly image?: string | null;
+  /**
    * Runs one cell. A failing cell is a result, not a throw. Throws
    * `SandboxFailureError` only when the sandbox is gone and cannot be restarted.
    *

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { CancelledError } from '../../src/errors/index.ts';
+import { createSandboxWithBackend } from '../../src/sandbox/create-sandbox.ts';
+import type { KernelProcess, SandboxBackend } from '../../src/sandbox/kernel-process.ts';
+import { fakeKernel, readyMessage } from './support/fake-kernel.ts';
+
+/** createSandbox's own logic over a scripted backend (the Docker tests cover the real one). */
+
+function backendOf(start: SandboxBackend['start']): SandboxBackend {
+  return { name: 'docker', start };
+}
+
+describe('createSandboxWithBackend', () => {
+  it('stops at once when the signal aborted while the backend was starting (not after the ready timeout)', async () => {
+    const controller = new AbortController();
+    let disposed = false;
+    const backend = backendOf(async () => {
+      const { kernel } = fakeKernel();
+      // The abort lands after start() began and before createSandbox listens for it;
+      // this kernel never says it is ready.
+      controller.abort();
+      return { ...kernel, dispose: async () => void (disposed = true) };
+    });
+    const error = await createSandboxWithBackend(backend, { image: 'test', signal: controller.signal }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(CancelledError);
+    expect(disposed).toBe(true);
+  });
+
+  it('names the image the backend started, or null where there is none', async () => {
+    const started = (image: string | undefined) =>
+      backendOf(async (): Promise<KernelProcess> => {
+        const { kernel, reply } = fakeKernel();
+        reply(readyMessage);
+        return image === undefined ? kernel : { ...kernel, image };
+      });
+    const docker = await createSandboxWithBackend(started('datalyst/python-runner:abc'), { image: 'unused' });
+    expect(docker.image).toBe('datalyst/python-runner:abc');
+    await docker.close();
+    const local = await createSandboxWithBackend(started(undefined), { image: 'unused' });
+    expect(local.image).toBeNull();
+    await local.close();
+  });
+});
