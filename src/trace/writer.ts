@@ -80,11 +80,6 @@ export class TraceWriter {
     }
   }
 
-  /** False once `finish()` ran: no record can be added. */
-  get isOpen(): boolean {
-    return this.fd !== null;
-  }
-
   /**
    * Validates one record and appends it as one line. Throws TraceError on a
    * record that breaks the schema, or when the line cannot be written (a full
