@@ -52,6 +52,22 @@ export function dockerUnreachableError(cause: unknown, waitedMs?: number): Sandb
 }
 
 /**
+ * Socket errors that mean the engine cannot be reached (no socket, refused,
+ * no route) or went away mid-request (reset, timed out, broken pipe: a
+ * stopped or restarting engine).
+ */
+const unreachableCodes = new Set([
+  'ENOENT',
+  'ECONNREFUSED',
+  'EACCES',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+]);
+
+/**
  * Maps a failure of a Docker call to Datalyst's errors, in one place:
  * socket errors mean the engine is unreachable, 404 on create means the image
  * is missing, everything else is a failure of the sandbox.
@@ -59,9 +75,7 @@ export function dockerUnreachableError(cause: unknown, waitedMs?: number): Sandb
 export function mapDockerError(error: unknown, context: { action: string; image?: string }): DatalystError {
   if (DatalystError.isInstance(error)) return error;
   const code = fieldsOf(error).code;
-  if (code === 'ENOENT' || code === 'ECONNREFUSED' || code === 'EACCES' || code === 'EHOSTUNREACH') {
-    return dockerUnreachableError(error);
-  }
+  if (code !== undefined && unreachableCodes.has(code)) return dockerUnreachableError(error);
   const status = dockerStatusCode(error);
   // On POST /containers/create, 404 means exactly "no such image" (Engine API).
   if (status === 404 && context.image !== undefined) {

@@ -30,12 +30,17 @@ export interface SandboxEnvironment {
 const positiveNumber = z.coerce.number().positive().finite();
 const positiveInteger = z.coerce.number().int().positive();
 
+/** Each variable, its schema, and what a valid value is (for the message when it is not). */
 const environmentLimits = {
-  cellTimeoutMs: ['DATALYST_CELL_TIMEOUT_MS', positiveInteger],
-  memoryMb: ['DATALYST_MEMORY_MB', positiveInteger],
-  cpus: ['DATALYST_CPUS', positiveNumber],
-  sessionTimeoutMs: ['DATALYST_SESSION_TIMEOUT_MS', positiveInteger],
-} as const satisfies Partial<Record<keyof SandboxLimits, readonly [string, z.ZodType<number>]>>;
+  cellTimeoutMs: ['DATALYST_CELL_TIMEOUT_MS', positiveInteger, 'a whole number of milliseconds above 0'],
+  memoryMb: ['DATALYST_MEMORY_MB', positiveInteger, 'a whole number of MiB above 0'],
+  cpus: ['DATALYST_CPUS', positiveNumber, 'a number of CPUs above 0, e.g. 1.5'],
+  sessionTimeoutMs: [
+    'DATALYST_SESSION_TIMEOUT_MS',
+    positiveInteger,
+    'a whole number of milliseconds above 0',
+  ],
+} as const satisfies Partial<Record<keyof SandboxLimits, readonly [string, z.ZodType<number>, string]>>;
 
 function readVariable(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const value = env[name]?.trim();
@@ -45,15 +50,12 @@ function readVariable(env: NodeJS.ProcessEnv, name: string): string | undefined 
 /** Parses the sandbox's variables; a malformed value is a `ConfigError` naming it. */
 export function readSandboxEnvironment(env: NodeJS.ProcessEnv = process.env): SandboxEnvironment {
   const limits: Partial<SandboxLimits> = {};
-  for (const [key, [name, schema]] of Object.entries(environmentLimits)) {
+  for (const [key, [name, schema, expected]] of Object.entries(environmentLimits)) {
     const raw = readVariable(env, name);
     if (raw === undefined) continue;
     const parsed = schema.safeParse(raw);
     if (!parsed.success) {
-      throw new ConfigError(
-        `${name}=${raw} is not a positive number.`,
-        `Set ${name} to a positive number or unset it.`,
-      );
+      throw new ConfigError(`${name}=${raw} is not ${expected}.`, `Set ${name} to ${expected}, or unset it.`);
     }
     limits[key as keyof typeof environmentLimits] = parsed.data;
   }

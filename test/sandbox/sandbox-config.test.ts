@@ -1,6 +1,7 @@
 import type Docker from 'dockerode';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, SandboxUnavailableError } from '../../src/errors/index.ts';
+import { ConfigError, SandboxFailureError, SandboxUnavailableError } from '../../src/errors/index.ts';
+import { mapDockerError } from '../../src/sandbox/docker-errors.ts';
 import {
   containerCreateBody,
   containerLabels,
@@ -26,6 +27,26 @@ describe('sandbox limits', () => {
     expect(() => readSandboxEnvironment({ DATALYST_CPUS: 'many' })).toThrow(ConfigError);
     expect(() => readSandboxEnvironment({ DATALYST_SANDBOX: 'vm' })).toThrow(/DATALYST_SANDBOX/);
     expect(() => resolveSandboxLimits({ cpus: 0 }, readSandboxEnvironment({}))).toThrow(ConfigError);
+  });
+
+  it('say what a valid value is when a variable is not one (1.5 is positive, but not a whole number of MiB)', () => {
+    expect(() => readSandboxEnvironment({ DATALYST_MEMORY_MB: '1.5' })).toThrow(
+      'DATALYST_MEMORY_MB=1.5 is not a whole number of MiB above 0.',
+    );
+    expect(() => readSandboxEnvironment({ DATALYST_CPUS: '-1' })).toThrow('is not a number of CPUs above 0');
+  });
+});
+
+describe('docker errors', () => {
+  it('map a connection reset, a timeout and a broken pipe to an unreachable engine', () => {
+    for (const code of ['ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ECONNREFUSED']) {
+      const error = Object.assign(new Error(`socket ${code}`), { code });
+      const mapped = mapDockerError(error, { action: 'start the session container' });
+      expect(mapped).toBeInstanceOf(SandboxUnavailableError);
+      expect(mapped.message).toContain(code);
+    }
+    const other = mapDockerError(Object.assign(new Error('bad'), { statusCode: 500 }), { action: 'x' });
+    expect(other).toBeInstanceOf(SandboxFailureError);
   });
 });
 
