@@ -23,6 +23,7 @@ import os
 import sqlite3
 import urllib.parse
 import warnings
+import zipfile
 
 from datalyst_columns import is_missing, looks_numeric, profile_column
 from datalyst_csv_dialect import (HEADER_SEARCH_ROWS, SNIFF_BYTES, find_missing_markers, find_number_format, find_structure,
@@ -34,6 +35,9 @@ MAX_SCANNED_ENTRIES = 20_000
 MAX_TABLES_PER_FILE = 50
 MAX_COLUMNS = 100
 MAX_ROWS_FOR_STATS = 200_000
+# A workbook is a zip of XML; parsing ~64 MiB of sheet XML already takes the whole
+# profile time limit, and a zip bomb of a few hundred KB inflates far beyond it.
+MAX_WORKBOOK_INFLATED_BYTES = 64 << 20
 # Room for the longest path the host sends (4 096 characters), repr-escaped.
 MAX_LOAD_CODE_CHARS = 32 * 1024
 STRUCTURE_SCAN_BYTES = 8 << 20
@@ -253,9 +257,25 @@ def find_excel_header(raw) -> int:
     return best_row
 
 
+def check_workbook_size(absolute: str) -> None:
+    """Refuses a zipped workbook (xlsx, xlsm, ods) whose members inflate past the cap.
+
+    The sizes come from the zip directory, and zipfile never reads a member past its
+    declared size, so a lying directory cannot get more bytes through."""
+    if not zipfile.is_zipfile(absolute):
+        return
+    with zipfile.ZipFile(absolute) as archive:
+        inflated = sum(member.file_size for member in archive.infolist())
+    if inflated > MAX_WORKBOOK_INFLATED_BYTES:
+        raise ValueError('the workbook inflates to %d MiB of XML (%d KiB on disk), more than the %d MiB the '
+                         'profile reads; load it in a cell instead (e.g. openpyxl with read_only=True)'
+                         % (inflated >> 20, os.path.getsize(absolute) >> 10, MAX_WORKBOOK_INFLATED_BYTES >> 20))
+
+
 def profile_excel(absolute: str, relative: str, notes: list[str]) -> list[dict]:
     import pandas as pd
 
+    check_workbook_size(absolute)
     tables = []
     with pd.ExcelFile(absolute) as workbook:
         sheets = list(workbook.sheet_names)
