@@ -14,7 +14,7 @@ import { readModelTurn } from './model-turn.ts';
 import { RunControl } from './run-control.ts';
 import { runFailureFrom, type RunPhase } from './run-failure.ts';
 import { newRunId } from './run-metadata.ts';
-import { imageForTrace, runStartRecord } from './run-start-record.ts';
+import { runStartRecord } from './run-start-record.ts';
 import {
   defaultStopConditions,
   firstStop,
@@ -129,7 +129,6 @@ class AnalysisRun {
         modelId: this.options.model.id,
       };
       phase = 'sandbox';
-      const image = await imageForTrace(this.options);
       try {
         this.session = await (this.options.createSandbox ?? createSandbox)({
           ...this.options.sandbox,
@@ -148,7 +147,6 @@ class AnalysisRun {
             deadlineMs: this.deadlineMs,
             contextBudgetTokens: this.contextBudgetTokens,
             session: this.session,
-            image,
           }),
         );
       }

@@ -1,12 +1,7 @@
 import path from 'node:path';
-import {
-  defaultSandboxLimits,
-  readSandboxEnvironment,
-  resolveSandboxLimits,
-  runnerImageTag,
-} from '../sandbox/index.ts';
+import { defaultSandboxLimits, readSandboxEnvironment, resolveSandboxLimits } from '../sandbox/index.ts';
 import type { SandboxEnvironment, SandboxLimits, SandboxSession } from '../sandbox/index.ts';
-import type { InputFile, RunStartRecord } from '../trace/schema.ts';
+import { TRACE_VERSION, type InputFile, type RunStartRecord } from '../trace/schema.ts';
 import type { AnalyzeOptions } from './analyze-options.ts';
 import type { ModelProfile } from './model-profile.ts';
 import { datalystVersion } from './run-metadata.ts';
@@ -22,7 +17,6 @@ export interface RunStartInput {
   contextBudgetTokens: number;
   /** The open session, or null when it could not be opened. */
   session: SandboxSession | null;
-  image: string | null;
 }
 
 /** The environment's sandbox settings, or none when they are malformed (opening the session reports that). */
@@ -52,21 +46,13 @@ function effectiveLimits(options: AnalyzeOptions, session: SandboxSession | null
 }
 
 /**
- * The runner image, for the trace. The session does not tell which image it
- * runs, so this repeats createSandbox's choice (option, DATALYST_IMAGE, the
- * tag of docker/python-runner); unknown (null) for a factory of the caller's,
- * for the local backend, and when it cannot be worked out.
+ * The runner image, for the trace: the one the session says it started from
+ * (null for the local backend). When no session opened, only an image the
+ * caller chose is known; createSandbox's default is not worked out again.
  */
-export async function imageForTrace(options: AnalyzeOptions): Promise<string | null> {
-  if (options.sandbox?.image !== undefined) return options.sandbox.image;
-  if (options.createSandbox !== undefined) return null;
-  const environment = environmentOrNothing();
-  if ((options.sandbox?.backend ?? environment?.backend ?? 'docker') !== 'docker') return null;
-  try {
-    return environment?.image ?? (await runnerImageTag());
-  } catch {
-    return null;
-  }
+function imageOf(options: AnalyzeOptions, session: SandboxSession | null): string | null {
+  if (session?.image !== undefined) return session.image;
+  return options.sandbox?.image ?? null;
 }
 
 /** The trace's first record: what was asked, of which data, with which model, under which limits. */
@@ -75,7 +61,7 @@ export function runStartRecord(input: RunStartInput): RunStartRecord {
   const limits = effectiveLimits(options, session);
   return {
     type: 'run-start',
-    version: 1,
+    version: TRACE_VERSION,
     runId: input.runId,
     startedAt: input.startedAt,
     instruction: options.instruction,
@@ -99,7 +85,7 @@ export function runStartRecord(input: RunStartInput): RunStartRecord {
       nodeVersion: process.version,
       sandboxBackend:
         session?.backend ?? options.sandbox?.backend ?? environmentOrNothing()?.backend ?? 'docker',
-      image: input.image,
+      image: imageOf(options, session),
     },
   };
 }

@@ -174,6 +174,25 @@ describe('the run-start record', () => {
     }
   });
 
+  it('names the image the session says it runs, and only the chosen one when no session opened', async () => {
+    const opened = await runLoop({
+      server: { script: [answerTurn('ok')] },
+      session: { image: 'datalyst/python-runner:from-session' },
+      analyze: { sandbox: { image: 'ignored-when-the-session-says' } },
+    });
+    expect(recordsOf(opened.trace, 'run-start')[0]?.environment.image).toBe(
+      'datalyst/python-runner:from-session',
+    );
+    const failed = await runLoop({
+      server: { script: [answerTurn('never asked')] },
+      analyze: {
+        createSandbox: () => Promise.reject(new SandboxUnavailableError('no engine', { fix: 'start it' })),
+        sandbox: { image: 'chosen/image:1' },
+      },
+    });
+    expect(recordsOf(failed.trace, 'run-start')[0]?.environment.image).toBe('chosen/image:1');
+  });
+
   it('is written even when the DATALYST_* environment is malformed (the run ends as sandbox-failure, not with a trace that has no start)', async () => {
     const saved = { ...process.env };
     process.env.DATALYST_MEMORY_MB = 'lots';

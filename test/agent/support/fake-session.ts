@@ -99,6 +99,8 @@ export interface FakeSessionOptions {
   /** Throws this from execute on the given cell index (0-based). */
   failOnCell?: { index: number; error: Error };
   limits?: Partial<SandboxLimits>;
+  /** The image the session says it runs. Default: not said (as test doubles written before `image`). */
+  image?: string | null;
   /** What profileWorkspace returns. Default `testProfile`. */
   profile?: WorkspaceProfile;
 }
@@ -152,6 +154,7 @@ export function createFakeSandbox(options: FakeSessionOptions = {}): FakeSandbox
       id: `fake-${sessions.length + 1}`,
       backend: 'docker',
       limits: { ...defaultSandboxLimits, ...options.limits },
+      ...(options.image === undefined ? {} : { image: options.image }),
       openedWith,
       executed,
       get closed() {
