@@ -16,8 +16,10 @@ import {
 
 /**
  * The engine going away mid-session: a SECOND Docker engine of its own (own
- * socket, data root, exec root, no bridge, no iptables), so that stopping it
- * disturbs nobody else on the machine. The session on it must fail with a
+ * socket, data root, exec root, a bridge of its own, no iptables), so that
+ * stopping it disturbs nobody else on the machine. Not `--bridge none`: with
+ * it dockerd deletes the interface named docker0 at start, the other engine's
+ * bridge included (measured: the main engine's image builds then failed). The session on it must fail with a
  * clear SandboxFailureError (no hang), a new session must fail fast with
  * SandboxUnavailableError while it is down, and work must resume when it is
  * back. Needs root and the dockerd binary (as the test command's setup has).
@@ -28,10 +30,24 @@ const dataRoot = '/var/tmp/datalyst-outage-test-docker';
 const execRoot = '/tmp/datalyst-outage-test-exec';
 const pidFile = '/tmp/datalyst-outage-test.pid';
 const logFile = '/tmp/datalyst-outage-test-dockerd.log';
+/** A bridge for the test engine only, on an address range nothing else here uses. */
+const bridge = 'dl-outage0';
+const bridgeAddress = '10.213.77.1/24';
 
 const engine = new Docker({ socketPath });
 let daemon: ChildProcess | undefined;
 let image: string;
+
+async function linkExists(name: string): Promise<boolean> {
+  return (await execa('ip', ['link', 'show', name], { reject: false })).exitCode === 0;
+}
+
+async function createBridge(): Promise<void> {
+  if (await linkExists(bridge)) return;
+  await execa('ip', ['link', 'add', 'name', bridge, 'type', 'bridge']);
+  await execa('ip', ['addr', 'add', bridgeAddress, 'dev', bridge]);
+  await execa('ip', ['link', 'set', bridge, 'up']);
+}
 
 async function startEngine(): Promise<void> {
   await mkdir(dataRoot, { recursive: true });
@@ -48,9 +64,10 @@ async function startEngine(): Promise<void> {
       '--pidfile',
       pidFile,
       '--bridge',
-      'none',
+      bridge,
       '--iptables=false',
       '--ip-masq=false',
+      '--ip-forward=false',
       '--shutdown-timeout',
       '2',
     ],
@@ -81,8 +98,12 @@ async function stopEngine(): Promise<void> {
   daemon = undefined;
 }
 
+let mainBridgeExisted = false;
+
 beforeAll(async () => {
   image = process.env['DATALYST_IMAGE'] ?? (await runnerImageTag());
+  mainBridgeExisted = await linkExists('docker0');
+  await createBridge();
   await startEngine();
   const present = await engine
     .getImage(image)
@@ -99,6 +120,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stopEngine();
+  if (await linkExists(bridge)) await execa('ip', ['link', 'del', bridge]);
+  // The test engine must not have touched the main engine's bridge.
+  expect(await linkExists('docker0')).toBe(mainBridgeExisted);
 });
 
 describe('the engine going away mid-session', () => {
