@@ -6,10 +6,13 @@ import type { KernelProcess, KernelStartRequest, SandboxBackend } from './kernel
  * owner's connection closed, but only if it was started and only if the
  * engine notices; removing it here is immediate and says so.
  *
- * The handler does not change how the process ends: when nobody else listens
- * to the signal, it raises the signal again after the cleanup (so the exit
- * status is the usual 128 + n); when the application has its own handler, the
- * application decides.
+ * The handler does not change how the process ends. It acts only when nobody
+ * else listens to the signal (the default would be to die): it removes the
+ * sandboxes, then raises the signal again, so the exit status is the usual
+ * 128 + n. An application with its own handler (the CLI cancels a run on the
+ * first Ctrl-C and still collects artifacts) keeps full control; its sessions
+ * close in its own `finally`, or go with the process when it exits (the engine
+ * removes a container whose owner's connection closed).
  */
 
 const HANDLED_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
@@ -21,6 +24,7 @@ let installed = false;
 let cleaning: Promise<void> | undefined;
 
 function onSignal(signal: NodeJS.Signals): void {
+  if (process.listenerCount(signal) > 1) return;
   void cleanUpThenRaise(signal);
 }
 

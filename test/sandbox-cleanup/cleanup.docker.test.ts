@@ -42,10 +42,10 @@ async function containersOwnedBy(pid: number): Promise<string[]> {
 const heldSchema = z.object({ pid: z.number(), sessions: z.array(z.string()), created: z.string() });
 
 /** Starts a Node process holding `count` sessions (plus one never-started container). */
-async function startHolder(count: number) {
+async function startHolder(count: number, ...extra: string[]) {
   // node --import tsx, not the tsx CLI: the CLI runs the script in a child, and a
   // SIGKILL of the CLI would leave that child (and its sessions) alive.
-  const child = execa(process.execPath, ['--import', 'tsx', holdSessions, String(count)], {
+  const child = execa(process.execPath, ['--import', 'tsx', holdSessions, String(count), ...extra], {
     buffer: false,
     reject: false,
     stderr: 'pipe',
@@ -58,16 +58,16 @@ async function startHolder(count: number) {
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
   });
+  let stdout = '';
   const line = await new Promise<string>((resolve, reject) => {
-    let text = '';
     child.stdout?.on('data', (chunk: Buffer) => {
-      text += chunk.toString();
-      const newline = text.indexOf('\n');
-      if (newline >= 0) resolve(text.slice(0, newline));
+      stdout += chunk.toString();
+      const newline = stdout.indexOf('\n');
+      if (newline >= 0) resolve(stdout.slice(0, newline));
     });
     void child.then(() => reject(new Error(`the holder exited before it was ready:\n${stderr}`)));
   });
-  return { child, held: heldSchema.parse(JSON.parse(line)), stderr: () => stderr };
+  return { child, held: heldSchema.parse(JSON.parse(line)), stderr: () => stderr, stdout: () => stdout };
 }
 
 describe('the reaper', () => {
@@ -165,6 +165,18 @@ describe('signals', () => {
       expect(stderr()).toContain(`datalyst: ${signal}: removing 2 sandbox(es) before exiting`);
     });
   }
+});
+
+describe('an application with its own signal handler', () => {
+  it('keeps control: its sessions still run in its handler, it closes them itself', async () => {
+    const { child, held, stdout } = await startHolder(2, 'own-handler');
+    await docker.getContainer(held.created).remove({ force: true });
+    child.kill('SIGTERM');
+    const result = await child;
+    expect(result.exitCode).toBe(0);
+    expect(stdout()).toContain('{"runningAtSignal":2}');
+    expect(await containersOwnedBy(held.pid)).toEqual([]);
+  });
 });
 
 describe('cancellation', () => {
