@@ -236,13 +236,10 @@ class AnalysisRun {
       await session.close();
     } catch (error) {
       // No event: the caller may have stopped reading, and a yield here would never resume.
-      this.recorder.append({
-        type: 'notice',
-        at: nowIso(),
-        round: this.state.round,
-        kind: 'warning',
-        text: `The sandbox session ${session.id} could not be closed: ${errorText(error)}`,
-      });
+      this.recorder.warnIfPossible(
+        this.state.round,
+        `The sandbox session ${session.id} could not be closed: ${errorText(error)}`,
+      );
     }
   }
 

@@ -112,13 +112,13 @@ export class TraceRecorder {
       this.writer.append({ type: 'run-end', ...record });
     } catch (error) {
       problems.push(
-        this.noticeIfPossible(record.rounds, `The run-end record could not be written: ${withCause(error)}`),
+        this.warnIfPossible(record.rounds, `The run-end record could not be written: ${withCause(error)}`),
       );
     }
     try {
       this.writer.finish();
     } catch (error) {
-      problems.push(this.noticeIfPossible(record.rounds, withCause(error)));
+      problems.push(this.warnIfPossible(record.rounds, withCause(error)));
       try {
         this.writer.finish();
       } catch {
@@ -128,7 +128,8 @@ export class TraceRecorder {
     return problems;
   }
 
-  private noticeIfPossible(round: number, text: string): AgentEvent {
+  /** A warning notice that never throws: for cleanup paths, where a throw would skip the run's end. */
+  warnIfPossible(round: number, text: string): AgentEvent {
     try {
       return this.notice(round, 'warning', text);
     } catch {

@@ -150,6 +150,21 @@ describe('the end of the trace', () => {
   });
 });
 
+describe('the end of the run', () => {
+  it('a session that fails to close leaves a clipped notice, and the run still ends with run-end', async () => {
+    const run = await runLoop({
+      server: { script: [answerTurn('42')] },
+      session: { closeError: new Error(`engine stalled ${'x'.repeat(100_000)}`) },
+    });
+    expect(eventTypes(run.events).at(-1)).toBe('run-end');
+    const notice = recordsOf(run.trace, 'notice').find((record) =>
+      record.text.includes('could not be closed'),
+    );
+    expect(notice?.text.length).toBeLessThan(1_200);
+    expect(run.trace.at(-1)?.type).toBe('run-end');
+  });
+});
+
 describe('the run-start record', () => {
   it('records the DATALYST_* limits when the session cannot be opened (not the bare defaults)', async () => {
     const saved = { ...process.env };

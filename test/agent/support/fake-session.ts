@@ -101,6 +101,8 @@ export interface FakeSessionOptions {
   limits?: Partial<SandboxLimits>;
   /** The image the session says it runs. Default: not said (as test doubles written before `image`). */
   image?: string | null;
+  /** close() rejects with this (after marking the session closed). */
+  closeError?: Error;
   /** What profileWorkspace returns. Default `testProfile`. */
   profile?: WorkspaceProfile;
 }
@@ -181,7 +183,7 @@ export function createFakeSandbox(options: FakeSessionOptions = {}): FakeSandbox
       },
       close() {
         closed = true;
-        return Promise.resolve();
+        return options.closeError === undefined ? Promise.resolve() : Promise.reject(options.closeError);
       },
       [Symbol.asyncDispose]() {
         closed = true;
