@@ -24,7 +24,9 @@ function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
 
-function mebibytes(bytes: number): string {
+function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KiB`;
   return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
@@ -96,8 +98,8 @@ export class TraceRecorder {
       .filter((part) => part !== '')
       .join(' and ');
     return (
-      `${what} of ${outputId} (${mebibytes(omitted.bytes)}) not kept in the trace: ` +
-      `the run's cap of ${mebibytes(this.figureBudget.maxBytes)} of figures and charts is spent.`
+      `${what} of ${outputId} (${formatBytes(omitted.bytes)}) not kept in the trace: ` +
+      `the run's cap of ${formatBytes(this.figureBudget.maxBytes)} of figures and charts is spent.`
     );
   }
 
