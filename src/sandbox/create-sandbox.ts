@@ -64,7 +64,9 @@ export async function createSandboxWithBackend(
     ...(signal ? { signal } : {}),
   });
   const connection = new KernelConnection(kernel);
-  const session = new KernelSession(sessionId, backend.name, limits, kernel, connection);
+  // The Docker backend runs exactly the image it was asked for; the local one runs none.
+  const startedImage = kernel.image ?? (backend.name === 'docker' ? image : null);
+  const session = new KernelSession(sessionId, backend.name, limits, kernel, connection, startedImage);
   const onAbort = () => {
     connection.fail('Starting the session was cancelled.');
   };

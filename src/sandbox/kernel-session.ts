@@ -50,10 +50,13 @@ export class KernelSession implements SandboxSession {
     readonly limits: Readonly<SandboxLimits>,
     private readonly kernel: KernelProcess,
     private readonly connection: KernelConnection,
+    /** The image the session was started from, when the caller knows it better than the kernel handle. */
+    private readonly startedImage?: string | null,
   ) {}
 
   get image(): string | null {
-    return this.kernel.image ?? null;
+    // A wrapped handle (exit cleanup) may not carry the image; the starter then says it.
+    return this.startedImage ?? this.kernel.image ?? null;
   }
 
   async execute(code: string, options: ExecuteOptions = {}): Promise<CellResult> {

@@ -28,17 +28,27 @@ describe('createSandboxWithBackend', () => {
     expect(disposed).toBe(true);
   });
 
-  it('names the image the backend started, or null where there is none', async () => {
-    const started = (image: string | undefined) =>
-      backendOf(async (): Promise<KernelProcess> => {
+  it('names the image a Docker session runs, and null for the local backend', async () => {
+    const started = (name: SandboxBackend['name'], image?: string) => ({
+      name,
+      start: async (): Promise<KernelProcess> => {
         const { kernel, reply } = fakeKernel();
         reply(readyMessage);
         return image === undefined ? kernel : { ...kernel, image };
-      });
-    const docker = await createSandboxWithBackend(started('datalyst/python-runner:abc'), { image: 'unused' });
-    expect(docker.image).toBe('datalyst/python-runner:abc');
-    await docker.close();
-    const local = await createSandboxWithBackend(started(undefined), { image: 'unused' });
+      },
+    });
+    const reported = await createSandboxWithBackend(started('docker', 'datalyst/python-runner:abc'), {
+      image: 'requested',
+    });
+    expect(reported.image).toBe('datalyst/python-runner:abc');
+    await reported.close();
+    // A handle that does not carry it (wrapped for exit cleanup): the image asked for.
+    const wrapped = await createSandboxWithBackend(started('docker'), {
+      image: 'datalyst/python-runner:def',
+    });
+    expect(wrapped.image).toBe('datalyst/python-runner:def');
+    await wrapped.close();
+    const local = await createSandboxWithBackend(started('local'), { image: 'unused' });
     expect(local.image).toBeNull();
     await local.close();
   });

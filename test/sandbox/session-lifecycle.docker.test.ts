@@ -92,6 +92,7 @@ describe('ending a session', () => {
     const session = await createSandbox();
     const [container] = await ourContainers();
     expect(container?.Labels[containerLabels.session]).toBe(session.id);
+    expect(session.image).toBe(container?.Image);
     expect(Number(container?.Labels[containerLabels.deadline])).toBeGreaterThan(Date.now());
     expect(container?.Labels[containerLabels.ownerHost]).toBeTruthy();
     await session.close();
