@@ -3,7 +3,7 @@ import { createSandbox } from '../sandbox/index.ts';
 import type { SandboxSession, WorkspaceProfile } from '../sandbox/index.ts';
 import type { InputFile } from '../trace/schema.ts';
 import type { AnalyzeOptions } from './analyze-options.ts';
-import { errorText } from './clip-text.ts';
+import { clipText, errorText } from './clip-text.ts';
 import { ContextManager } from './context-manager.ts';
 import type { AgentEvent, AnalysisResult } from './events.ts';
 import { defaultExecuteTextOptions } from './execute-text.ts';
@@ -196,7 +196,8 @@ class AnalysisRun {
             this.recorder.notice(
               round,
               'retry',
-              `Model request failed (${chunk.reason}); retry ${chunk.retry} in ${chunk.delayMs} ms.`,
+              // The reason can quote the endpoint's error body.
+              `Model request failed (${clipText(chunk.reason, 300)}); retry ${chunk.retry} in ${chunk.delayMs} ms.`,
             ),
         });
         phase = 'sandbox';

@@ -245,6 +245,15 @@ describe('kernel text that reaches the model', () => {
     expect(lastUser.length).toBeLessThan(13_000);
   });
 
+  it("a retry notice quotes at most 300 characters of the endpoint's error body", async () => {
+    const run = await runLoop({
+      server: { script: [{ type: 'error', status: 500, message: 'e'.repeat(100_000) }, answerTurn('ok')] },
+    });
+    expect(run.result.answer).toBe('ok');
+    const retry = recordsOf(run.trace, 'notice').find((notice) => notice.kind === 'retry');
+    expect(retry?.text.length).toBeLessThan(400);
+  });
+
   it('the first message clips long column names, load calls, notes and errors from the profile', async () => {
     const [file] = testProfile.files;
     const [table] = file?.tables ?? [];
