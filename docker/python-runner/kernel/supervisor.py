@@ -32,6 +32,7 @@ import subprocess
 import sys
 import time
 
+from datalyst_json_lines import write_json_line
 from datalyst_processes import (become_subreaper, become_undumpable, is_present, is_running, oom_kill_count,
                                 read_children)
 from datalyst_text import MAX_ERROR_CHARS, MAX_NOTE_CHARS, MAX_VALUE_CHARS, clip_middle, clip_text
@@ -128,14 +129,9 @@ class Worker:
         self.exited = False
         self.exit_status: int | None = None
         self.control_buffer = bytearray()
-        self.started_ms = monotonic_ms()
 
     def send(self, message: dict) -> None:
-        data = (json.dumps(message, separators=(',', ':')) + '\n').encode('utf-8')
-        view = memoryview(data)
-        while view:
-            written = os.write(self.to_worker, view)
-            view = view[written:]
+        write_json_line(self.to_worker, message)
 
     def interrupt(self) -> None:
         if not self.exited:
@@ -168,7 +164,6 @@ class Job:
     """A request that runs in the worker (a cell or a workspace profile)."""
 
     def __init__(self, request: dict, max_output_bytes: int) -> None:
-        self.request = request
         self.id = request['id']
         self.kind = request['type']
         self.timeout_ms = float(request.get('timeoutMs') or DEFAULT_TIMEOUT_MS)
@@ -256,15 +251,7 @@ class Supervisor:
     # -- host messages -------------------------------------------------------
 
     def send(self, message: dict) -> None:
-        data = (json.dumps(message, separators=(',', ':')) + '\n').encode('ascii')
-        view = memoryview(data)
-        while view:
-            try:
-                written = os.write(1, view)
-            except BlockingIOError:
-                select_write(1)
-                continue
-            view = view[written:]
+        write_json_line(1, message)
 
     def on_stdin(self) -> None:
         while True:
@@ -708,12 +695,6 @@ def ignore_forwarded_signals() -> None:
 
 def on_forwarded_signal(number: int, _frame: object) -> None:
     log('ignored signal %d' % number)
-
-
-def select_write(fd: int) -> None:
-    with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_WRITE)
-        selector.select()
 
 
 def bounded_error(error: object) -> dict | None:

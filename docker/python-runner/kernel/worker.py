@@ -26,7 +26,8 @@ import sys
 import traceback
 import types
 
-from datalyst_outputs import CellOutputs, capped_repr
+from datalyst_json_lines import write_json_line
+from datalyst_outputs import CellOutputs, capped_repr, is_frame_like, is_matplotlib_figure
 from datalyst_text import MAX_ERROR_CHARS, MAX_NOTE_CHARS, clip_middle, clip_text
 
 PR_SET_PDEATHSIG = 1
@@ -72,10 +73,7 @@ class Kernel:
     # -- protocol ------------------------------------------------------------
 
     def send(self, message: dict) -> None:
-        data = (json.dumps(message, separators=(',', ':'), ensure_ascii=True, default=str) + '\n').encode('ascii')
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self.control_out, view):]
+        write_json_line(self.control_out, message)
 
     def serve(self) -> None:
         self.send({'type': 'ready'})
@@ -258,14 +256,8 @@ class Kernel:
                                          MAX_NOTE_CHARS)}
 
 
-def is_frame_like(value: object) -> bool:
-    pandas = sys.modules.get('pandas')
-    return pandas is not None and isinstance(value, (pandas.DataFrame, pandas.Series))
-
-
 def close_figure_if_any(value: object) -> None:
-    figure_module = sys.modules.get('matplotlib.figure')
-    if figure_module is not None and isinstance(value, figure_module.Figure):
+    if is_matplotlib_figure(value):
         import matplotlib.pyplot as pyplot
 
         pyplot.close(value)
