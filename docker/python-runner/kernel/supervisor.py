@@ -20,30 +20,24 @@ from __future__ import annotations
 
 import argparse
 import base64
-import codecs
 import errno
-import fcntl
 import json
 import os
 import selectors
 import shutil
 import signal
-import subprocess
-import sys
 import time
 
+from datalyst_job import Job
 from datalyst_json_lines import write_json_line
-from datalyst_processes import (become_subreaper, become_undumpable, is_present, is_running, oom_kill_count,
-                                read_children)
+from datalyst_processes import become_subreaper, become_undumpable, is_running, oom_kill_count, read_children
 from datalyst_text import MAX_ERROR_CHARS, MAX_NOTE_CHARS, MAX_VALUE_CHARS, clip_middle, clip_text
 from datalyst_workdir import (PathRefused, check_relative_path, diff_snapshots, read_regular_file, snapshot,
                               write_regular_file)
+from datalyst_worker_process import KERNEL_DIR, Worker, set_nonblocking
 
 PROTOCOL_VERSION = 1
-KERNEL_DIR = os.path.dirname(os.path.abspath(__file__))
 READ_CHUNK_BYTES = 1 << 16
-DEFAULT_TIMEOUT_MS = 120_000
-DEFAULT_GRACE_MS = 5_000
 DEFAULT_MAX_OUTPUT_BYTES = 1 << 20
 DEFAULT_READ_MAX_FILES = 1_000
 DEFAULT_READ_MAX_BYTES = 64 << 20
@@ -61,120 +55,6 @@ def log(message: str) -> None:
 
 def monotonic_ms() -> float:
     return time.monotonic() * 1000.0
-
-
-def set_nonblocking(fd: int) -> None:
-    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
-    fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
-
-
-# ---------------------------------------------------------------------------
-# Captured output with a cap
-
-
-class CappedStream:
-    def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
-        self.kept = bytearray()
-        self.total = 0
-
-    def add(self, data: bytes) -> None:
-        self.total += len(data)
-        room = self.max_bytes - len(self.kept)
-        if room > 0:
-            self.kept += data[:room]
-
-    @property
-    def over_limit(self) -> bool:
-        return self.total > self.max_bytes
-
-    def to_json(self) -> dict:
-        # An incremental decoder drops a multi-byte character cut in half by the cap.
-        decoder = codecs.getincrementaldecoder('utf-8')('replace')
-        text = decoder.decode(bytes(self.kept), final=not self.over_limit)
-        return {'text': text, 'truncated': self.over_limit, 'totalBytes': self.total}
-
-
-# ---------------------------------------------------------------------------
-# The worker process
-
-
-class Worker:
-    """One worker process: its pipes, its state, and how it ended."""
-
-    def __init__(self, workdir: str, env: dict[str, str]) -> None:
-        to_worker_read, self.to_worker = os.pipe()
-        self.from_worker, from_worker_write = os.pipe()
-        self.process = subprocess.Popen(
-            [sys.executable, '-u', os.path.join(KERNEL_DIR, 'worker.py'),
-             '--control-in', str(to_worker_read), '--control-out', str(from_worker_write),
-             '--workdir', workdir],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            pass_fds=(to_worker_read, from_worker_write),
-            start_new_session=True,  # own process group: one killpg reaches its children
-            cwd=workdir,
-            env=env,
-        )
-        os.close(to_worker_read)
-        os.close(from_worker_write)
-        self.pid = self.process.pid
-        assert self.process.stdout is not None and self.process.stderr is not None
-        self.stdout_fd = self.process.stdout.fileno()
-        self.stderr_fd = self.process.stderr.fileno()
-        for fd in (self.from_worker, self.stdout_fd, self.stderr_fd):
-            set_nonblocking(fd)
-        self.ready = False
-        self.exited = False
-        self.exit_status: int | None = None
-        self.control_buffer = bytearray()
-
-    def send(self, message: dict) -> None:
-        write_json_line(self.to_worker, message)
-
-    def interrupt(self) -> None:
-        if not self.exited:
-            try:
-                os.kill(self.pid, signal.SIGINT)
-            except ProcessLookupError:
-                pass
-
-    def kill_group(self) -> None:
-        try:
-            os.killpg(self.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-    def close_fds(self) -> None:
-        for fd in (self.to_worker, self.from_worker):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        for pipe in (self.process.stdout, self.process.stderr):
-            if pipe is not None:
-                try:
-                    pipe.close()
-                except OSError:
-                    pass
-
-
-class Job:
-    """A request that runs in the worker (a cell or a workspace profile)."""
-
-    def __init__(self, request: dict, max_output_bytes: int) -> None:
-        self.id = request['id']
-        self.kind = request['type']
-        self.timeout_ms = float(request.get('timeoutMs') or DEFAULT_TIMEOUT_MS)
-        self.grace_ms = float(request.get('interruptGraceMs') or DEFAULT_GRACE_MS)
-        self.stdout = CappedStream(max_output_bytes)
-        self.stderr = CappedStream(max_output_bytes)
-        self.started_ms = 0.0
-        self.interrupted_ms: float | None = None
-        self.stop_reason: str | None = None  # 'timeout' | 'output-limit' | 'cancelled'
-        self.killed = False
-        self.oom_before: int | None = None
 
 
 # ---------------------------------------------------------------------------
