@@ -6,6 +6,7 @@ import { expect, it } from 'vitest';
 import { analyze } from '../../src/agent/agent-loop.ts';
 import { createOpenAIChatModel } from '../../src/agent/openai-chat-model.ts';
 import { readTrace } from '../../src/trace/reader.ts';
+import { runnerImageTag } from '../../src/sandbox/index.ts';
 import { startFakeOpenAIServer } from '../support/fake-openai-server.ts';
 import { cleanUpHarness, makeWorkspace } from './support/loop-harness.ts';
 
@@ -45,6 +46,12 @@ it('a chat-profile run through the real sandbox: an error fed back, a figure and
     expect(result.answer).toBe('South sells more: 20 against 10.');
 
     const { records } = await readTrace(result.tracePath);
+    // The image the session started from, as the session says.
+    const start = records[0]?.type === 'run-start' ? records[0] : null;
+    expect(start?.environment).toMatchObject({
+      sandboxBackend: 'docker',
+      image: process.env.DATALYST_IMAGE ?? (await runnerImageTag()),
+    });
     const executions = records.flatMap((record) => (record.type === 'execution' ? [record] : []));
     expect(executions.map((execution) => execution.result.status)).toEqual(['error', 'ok']);
     expect(executions[0]?.executeText).toContain('[Error]:');
