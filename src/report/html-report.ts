@@ -4,7 +4,7 @@ import type { Table } from '../sandbox/cell-result.ts';
 import type { RenderedChart } from './chart-renderer.ts';
 import { escapeHtml } from './html-escape.ts';
 import { cleanOutputText } from './output-text.ts';
-import { chartKey, figureKey, outputAnchor } from './prepared-report.ts';
+import { chartKey, figureKey, missingVisualNote, outputAnchor } from './prepared-report.ts';
 import type { PreparedReport } from './prepared-report.ts';
 import { reportStyles } from './report-styles.ts';
 import { renderSafeMarkdown } from './safe-markdown.ts';
@@ -300,10 +300,14 @@ function renderOutput(execution: ExecutionRecord, context: HtmlContext): string 
       `<pre class="stdout value" title="The value of the cell's last expression">${escapeHtml(clip(cleanOutputText(result.value), context.maxOutputChars))}</pre>`,
     );
   result.tables.forEach((table) => parts.push(renderTable(table)));
-  result.charts.forEach((_chart, index) => {
+  result.charts.forEach((trace, index) => {
     const key = chartKey(outputId, index);
     const chart = context.report.charts.get(key);
     if (chart) parts.push(renderChartFigure(key, chart, outputId, index, true));
+    else
+      parts.push(
+        `<p class="note">${escapeHtml(missingVisualNote(trace, `Chart ${index + 1} of output ${outputId}`))}</p>`,
+      );
   });
   result.figures.forEach((figure, index) => {
     const key = figureKey(outputId, index);
@@ -322,7 +326,7 @@ function renderOutput(execution: ExecutionRecord, context: HtmlContext): string 
       );
     else
       parts.push(
-        `<p class="note">Figure ${index + 1} (${escapeHtml(figure.id)}) is not a valid PNG and was left out.</p>`,
+        `<p class="note">${escapeHtml(missingVisualNote(figure, `Figure ${index + 1} of output ${outputId}`))}</p>`,
       );
   });
   if (result.files.length > 0) {

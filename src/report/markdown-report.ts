@@ -3,7 +3,7 @@ import type { ExecutionRecord, StepRecord } from '../trace/schema.ts';
 import { tableToCsv } from './csv-export.ts';
 import { escapeMarkdownText, fencedBlock, neutralizeMarkdown } from './markdown-text.ts';
 import { cleanOutputText } from './output-text.ts';
-import { chartKey, figureKey, outputAnchor } from './prepared-report.ts';
+import { chartKey, figureKey, missingVisualNote, outputAnchor } from './prepared-report.ts';
 import type { PreparedReport } from './prepared-report.ts';
 import { formatBytes, formatDuration, formatExactBytes, safeBaseUrl } from './report-format.ts';
 import type { ProcessEntry } from './run-view.ts';
@@ -141,7 +141,7 @@ export function renderMarkdownReport(
   if (visuals === 0) out.push('*The run produced no figures or charts.*', '');
 
   out.push('## Process', '');
-  for (const entry of view.process) out.push(...renderEntry(entry, maxOutputChars, assets), '');
+  for (const entry of view.process) out.push(...renderEntry(entry, report, maxOutputChars, assets), '');
 
   out.push(...renderProvenance(report), '');
   return {
@@ -161,7 +161,12 @@ const stepLabels: Record<StepRecord['kind'], string> = {
   text: 'Text outside tags',
 };
 
-function renderEntry(entry: ProcessEntry, maxOutputChars: number, assets: ReportAsset[]): string[] {
+function renderEntry(
+  entry: ProcessEntry,
+  report: PreparedReport,
+  maxOutputChars: number,
+  assets: ReportAsset[],
+): string[] {
   switch (entry.kind) {
     case 'step':
       return [
@@ -178,13 +183,14 @@ function renderEntry(entry: ProcessEntry, maxOutputChars: number, assets: Report
         escapeMarkdownText(entry.notice.text),
       ];
     case 'cell':
-      return renderCell(entry.step, entry.execution, maxOutputChars, assets);
+      return renderCell(entry.step, entry.execution, report, maxOutputChars, assets);
   }
 }
 
 function renderCell(
   step: StepRecord | null,
   execution: ExecutionRecord | null,
+  report: PreparedReport,
   maxOutputChars: number,
   assets: ReportAsset[],
 ): string[] {
@@ -226,15 +232,20 @@ function renderCell(
       '',
     );
   });
-  result.charts.forEach((_chart, index) =>
+  // Link only assets that exist: an omitted or invalid visual gets a note instead.
+  result.charts.forEach((chart, index) =>
     lines.push(
-      `*Chart ${index + 1}: see [Figures and tables](#figures-and-tables) (assets/${chartKey(outputId, index)}.png).*`,
+      report.charts.get(chartKey(outputId, index))?.png
+        ? `*Chart ${index + 1}: see [Figures and tables](#figures-and-tables) (assets/${chartKey(outputId, index)}.png).*`
+        : `*${escapeMarkdownText(missingVisualNote(chart, `Chart ${index + 1} of output ${outputId}`))}*`,
       '',
     ),
   );
-  result.figures.forEach((_figure, index) =>
+  result.figures.forEach((figure, index) =>
     lines.push(
-      `![Figure ${index + 1} of output ${escapeMarkdownText(outputId)}](assets/${figureKey(outputId, index)}.png)`,
+      report.figures.has(figureKey(outputId, index))
+        ? `![Figure ${index + 1} of output ${escapeMarkdownText(outputId)}](assets/${figureKey(outputId, index)}.png)`
+        : `*${escapeMarkdownText(missingVisualNote(figure, `Figure ${index + 1} of output ${outputId}`))}*`,
       '',
     ),
   );

@@ -2,7 +2,7 @@ import type { ExecutionRecord, StepRecord } from '../trace/schema.ts';
 import { escapeHtml } from './html-escape.ts';
 import { neutralizeMarkdown } from './markdown-text.ts';
 import { cleanOutputText } from './output-text.ts';
-import { chartKey, figureKey } from './prepared-report.ts';
+import { chartKey, figureKey, missingVisualNote } from './prepared-report.ts';
 import type { PreparedReport } from './prepared-report.ts';
 import { notebookSchema } from './notebook-schema.ts';
 import type { Notebook, NotebookCell, NotebookOutput } from './notebook-schema.ts';
@@ -131,9 +131,12 @@ function notebookOutputs(
     outputs.push({ output_type: 'stream', name: 'stdout', text: lines(cleanOutputText(result.stdout.text)) });
   if (result.stderr.text !== '')
     outputs.push({ output_type: 'stream', name: 'stderr', text: lines(cleanOutputText(result.stderr.text)) });
-  result.figures.forEach((_figure, index) => {
+  result.figures.forEach((traced, index) => {
     const figure = report.figures.get(figureKey(outputId, index));
-    if (figure)
+    if (!figure) {
+      const note = missingVisualNote(traced, `Figure ${index + 1} of output ${outputId}`);
+      outputs.push({ output_type: 'display_data', data: { 'text/plain': [note] }, metadata: {} });
+    } else
       outputs.push({
         output_type: 'display_data',
         data: {
@@ -152,7 +155,11 @@ function notebookOutputs(
     if (spec !== null) data[vegaLiteMimeType(spec)] = spec;
     if (rendered?.png) data['image/png'] = Buffer.from(rendered.png).toString('base64');
     if (spec === null && !rendered?.png)
-      data['text/plain'] = [`Chart ${chart.id} could not be drawn: ${rendered?.error ?? 'unknown error'}`];
+      data['text/plain'] = [
+        rendered === undefined
+          ? missingVisualNote(chart, `Chart ${index + 1} of output ${outputId}`)
+          : `Chart ${chart.id} could not be drawn: ${rendered.error ?? 'unknown error'}`,
+      ];
     outputs.push({ output_type: 'display_data', data, metadata: {} });
   });
   if (result.value === null) {

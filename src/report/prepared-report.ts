@@ -11,6 +11,7 @@ import { renderGroundedAnswer } from './safe-markdown.ts';
 import type { GroundedAnswer } from './safe-markdown.ts';
 import { buildRunView } from './run-view.ts';
 import type { RunView } from './run-view.ts';
+import { formatBytes } from './report-format.ts';
 
 /**
  * Everything the three formats share, computed once: the folded trace, every
@@ -43,6 +44,23 @@ export interface PrepareOptions {
   signal?: AbortSignal;
   /** Fixed "generated at" time, for byte-stable output in tests. */
   now?: Date;
+}
+
+/**
+ * Why a figure or chart of the trace has no image, in words for a reader; null
+ * when it has one. The agent leaves visuals out of the trace past a per-run
+ * cap on their bytes (`omitted`), and the report drops figures that are not a
+ * PNG (the kernel's messages are untrusted).
+ */
+export function missingVisualNote(
+  visual: { id: string; omitted?: true; sizeBytes?: number },
+  label: string,
+): string {
+  if (visual.omitted === true) {
+    const size = visual.sizeBytes === undefined ? '' : ` (${formatBytes(visual.sizeBytes)})`;
+    return `${label} was not kept in the trace${size}: the run's cap on figure bytes was spent.`;
+  }
+  return `${label} is not a valid PNG and was left out.`;
 }
 
 export function chartKey(outputId: string, index: number): string {
@@ -97,10 +115,9 @@ async function renderAllCharts(
   options: PrepareOptions,
 ): Promise<Map<string, RenderedChart>> {
   const jobs = executions.flatMap((execution) =>
-    execution.result.charts.map((chart, index) => ({
-      key: chartKey(execution.outputId, index),
-      spec: chart.spec,
-    })),
+    execution.result.charts.flatMap((chart, index) =>
+      'omitted' in chart ? [] : [{ key: chartKey(execution.outputId, index), spec: chart.spec }],
+    ),
   );
   const rendered = new Map<string, RenderedChart>();
   let next = 0;
