@@ -2,28 +2,14 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AgentEvent, AnalysisResult, CellResult, WorkspaceProfile } from '../../src/index.ts';
 import { ModelUnavailableError } from '../../src/index.ts';
 import { ProgressRenderer, type ProgressRendererOptions } from '../../src/cli/progress-renderer.ts';
+import { cellResult } from '../support/cell-result.ts';
 
 afterEach(() => {
   vi.useRealTimers();
 });
 
-function cell(overrides: Partial<CellResult> = {}): CellResult {
-  return {
-    status: 'ok',
-    stdout: { text: '', truncated: false, totalBytes: 0 },
-    stderr: { text: '', truncated: false, totalBytes: 0 },
-    error: null,
-    value: null,
-    figures: [],
-    charts: [],
-    tables: [],
-    files: [],
-    durationMs: 1234,
-    stateLost: false,
-    statusDetail: null,
-    ...overrides,
-  };
-}
+const cell = (overrides: Partial<CellResult> = {}): CellResult =>
+  cellResult({ durationMs: 1234, ...overrides });
 
 const profile: WorkspaceProfile = {
   truncated: false,

@@ -1,35 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import {
-  MAX_ERROR_TEXT_CHARS,
-  MAX_FIGURE_SIDE_PX,
-  cellResultSchema,
-  type CellResult,
-} from '../../src/sandbox/cell-result.ts';
+import { MAX_ERROR_TEXT_CHARS, MAX_FIGURE_SIDE_PX, cellResultSchema } from '../../src/sandbox/cell-result.ts';
 import { workspaceProfileSchema } from '../../src/sandbox/workspace-profile.ts';
+import { cellResult } from '../support/cell-result.ts';
 
 /**
  * The host's second line of defence: a kernel message whose texts are not
  * bounded, or whose figure is not what it claims, breaks the protocol
  * instead of reaching the model, the trace or the report.
  */
-
-function result(overrides: Partial<CellResult> = {}): CellResult {
-  return {
-    status: 'ok',
-    stdout: { text: '', truncated: false, totalBytes: 0 },
-    stderr: { text: '', truncated: false, totalBytes: 0 },
-    error: null,
-    value: null,
-    figures: [],
-    charts: [],
-    tables: [],
-    files: [],
-    durationMs: 1,
-    stateLost: false,
-    statusDetail: null,
-    ...overrides,
-  };
-}
 
 const figure = {
   id: 'figure-1-1',
@@ -42,9 +20,9 @@ const figure = {
 describe('cell result bounds', () => {
   it('accepts what the kernel sends', () => {
     const error = { name: 'ValueError', value: 'v'.repeat(70_000), traceback: 't'.repeat(70_000) };
-    expect(cellResultSchema.safeParse(result({ status: 'error', error, figures: [figure] })).success).toBe(
-      true,
-    );
+    expect(
+      cellResultSchema.safeParse(cellResult({ status: 'error', error, figures: [figure] })).success,
+    ).toBe(true);
   });
 
   it('refuses an unclipped error value or traceback (a 30-million-character message)', () => {
@@ -53,7 +31,7 @@ describe('cell result bounds', () => {
       { name: 'ValueError', value: huge, traceback: '' },
       { name: 'ValueError', value: '', traceback: huge },
     ]) {
-      expect(cellResultSchema.safeParse(result({ status: 'error', error })).success).toBe(false);
+      expect(cellResultSchema.safeParse(cellResult({ status: 'error', error })).success).toBe(false);
     }
   });
 
@@ -67,8 +45,8 @@ describe('cell result bounds', () => {
       totalColumns: 1,
       truncated: false,
     };
-    expect(cellResultSchema.safeParse(result({ tables: [table] })).success).toBe(false);
-    expect(cellResultSchema.safeParse(result({ value: 'x'.repeat(300 * 1024) })).success).toBe(false);
+    expect(cellResultSchema.safeParse(cellResult({ tables: [table] })).success).toBe(false);
+    expect(cellResultSchema.safeParse(cellResult({ value: 'x'.repeat(300 * 1024) })).success).toBe(false);
   });
 
   it('refuses a figure that is not base64, has a long or unsafe id, or is larger than matplotlib can draw', () => {
@@ -79,7 +57,7 @@ describe('cell result bounds', () => {
       { ...figure, id: '../figure' },
       { ...figure, widthPx: MAX_FIGURE_SIDE_PX + 1 },
     ]) {
-      expect(cellResultSchema.safeParse(result({ figures: [bad] })).success).toBe(false);
+      expect(cellResultSchema.safeParse(cellResult({ figures: [bad] })).success).toBe(false);
     }
   });
 

@@ -1,41 +1,26 @@
 import { describe, expect, it } from 'vitest';
-import { formatCellOutput, type CellResult } from '../../src/sandbox/index.ts';
-
-function result(overrides: Partial<CellResult> = {}): CellResult {
-  return {
-    status: 'ok',
-    stdout: { text: '', truncated: false, totalBytes: 0 },
-    stderr: { text: '', truncated: false, totalBytes: 0 },
-    error: null,
-    value: null,
-    figures: [],
-    charts: [],
-    tables: [],
-    files: [],
-    durationMs: 1,
-    stateLost: false,
-    statusDetail: null,
-    ...overrides,
-  };
-}
+import { formatCellOutput } from '../../src/sandbox/index.ts';
+import { cellResult } from '../support/cell-result.ts';
 
 const text = (value: string) => ({ text: value, truncated: false, totalBytes: Buffer.byteLength(value) });
 
 describe('formatCellOutput', () => {
   it("is stdout then stderr, as DeepAnalyze's executor joins them", () => {
-    expect(formatCellOutput(result({ stdout: text('a\n'), stderr: text('warning\n') }))).toBe('a\nwarning\n');
+    expect(formatCellOutput(cellResult({ stdout: text('a\n'), stderr: text('warning\n') }))).toBe(
+      'a\nwarning\n',
+    );
   });
 
   it('echoes the value on its own line after the output', () => {
-    expect(formatCellOutput(result({ stdout: text('printed'), value: '42' }))).toBe('printed\n42');
-    expect(formatCellOutput(result({ value: "'x'" }))).toBe("'x'");
+    expect(formatCellOutput(cellResult({ stdout: text('printed'), value: '42' }))).toBe('printed\n42');
+    expect(formatCellOutput(cellResult({ value: "'x'" }))).toBe("'x'");
   });
 
   it('keeps the output printed before an error and puts the traceback after [Error]:', () => {
     const traceback =
       'Traceback (most recent call last):\n  File "<cell-1>", line 2, in <module>\nKeyError: \'x\'\n';
     const formatted = formatCellOutput(
-      result({
+      cellResult({
         status: 'error',
         stdout: text('step 1\n'),
         stderr: text(`a warning\n${traceback}`),
@@ -47,7 +32,7 @@ describe('formatCellOutput', () => {
 
   it('names the exception when the traceback is not there (stderr cut by the cap)', () => {
     const formatted = formatCellOutput(
-      result({ status: 'error', error: { name: 'ValueError', value: 'bad', traceback: '' } }),
+      cellResult({ status: 'error', error: { name: 'ValueError', value: 'bad', traceback: '' } }),
     );
     expect(formatted).toBe('[Error]:\nValueError: bad\n');
   });
@@ -55,18 +40,18 @@ describe('formatCellOutput', () => {
   it('says what a timeout, an out-of-memory kill or an output flood did', () => {
     expect(
       formatCellOutput(
-        result({
+        cellResult({
           status: 'timeout',
           statusDetail: 'The cell ran longer than 2 s and was interrupted; variables are kept.',
         }),
       ),
     ).toBe('[Timeout]: The cell ran longer than 2 s and was interrupted; variables are kept.');
-    expect(formatCellOutput(result({ status: 'memory', statusDetail: 'Out.', stateLost: true }))).toBe(
+    expect(formatCellOutput(cellResult({ status: 'memory', statusDetail: 'Out.', stateLost: true }))).toBe(
       '[Out of memory]: Out.',
     );
     expect(
       formatCellOutput(
-        result({
+        cellResult({
           status: 'output-limit',
           stdout: { text: 'xxxx', truncated: true, totalBytes: 1_000_000 },
           statusDetail: 'Too much.',
@@ -76,7 +61,7 @@ describe('formatCellOutput', () => {
   });
 
   it('does not mention figures, charts or tables (the caller describes artifacts)', () => {
-    const withArtifacts = result({
+    const withArtifacts = cellResult({
       stdout: text('done\n'),
       figures: [{ id: 'f', mimeType: 'image/png', dataBase64: '', widthPx: 1, heightPx: 1 }],
     });

@@ -9,6 +9,7 @@ import type {
 } from '../../../src/sandbox/sandbox.ts';
 import type { WorkspaceProfile } from '../../../src/sandbox/workspace-profile.ts';
 import type { SandboxFactory } from '../../../src/agent/analyze-options.ts';
+import { cellResult } from '../../support/cell-result.ts';
 
 /**
  * An in-memory SandboxSession for the loop's unit tests: cells are answered by
@@ -16,23 +17,7 @@ import type { SandboxFactory } from '../../../src/agent/analyze-options.ts';
  * by the sandbox's own tests and by the docker replay test.
  */
 
-export function cellResult(overrides: Partial<CellResult> = {}): CellResult {
-  return {
-    status: 'ok',
-    stdout: { text: '', truncated: false, totalBytes: 0 },
-    stderr: { text: '', truncated: false, totalBytes: 0 },
-    error: null,
-    value: null,
-    figures: [],
-    charts: [],
-    tables: [],
-    files: [],
-    durationMs: 1,
-    stateLost: false,
-    statusDetail: null,
-    ...overrides,
-  };
-}
+export { cellResult };
 
 export const printed = (text: string): CellResult =>
   cellResult({ stdout: { text, truncated: false, totalBytes: Buffer.byteLength(text) } });
