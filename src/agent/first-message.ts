@@ -90,8 +90,11 @@ export const dataEntrySchema = z.object({
 });
 export type DataEntry = z.infer<typeof dataEntrySchema>;
 
-/** DeepAnalyze writes sizes as `4.8KB` (one decimal, 1024-based). */
-export function formatFileSize(sizeBytes: number): string {
+/**
+ * DeepAnalyze writes sizes as `4.8KB` (one decimal, 1024-based); people read
+ * them better as `4.8 KB` (`separator: ' '`).
+ */
+export function formatFileSize(sizeBytes: number, separator = ''): string {
   const units = ['B', 'KB', 'MB', 'GB', 'TB'];
   let value = sizeBytes;
   let unit = 0;
@@ -99,7 +102,7 @@ export function formatFileSize(sizeBytes: number): string {
     value /= 1024;
     unit += 1;
   }
-  return unit === 0 ? `${value}B` : `${value.toFixed(1)}${units[unit]}`;
+  return unit === 0 ? `${value}${separator}B` : `${value.toFixed(1)}${separator}${units[unit]}`;
 }
 
 function clipOrNull(text: string | null, maxChars: number): string | null {

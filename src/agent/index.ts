@@ -34,6 +34,6 @@ export { formatExecuteText, capMiddle } from './execute-text.ts';
 export type { ExecuteTextOptions } from './execute-text.ts';
 export { estimateTokens } from './context-budget.ts';
 export { hashWorkspaceFiles } from './input-files.ts';
-export { formatFirstMessage, parseDataSection, parseInstruction } from './first-message.ts';
+export { formatFirstMessage, formatFileSize, parseDataSection, parseInstruction } from './first-message.ts';
 export { createOfflineAnalyst, OFFLINE_ANALYST_ID } from './offline-analyst/index.ts';
 export type { OfflineAnalystOptions } from './offline-analyst/index.ts';

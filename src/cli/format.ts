@@ -1,15 +1,9 @@
 // Sizes and durations for people, in progress lines and messages.
+import { formatFileSize } from '../index.ts';
 
 /** `1.2 MB`, `340 KB`, `2.0 GB`: sizes for people (1024-based, matching the cap options). */
 export function formatBytes(sizeBytes: number): string {
-  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
-  let value = sizeBytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${units[unit]}`;
+  return formatFileSize(sizeBytes, ' ');
 }
 
 /** `850 ms`, `4.2 s`, `3 min 5 s`. */
