@@ -58,6 +58,9 @@ export function containerCreateBody(input: ContainerConfigInput): Record<string,
     OpenStdin: true,
     StdinOnce: true,
     Tty: false,
+    // The supervisor ignores SIGTERM (a cell could send it through init); a stop
+    // (docker stop, an engine shutting down) has nothing to flush: kill at once.
+    StopSignal: 'SIGKILL',
     NetworkDisabled: true,
     HostConfig: {
       NetworkMode: 'none',

@@ -167,7 +167,8 @@ export const hostileCases: HostileCase[] = [
   {
     id: 'fork-bomb',
     attack: 'every process forks forever',
-    safeOutcome: 'pids limit stops it; timeout kills the whole process group; no process survives',
+    safeOutcome:
+      'the pids limit caps it; at the timeout the supervisor kills every copy: none stays alive (killed copies may stay zombies, no CPU, until the worker waits)',
     limits: { pidsLimit: 128, interruptGraceMs: 1_000 },
     timeoutMs: 4_000,
     code: python`

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, open } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import Docker from 'dockerode';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,14 +25,17 @@ import {
  * back. Needs root and the dockerd binary (as the test command's setup has).
  */
 
-const socketPath = '/tmp/datalyst-outage-test.sock';
-const dataRoot = '/var/tmp/datalyst-outage-test-docker';
-const execRoot = '/tmp/datalyst-outage-test-exec';
-const pidFile = '/tmp/datalyst-outage-test.pid';
-const logFile = '/tmp/datalyst-outage-test-dockerd.log';
-/** A bridge for the test engine only, on an address range nothing else here uses. */
-const bridge = 'dl-outage0';
-const bridgeAddress = '10.213.77.1/24';
+// Paths of this run only: two test runs at once (a CI run and a developer's)
+// must not share a daemon's socket, pid file or data root.
+const runId = String(process.pid);
+const socketPath = `/tmp/datalyst-outage-${runId}.sock`;
+const dataRoot = `/var/tmp/datalyst-outage-${runId}`;
+const execRoot = `/tmp/datalyst-outage-${runId}-exec`;
+const pidFile = `/tmp/datalyst-outage-${runId}.pid`;
+const logFile = `/tmp/datalyst-outage-${runId}-dockerd.log`;
+/** A bridge for the test engine only (interface names have at most 15 characters). */
+const bridge = `dlo${runId.slice(-7)}`;
+const bridgeAddress = `10.213.${Number(runId) % 250}.1/24`;
 
 const engine = new Docker({ socketPath });
 let daemon: ChildProcess | undefined;
@@ -68,8 +71,6 @@ async function startEngine(): Promise<void> {
       '--iptables=false',
       '--ip-masq=false',
       '--ip-forward=false',
-      '--shutdown-timeout',
-      '2',
     ],
     { stdio: ['ignore', log.fd, log.fd] },
   );
@@ -113,14 +114,28 @@ beforeAll(async () => {
       () => false,
     );
   if (!present) {
-    // The test engine has no registry either: copy the runner image over.
-    await execa('sh', ['-c', `docker save ${image} | docker -H unix://${socketPath} load -q`]);
+    // The test engine has no registry either: copy the runner image over, from a
+    // saved copy kept between runs (saving 1 GB takes longer than loading it).
+    const archive = `/var/tmp/datalyst-outage-image-${image.replace(/[^A-Za-z0-9_.-]/g, '_')}.tar`;
+    if (!existsSync(archive)) {
+      // One archive at a time: the copies of older images go.
+      for (const name of await readdir('/var/tmp')) {
+        if (/^datalyst-outage-image-.*\.tar$/.test(name)) await rm(`/var/tmp/${name}`, { force: true });
+      }
+      await execa('docker', ['save', '-o', `${archive}.${runId}`, image]);
+      await rename(`${archive}.${runId}`, archive);
+    }
+    await execa('docker', ['-H', `unix://${socketPath}`, 'load', '-q', '-i', archive]);
   }
 }, 600_000);
 
 afterAll(async () => {
   await stopEngine();
   if (await linkExists(bridge)) await execa('ip', ['link', 'del', bridge]);
+  // dockerd leaves its data root bind-mounted on itself.
+  await execa('umount', [dataRoot], { reject: false });
+  await rm(dataRoot, { recursive: true, force: true });
+  await rm(execRoot, { recursive: true, force: true });
   // The test engine must not have touched the main engine's bridge.
   expect(await linkExists('docker0')).toBe(mainBridgeExisted);
 });

@@ -92,6 +92,7 @@ describe('the container configuration', () => {
 
   it('keeps stdin open for the protocol and closes it when the host goes away', () => {
     expect(body).toMatchObject({ OpenStdin: true, StdinOnce: true, AttachStdin: true, Tty: false });
+    expect(body['StopSignal']).toBe('SIGKILL');
     expect(host['AutoRemove']).toBe(true);
   });
 
