@@ -176,8 +176,14 @@ afterAll(async () => {
   await writeFile('test-artifacts/hostile-outcomes.md', lines.join('\n'));
 });
 
+/** A table cell: pipes escaped, control characters (a case writes raw bytes) shown as \xNN. */
 function cell(text: string): string {
-  return text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+  return Array.from(text.replace(/\n/g, ' ').replace(/\|/g, '\\|'), (character) => {
+    const code = character.charCodeAt(0);
+    return code < 0x20 || (code >= 0x7f && code < 0xa0)
+      ? `\\x${code.toString(16).padStart(2, '0')}`
+      : character;
+  }).join('');
 }
 
 describe('hostile code in the Docker sandbox', () => {
