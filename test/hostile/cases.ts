@@ -307,22 +307,18 @@ export const hostileCases: HostileCase[] = [
     id: 'sigterm-ignoring-child',
     attack: 'start a shell that ignores SIGTERM/SIGINT/SIGHUP and spins, then wait on it',
     safeOutcome:
-      'the cell is interrupted at its timeout; the stray process stays within the CPU and pids limits; closing the session removes it',
+      'the cell is interrupted at its timeout (state kept) and the supervisor SIGKILLs the child with it: nothing keeps spinning',
     timeoutMs: 3_000,
     code: python`
       import subprocess
       child = subprocess.Popen(['sh', '-c', 'trap "" TERM INT HUP; while :; do :; done'])
       child.wait()
     `,
+    noStrayProcesses: true,
     verify(result) {
       expectStatus(result, 'timeout');
+      expect(result.stateLost).toBe(false);
     },
-    followUps: [
-      {
-        code: processListCode,
-        check: (result) => expect(result.status).toBe('ok'),
-      },
-    ],
   },
   {
     id: 'double-forked-daemon',
