@@ -23,6 +23,7 @@ import {
   type StopCondition,
 } from '../../src/agent/stop-conditions.ts';
 import { cellResult, createFakeSandbox } from './support/fake-session.ts';
+import { csvReadOptions } from '../support/read-options.ts';
 
 const baseState: LoopState = {
   round: 1,
@@ -130,17 +131,7 @@ describe('first message bounds', () => {
     rows: 10,
     columnsTruncated: false,
     loadCode: `pd.read_csv('${name}')`,
-    read: {
-      encoding: 'utf-8',
-      delimiter: ',',
-      headerRow: 0,
-      skipRows: 0,
-      sheet: null,
-      table: null,
-      decimal: null,
-      thousands: null,
-      naValues: [],
-    },
+    read: csvReadOptions(),
     columns: Array.from({ length: 40 }, (_, index) => ({
       name: `${'column '.repeat(20)}${index}`,
       dtype: 'object',

@@ -3,6 +3,7 @@ import type { AgentEvent, AnalysisResult, CellResult, WorkspaceProfile } from '.
 import { ModelUnavailableError } from '../../src/index.ts';
 import { ProgressRenderer, type ProgressRendererOptions } from '../../src/cli/progress-renderer.ts';
 import { cellResult } from '../support/cell-result.ts';
+import { csvReadOptions } from '../support/read-options.ts';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -24,17 +25,7 @@ const profile: WorkspaceProfile = {
           rows: 1200,
           columns: [],
           columnsTruncated: false,
-          read: {
-            encoding: 'utf-8',
-            delimiter: ',',
-            headerRow: 0,
-            skipRows: 0,
-            sheet: null,
-            table: null,
-            decimal: null,
-            thousands: null,
-            naValues: [],
-          },
+          read: csvReadOptions(),
           loadCode: "pd.read_csv('orders.csv')",
         },
       ],

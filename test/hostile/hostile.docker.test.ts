@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatalystError } from '../../src/errors/index.ts';
@@ -13,6 +12,7 @@ import {
   type SandboxSession,
 } from '../../src/sandbox/index.ts';
 import { describeResult, hostileCases, oneLine, processListCode, type HostileCase } from './cases.ts';
+import { hashTree } from '../support/hash-tree.ts';
 
 /**
  * Runs every hostile case (cases.ts) in a fresh session of the real Docker
@@ -37,21 +37,6 @@ const docker = new Docker();
 const outcomes: OutcomeRow[] = [];
 let workspaceDir: string;
 let workspaceHashes: Map<string, string>;
-
-async function hashTree(dir: string): Promise<Map<string, string>> {
-  const hashes = new Map<string, string>();
-  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (!entry.isFile()) continue;
-    const path = join(entry.parentPath, entry.name);
-    hashes.set(
-      relative(dir, path),
-      createHash('sha256')
-        .update(await readFile(path))
-        .digest('hex'),
-    );
-  }
-  return hashes;
-}
 
 async function containersOf(sessionId: string): Promise<string[]> {
   const containers = await docker.listContainers({

@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createSandbox,
@@ -9,6 +8,7 @@ import {
   type SandboxSession,
   type WorkspaceProfile,
 } from '../../src/sandbox/index.ts';
+import { hashTree } from '../support/hash-tree.ts';
 
 /**
  * The workspace: copied into the sandbox (the user's files are never
@@ -17,21 +17,6 @@ import {
 
 const studentLoanDir = join(import.meta.dirname, '..', 'fixtures', 'deepanalyze-student-loan', 'data');
 const messyDir = join(import.meta.dirname, '..', '..', 'workspace-examples', 'messy');
-
-async function hashTree(dir: string): Promise<Map<string, string>> {
-  const hashes = new Map<string, string>();
-  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (!entry.isFile()) continue;
-    const path = join(entry.parentPath, entry.name);
-    hashes.set(
-      relative(dir, path),
-      createHash('sha256')
-        .update(await readFile(path))
-        .digest('hex'),
-    );
-  }
-  return hashes;
-}
 
 const temporaryDirs: string[] = [];
 async function temporaryWorkspace(source?: string): Promise<string> {

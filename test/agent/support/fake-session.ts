@@ -10,6 +10,7 @@ import type {
 import type { WorkspaceProfile } from '../../../src/sandbox/workspace-profile.ts';
 import type { SandboxFactory } from '../../../src/agent/analyze-options.ts';
 import { cellResult } from '../../support/cell-result.ts';
+import { csvReadOptions } from '../../support/read-options.ts';
 
 /**
  * An in-memory SandboxSession for the loop's unit tests: cells are answered by
@@ -47,17 +48,7 @@ export const testProfile: WorkspaceProfile = {
           rows: 3,
           columnsTruncated: false,
           loadCode: "pd.read_csv('sales.csv')",
-          read: {
-            encoding: 'utf-8',
-            delimiter: ',',
-            headerRow: 0,
-            skipRows: 0,
-            sheet: null,
-            table: null,
-            decimal: null,
-            thousands: null,
-            naValues: [],
-          },
+          read: csvReadOptions(),
           columns: [
             {
               name: 'region',

@@ -4,6 +4,7 @@ import { offlineAnalystTurn } from '../../../src/agent/offline-analyst/index.ts'
 import type { OfflineAnalystOptions } from '../../../src/agent/offline-analyst/index.ts';
 import { stageOfCode } from '../../../src/agent/offline-analyst/stages.ts';
 import type { ColumnProfile, FileProfile, WorkspaceProfile } from '../../../src/sandbox/workspace-profile.ts';
+import { csvReadOptions } from '../../support/read-options.ts';
 
 /**
  * Canned conversations for the planning tests: a workspace profile built by
@@ -29,17 +30,7 @@ export function csvFile(name: string, columns: ColumnProfile[]): FileProfile {
         rows: 100,
         columns,
         columnsTruncated: false,
-        read: {
-          encoding: 'utf-8',
-          delimiter: ',',
-          headerRow: 0,
-          skipRows: 0,
-          sheet: null,
-          table: null,
-          decimal: null,
-          thousands: null,
-          naValues: [],
-        },
+        read: csvReadOptions(),
         loadCode: `pd.read_csv(${JSON.stringify(name)})`,
       },
     ],
