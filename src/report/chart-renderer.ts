@@ -19,6 +19,8 @@ export interface ChartRenderOptions {
   /** Also rasterize to PNG (for Markdown and notebooks). Default true. */
   png?: boolean;
   signal?: AbortSignal;
+  /** Called when the SVG is done, before the PNG is made (off this thread). */
+  onDrawn?: () => void;
 }
 
 export interface RenderedChart {
@@ -36,6 +38,13 @@ export interface RenderedChart {
 }
 
 export const DEFAULT_MAX_CHART_ROWS = 5_000;
+/** A chart whose SVG is larger is refused: it would make the report unusable (a 5 000-point chart is under 1 MB). */
+export const MAX_CHART_SVG_BYTES = 8 * 1024 * 1024;
+
+/** A chart that could not be drawn: the report shows `error` in its place. */
+export function failedChart(error: string, notes: string[] = []): RenderedChart {
+  return { svg: null, png: null, widthPx: 0, heightPx: 0, error, notes, vegaLiteSpec: null };
+}
 
 // Just enough to tell vega from vega-lite; vega-lite's compiler checks the rest.
 const specSchema = z.looseObject({ $schema: z.string().optional() });
@@ -43,17 +52,8 @@ const specSchema = z.looseObject({ $schema: z.string().optional() });
 /** Renders one spec. Never throws for a bad spec; throws only when aborted. */
 export async function renderChart(spec: unknown, options: ChartRenderOptions = {}): Promise<RenderedChart> {
   const maxRows = options.maxRows ?? DEFAULT_MAX_CHART_ROWS;
-  const failed = (error: string, notes: string[] = []): RenderedChart => ({
-    svg: null,
-    png: null,
-    widthPx: 0,
-    heightPx: 0,
-    error,
-    notes,
-    vegaLiteSpec: null,
-  });
   const parsed = specSchema.safeParse(spec);
-  if (!parsed.success) return failed('The chart spec is not a JSON object.');
+  if (!parsed.success) return failedChart('The chart spec is not a JSON object.');
   const notes: string[] = [];
   const capped = prepareSpec(parsed.data, maxRows, notes);
   const isPlainVega = isPlainVegaSpec(capped);
@@ -64,7 +64,7 @@ export async function renderChart(spec: unknown, options: ChartRenderOptions = {
       ? (capped as vega.Spec)
       : vegaLite.compile(capped as unknown as vegaLite.TopLevelSpec, { logger: silentLogger() }).spec;
   } catch (error) {
-    return failed(`The vega-lite spec does not compile: ${messageOf(error)}`, notes);
+    return failedChart(`The vega-lite spec does not compile: ${messageOf(error)}`, notes);
   }
   let svg: string;
   let view: vega.View | undefined;
@@ -78,14 +78,22 @@ export async function renderChart(spec: unknown, options: ChartRenderOptions = {
     });
     svg = sanitizeChartSvg(await view.toSVG());
   } catch (error) {
-    return failed(`The chart could not be drawn: ${messageOf(error)}`, notes);
+    return failedChart(`The chart could not be drawn: ${messageOf(error)}`, notes);
   } finally {
     view?.finalize();
   }
   options.signal?.throwIfAborted();
+  if (svg.length > MAX_CHART_SVG_BYTES) {
+    const megabytes = (svg.length / 1024 / 1024).toFixed(1);
+    return failedChart(
+      `The chart draws ${megabytes} MB of SVG, more than the ${MAX_CHART_SVG_BYTES / 1024 / 1024} MB a report holds: aggregate or sample the data first.`,
+      notes,
+    );
+  }
   const size = svgSize(svg);
   let png: Uint8Array | null = null;
   if (options.png !== false) {
+    options.onDrawn?.();
     try {
       // renderAsync rasterizes on libuv's thread pool, so the next chart's SVG can be built meanwhile.
       const image = await renderAsync(svg, rasterOptions, options.signal ?? null);

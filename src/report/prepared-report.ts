@@ -1,9 +1,9 @@
 import hljs from 'highlight.js';
-import * as vega from 'vega';
-import * as vegaLite from 'vega-lite';
 import type { ExecutionRecord, TraceRecord } from '../trace/schema.ts';
-import { renderChart } from './chart-renderer.ts';
+import { sharedChartPool } from './chart-pool.ts';
+import type { ChartPool } from './chart-pool.ts';
 import type { RenderedChart } from './chart-renderer.ts';
+import { installedPackageVersion } from './package-version.ts';
 import { buildNumberIndex, summarizeGrounding } from './number-grounding.ts';
 import type { GroundingSource, GroundingSummary } from './number-grounding.ts';
 import { cleanOutputText } from './output-text.ts';
@@ -44,6 +44,8 @@ export interface PrepareOptions {
   signal?: AbortSignal;
   /** Fixed "generated at" time, for byte-stable output in tests. */
   now?: Date;
+  /** Worker threads that draw the charts; default: `sharedChartPool()`. */
+  chartPool?: ChartPool;
 }
 
 /**
@@ -76,11 +78,6 @@ export function outputAnchor(outputId: string): string {
   return `output-${outputId.replace(/[^A-Za-z0-9_-]/g, '_')}`;
 }
 
-// Two charts at a time: while one rasterizes on libuv's thread pool (resvg), the
-// other builds its SVG on the main thread. (Worker threads were tried: on this
-// 2-core machine they were no faster and their tsx loader kept the process alive.)
-const CHART_CONCURRENCY = 2;
-
 export async function prepareReport(
   records: readonly TraceRecord[],
   options: PrepareOptions = {},
@@ -102,14 +99,15 @@ export async function prepareReport(
       ['Sandbox', view.start.environment.sandboxBackend],
       ['Runner image', view.start.environment.image ?? 'none'],
       ['Node.js (report)', process.version],
-      ['vega', vega.version],
-      ['vega-lite', vegaLite.version],
+      ['vega', installedPackageVersion('vega')],
+      ['vega-lite', installedPackageVersion('vega-lite')],
       ['highlight.js', hljs.versionString],
     ],
     generatedAt: (options.now ?? new Date()).toISOString(),
   };
 }
 
+/** Every chart of the trace, drawn in worker threads (see chart-pool.ts), in trace order. */
 async function renderAllCharts(
   executions: readonly ExecutionRecord[],
   options: PrepareOptions,
@@ -119,31 +117,17 @@ async function renderAllCharts(
       'omitted' in chart ? [] : [{ key: chartKey(execution.outputId, index), spec: chart.spec }],
     ),
   );
-  const rendered = new Map<string, RenderedChart>();
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < jobs.length) {
-      const job = jobs[next++];
-      if (!job) break;
-      options.signal?.throwIfAborted();
-      rendered.set(
-        job.key,
-        await renderChart(job.spec, {
-          png: options.chartPng ?? true,
-          ...(options.maxChartRows === undefined ? {} : { maxRows: options.maxChartRows }),
-          ...(options.signal ? { signal: options.signal } : {}),
-        }),
-      );
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(CHART_CONCURRENCY, jobs.length) }, worker));
-  // Back in trace order, whatever order the charts finished in.
-  return new Map(
-    jobs.flatMap((job) => {
-      const chart = rendered.get(job.key);
-      return chart ? [[job.key, chart] as const] : [];
-    }),
+  const pool = options.chartPool ?? sharedChartPool();
+  const charts = await Promise.all(
+    jobs.map((job) =>
+      pool.render(job.spec, {
+        png: options.chartPng ?? true,
+        ...(options.maxChartRows === undefined ? {} : { maxRows: options.maxChartRows }),
+        ...(options.signal ? { signal: options.signal } : {}),
+      }),
+    ),
   );
+  return new Map(jobs.map((job, index) => [job.key, charts[index] as RenderedChart]));
 }
 
 const pngMagic = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];

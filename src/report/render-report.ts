@@ -4,6 +4,7 @@ import { TraceError } from '../errors/index.ts';
 import { readTrace } from '../trace/reader.ts';
 import { TRACE_VERSION } from '../trace/schema.ts';
 import type { TraceDocument, TraceRecord } from '../trace/schema.ts';
+import type { ChartPool } from './chart-pool.ts';
 import { renderHtmlReport } from './html-report.ts';
 import type { ArtifactImages } from './html-report.ts';
 import { renderMarkdownReport } from './markdown-report.ts';
@@ -27,6 +28,8 @@ export interface RenderReportOptions {
   signal?: AbortSignal;
   /** Fixed "generated at" time, for byte-stable output. */
   now?: Date;
+  /** Worker threads that draw the charts; default: `sharedChartPool()`. */
+  chartPool?: ChartPool;
 }
 
 export interface RenderedReport {
@@ -85,6 +88,7 @@ export async function renderReport(
       ...(options.maxChartRows === undefined ? {} : { maxChartRows: options.maxChartRows }),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.now ? { now: options.now } : {}),
+      ...(options.chartPool ? { chartPool: options.chartPool } : {}),
     }),
   );
   const artifactPaths = report.view.artifacts.map((artifact) => artifact.path).filter(isSafeRelativePath);

@@ -1,0 +1,14 @@
+// Entry of a chart worker process (see chart-pool.ts). Plain JavaScript so
+// Node loads it without the TypeScript loader: the chart libraries, most of
+// the start-up time, are imported natively while tsx starts; then the
+// TypeScript worker module named by the first argument runs.
+const libraries = Promise.all([
+  import('vega'),
+  import('vega-lite'),
+  import('vega-interpreter'),
+  import('@resvg/resvg-js'),
+]);
+const { register } = await import('tsx/esm/api');
+await libraries;
+register();
+await import(process.argv[2]);

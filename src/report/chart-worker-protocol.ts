@@ -1,0 +1,34 @@
+import { z } from 'zod';
+
+/**
+ * Messages between ChartPool (main thread) and chart-worker.ts. The worker
+ * draws untrusted specs, so what it sends back is checked like any other
+ * boundary.
+ */
+
+export const chartJobSchema = z.object({
+  id: z.number().int().nonnegative(),
+  spec: z.unknown(),
+  maxRows: z.number().int().positive(),
+  png: z.boolean(),
+});
+export type ChartJob = z.infer<typeof chartJobSchema>;
+
+export const renderedChartSchema = z.object({
+  svg: z.string().nullable(),
+  png: z.custom<Uint8Array>((value) => value instanceof Uint8Array).nullable(),
+  widthPx: z.number().nonnegative(),
+  heightPx: z.number().nonnegative(),
+  error: z.string().nullable(),
+  notes: z.array(z.string()),
+  vegaLiteSpec: z.record(z.string(), z.unknown()).nullable(),
+});
+
+export const chartWorkerMessageSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('ready') }),
+  // The SVG is done and the PNG is being made off the worker's JavaScript thread: it can take the next chart.
+  z.object({ type: z.literal('drawn'), id: z.number().int().nonnegative() }),
+  z.object({ type: z.literal('chart'), id: z.number().int().nonnegative(), chart: renderedChartSchema }),
+  z.object({ type: z.literal('failed'), id: z.number().int().nonnegative(), message: z.string() }),
+]);
+export type ChartWorkerMessage = z.infer<typeof chartWorkerMessageSchema>;

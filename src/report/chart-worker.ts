@@ -1,0 +1,33 @@
+import { renderChart } from './chart-renderer.ts';
+import { chartJobSchema } from './chart-worker-protocol.ts';
+import type { ChartWorkerMessage } from './chart-worker-protocol.ts';
+
+/**
+ * A chart worker process: draws untrusted specs for ChartPool, which enforces
+ * the time and memory limits by killing this process. The pool sends the next
+ * chart once this one is drawn, while its PNG is made on libuv's threads.
+ * Started through chart-worker-bootstrap.mjs.
+ */
+const send = process.send?.bind(process);
+if (!send) throw new Error('chart-worker.ts runs as a child process started by ChartPool (chart-pool.ts).');
+const post = (message: ChartWorkerMessage): void => {
+  send(message);
+};
+
+// Ctrl-C reaches the whole process group; the pool decides when this process ends.
+process.on('SIGINT', () => undefined);
+// The pool is gone (closed, or its process ended): nothing left to draw for.
+process.on('disconnect', () => process.exit(0));
+
+process.on('message', (raw: unknown) => {
+  const job = chartJobSchema.safeParse(raw);
+  if (!job.success) return;
+  const { id, spec, maxRows, png } = job.data;
+  renderChart(spec, { maxRows, png, onDrawn: () => post({ type: 'drawn', id }) }).then(
+    (chart) => post({ type: 'chart', id, chart }),
+    (error: unknown) =>
+      post({ type: 'failed', id, message: error instanceof Error ? error.message : String(error) }),
+  );
+});
+
+post({ type: 'ready' });

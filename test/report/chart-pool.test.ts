@@ -1,0 +1,129 @@
+import { execa } from 'execa';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ChartPool } from '../../src/report/chart-pool.ts';
+import { MAX_CHART_SVG_BYTES, renderChart } from '../../src/report/chart-renderer.ts';
+
+const pngMagic = [0x89, 0x50, 0x4e, 0x47];
+
+function pointSpec(rows: number, title = 'Points'): Record<string, unknown> {
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+    title,
+    data: { values: Array.from({ length: rows }, (_, index) => ({ x: index, y: index % 17 })) },
+    mark: 'point',
+    encoding: { x: { field: 'x', type: 'quantitative' }, y: { field: 'y', type: 'quantitative' } },
+  };
+}
+
+/** No inline rows at all, yet vega generates `rows` of them: the 5 000-row cap cannot see it. */
+function sequenceSpec(rows: number): Record<string, unknown> {
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+    data: { sequence: { start: 0, stop: rows, as: 'x' } },
+    mark: 'point',
+    encoding: { x: { field: 'x', type: 'quantitative' } },
+  };
+}
+
+describe('ChartPool', () => {
+  const pool = new ChartPool({ size: 2, memoryMb: 192, chartTimeoutMs: 20_000 });
+  afterAll(() => pool.close());
+
+  it('draws in a worker exactly what renderChart draws in this thread', async () => {
+    const spec = pointSpec(300);
+    const [inWorker, inThread] = await Promise.all([pool.render(spec), renderChart(spec)]);
+    expect(inWorker.error).toBeNull();
+    expect(inWorker.svg).toBe(inThread.svg);
+    expect(Array.from(inWorker.png?.slice(0, 4) ?? [])).toEqual(pngMagic);
+    // JSON: in this thread vega tags the rows it ingests with a symbol; the worker's rows are copies.
+    expect(JSON.stringify(inWorker.vegaLiteSpec)).toBe(JSON.stringify(inThread.vegaLiteSpec));
+  });
+
+  it('keeps the order of many charts drawn at once', async () => {
+    const titles = Array.from({ length: 6 }, (_, index) => `Chart number ${index}`);
+    const charts = await Promise.all(
+      titles.map((title) => pool.render(pointSpec(50, title), { png: false })),
+    );
+    charts.forEach((chart, index) => expect(chart.svg).toContain(`>${titles[index]}</text>`));
+  });
+
+  it('stops a chart that exhausts its heap and goes on with the next one', async () => {
+    const [hostile, next] = await Promise.all([
+      pool.render(sequenceSpec(100_000_000)),
+      pool.render(pointSpec(20)),
+    ]);
+    expect(hostile.svg).toBeNull();
+    expect(hostile.error).toContain('more than 192 MB of memory');
+    expect(next.error).toBeNull();
+    // The worker that died was replaced.
+    expect((await pool.render(pointSpec(10), { png: false })).error).toBeNull();
+  });
+
+  it('stops a chart that takes longer than its time limit', async () => {
+    const impatient = new ChartPool({ size: 1, chartTimeoutMs: 300 });
+    try {
+      const slow = await impatient.render(sequenceSpec(60_000));
+      expect(slow.error).toBe('The chart took longer than 0.3 s to draw and was stopped.');
+      expect((await impatient.render(pointSpec(10), { png: false })).error).toBeNull();
+    } finally {
+      await impatient.close();
+    }
+  });
+
+  it('rejects a chart whose SVG would swamp the report', async () => {
+    const chart = await pool.render(sequenceSpec(60_000), { png: false });
+    expect(chart.svg).toBeNull();
+    expect(chart.error).toContain(`more than the ${MAX_CHART_SVG_BYTES / 1024 / 1024} MB a report holds`);
+  });
+
+  it('rejects on abort, queued or running, and stays usable', async () => {
+    const controller = new AbortController();
+    const pending = [1, 2, 3].map(() => pool.render(sequenceSpec(40_000), { signal: controller.signal }));
+    controller.abort(new Error('stop the charts'));
+    for (const chart of pending) await expect(chart).rejects.toThrow('stop the charts');
+    expect((await pool.render(pointSpec(10), { png: false })).error).toBeNull();
+  });
+
+  it('with a cache, draws a spec once however often and by whomever it is asked for', async () => {
+    const cached = new ChartPool({ size: 1, cache: true });
+    try {
+      const first = cached.render(pointSpec(40), { png: false });
+      // The same content in another object, as a report reads it back from the trace.
+      const again = cached.render(JSON.parse(JSON.stringify(pointSpec(40))) as unknown, { png: false });
+      expect(await again).toBe(await first);
+      expect(cached.stats).toEqual({ drawn: 1, reused: 1 });
+      // Without its PNG it does not serve a report that needs one.
+      const withPng = await cached.render(pointSpec(40));
+      expect(Array.from(withPng.png?.slice(0, 4) ?? [])).toEqual(pngMagic);
+      expect(cached.stats).toEqual({ drawn: 2, reused: 1 });
+      await cached.render(pointSpec(40), { png: false });
+      expect(cached.stats).toEqual({ drawn: 2, reused: 2 });
+    } finally {
+      await cached.close();
+    }
+  });
+
+  it('rejects what is still waiting when closed', async () => {
+    const closing = new ChartPool({ size: 1 });
+    const waiting = expect(closing.render(pointSpec(10))).rejects.toThrow('closed');
+    await closing.close();
+    await waiting;
+    await expect(closing.render(pointSpec(10))).rejects.toThrow('closed');
+  });
+
+  it('does not keep the process alive once the charts are drawn', async () => {
+    const script = [
+      "import { sharedChartPool } from './src/report/chart-pool.ts';",
+      "const chart = await sharedChartPool().render({ mark: 'point', data: { values: [{ a: 1 }] }, encoding: { x: { field: 'a', type: 'quantitative' } } });",
+      'console.log(chart.error === null ? "drawn" : chart.error);',
+    ].join('\n');
+    const child = await execa('node', ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: new URL('../..', import.meta.url).pathname,
+      timeout: 60_000,
+      reject: false,
+    });
+    expect(child.timedOut).toBe(false);
+    expect(child.stdout.trim()).toBe('drawn');
+    expect(child.exitCode).toBe(0);
+  });
+});
