@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import {
   CancelledError,
+  ChartPool,
   DEFAULT_INSTRUCTION,
   DatalystError,
   loadConfigFile,
@@ -252,6 +253,10 @@ async function runAnalyze(
       context.exit(ExitCode.cancelled);
     },
   });
+  // Charts are drawn as the cells make them, while the model thinks, so that
+  // the report at the end only assembles them. Closed when the command ends.
+  const charts = new ChartPool({ cache: true });
+  const chartPng = settings.formats.some((format) => format === 'md' || format === 'ipynb');
   try {
     let result: AnalysisResult | null = null;
     try {
@@ -263,6 +268,7 @@ async function runAnalyze(
       });
       // After the pre-flight: a run that cannot start leaves no folder behind.
       const outDir = await prepareOutDir(settings.outDir, settings.outDirIsDefault);
+      charts.warm();
       const model = createModel(settings.model);
       const events = streamAnalysis({
         instruction: settings.instruction,
@@ -283,6 +289,11 @@ async function runAnalyze(
       for await (const event of events) {
         if (json) writeJson(event);
         else renderer.handle(event);
+        if (event.type === 'execution-end') {
+          // A chart that fails is drawn (as an error) again by the report; nothing to handle here.
+          for (const chart of event.result.charts)
+            void charts.render(chart.spec, { png: chartPng }).catch(() => undefined);
+        }
         if (event.type === 'run-end') result = event.result;
       }
     } catch (error) {
@@ -291,10 +302,11 @@ async function runAnalyze(
       return fail(error);
     }
     if (result === null) return fail(new Error('The analysis ended without a run-end event.'));
-    return await writeReport(context, settings, result, renderer, json ? writeJson : null);
+    return await writeReport(context, settings, result, renderer, charts, json ? writeJson : null);
   } finally {
     interrupts.dispose();
     renderer.close();
+    await charts.close();
   }
 }
 
@@ -303,6 +315,7 @@ async function writeReport(
   settings: AnalyzeSettings,
   result: AnalysisResult,
   renderer: ProgressRenderer,
+  charts: ChartPool,
   writeJson: ((line: Parameters<typeof toJsonLine>[0]) => void) | null,
 ): Promise<number> {
   const exitCode = exitCodeForTermination(result.termination.reason, result.answer !== null);
@@ -310,7 +323,7 @@ async function writeReport(
   try {
     // No signal: after a Ctrl-C the run's signal is aborted, and the report of
     // the cancelled run is exactly what should still be written.
-    rendered = await renderRunFolder(result.outDir, { formats: settings.formats });
+    rendered = await renderRunFolder(result.outDir, { formats: settings.formats, chartPool: charts });
   } catch (caught) {
     const error = mapWriteFailure(caught);
     printError(context, error);

@@ -2,7 +2,14 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { TraceError, parseFormats, readTrace, renderReport, reportFormatNames } from '../../index.ts';
+import {
+  ChartPool,
+  TraceError,
+  parseFormats,
+  readTrace,
+  renderReport,
+  reportFormatNames,
+} from '../../index.ts';
 import type { CliContext } from '../cli-context.ts';
 import { ExitCode, exitCodeForError, exitCodeHelp } from '../exit-codes.ts';
 import { prepareOutDir } from '../output-dir.ts';
@@ -83,6 +90,9 @@ async function runReport(
     color,
     quiet: options.quiet === true,
   });
+  // The chart workers start now, while the trace is read: they take about half a second.
+  const charts = new ChartPool();
+  charts.warm();
   try {
     const formats = options.format === undefined ? [...reportFormatNames] : parseFormats(options.format);
     const { tracePath, runDir } = await locateTrace(path.resolve(context.cwd, target));
@@ -101,6 +111,7 @@ async function runReport(
       outDir,
       formats,
       artifactsDir: path.join(runDir, 'artifacts'),
+      chartPool: charts,
     });
     describeRenderedReport(renderer, rendered.files, rendered, context.cwd);
     return ExitCode.answered;
@@ -108,5 +119,7 @@ async function runReport(
     const mapped = mapWriteFailure(error);
     printError(context, mapped);
     return exitCodeForError(mapped);
+  } finally {
+    await charts.close();
   }
 }
