@@ -331,6 +331,8 @@ export class ChartPool {
     const { child } = slot;
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = once(child, 'exit');
+    // An idle worker is unreferenced: held again, or this process could end while awaiting its exit.
+    holdProcess(child, true);
     child.kill('SIGKILL');
     await exited;
   }

@@ -116,6 +116,9 @@ describe('ChartPool', () => {
       "import { sharedChartPool } from './src/report/chart-pool.ts';",
       "const chart = await sharedChartPool().render({ mark: 'point', data: { values: [{ a: 1 }] }, encoding: { x: { field: 'a', type: 'quantitative' } } });",
       'console.log(chart.error === null ? "drawn" : chart.error);',
+      // Closing an idle pool must finish (its workers are unreferenced), and the process then ends.
+      'await sharedChartPool().close();',
+      'console.log("closed");',
     ].join('\n');
     const child = await execa('node', ['--import', 'tsx', '--input-type=module', '-e', script], {
       cwd: new URL('../..', import.meta.url).pathname,
@@ -123,7 +126,7 @@ describe('ChartPool', () => {
       reject: false,
     });
     expect(child.timedOut).toBe(false);
-    expect(child.stdout.trim()).toBe('drawn');
+    expect(child.stdout.trim().split('\n')).toEqual(['drawn', 'closed']);
     expect(child.exitCode).toBe(0);
   });
 });
