@@ -1,6 +1,6 @@
 import { renderAsync } from '@resvg/resvg-js';
 import * as vega from 'vega';
-import { expressionInterpreter } from 'vega-interpreter';
+import { expressionInterpreter } from './vega-expression-interpreter.js';
 import * as vegaLite from 'vega-lite';
 import { z } from 'zod';
 

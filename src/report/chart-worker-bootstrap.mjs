@@ -5,7 +5,7 @@
 const libraries = Promise.all([
   import('vega'),
   import('vega-lite'),
-  import('vega-interpreter'),
+  import('./vega-expression-interpreter.js'),
   import('@resvg/resvg-js'),
 ]);
 const { register } = await import('tsx/esm/api');
