@@ -83,10 +83,14 @@ export async function prepareReport(
   options: PrepareOptions = {},
 ): Promise<PreparedReport> {
   const view = buildRunView(records);
-  const charts = await renderAllCharts(view.executions, options);
+  // The charts are drawn in worker processes; the rest is done here meanwhile.
+  const drawing = renderAllCharts(view.executions, options);
+  // Awaited below; this keeps a rejection meanwhile (an abort) from counting as unhandled.
+  drawing.catch(() => undefined);
   const figures = decodeFigures(view.executions);
   const index = buildNumberIndex(groundingSources(view.executions));
   const answer = view.answer === null ? null : renderGroundedAnswer(view.answer, index, outputAnchor);
+  const charts = await drawing;
   return {
     view,
     charts,
