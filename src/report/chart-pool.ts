@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_MAX_CHART_ROWS, failedChart } from './chart-renderer.ts';
 import type { RenderedChart } from './chart-renderer.ts';
 import { chartWorkerMessageSchema } from './chart-worker-protocol.ts';
+import { unlessAborted } from '../util/unless-aborted.ts';
 import type { ChartJob } from './chart-worker-protocol.ts';
 
 /**
@@ -122,14 +123,14 @@ export class ChartPool {
     // A chart drawn without its PNG does not serve one that needs it.
     if (known && (known.png || !png)) {
       this.stats.reused += 1;
-      return raceAbort(known.chart, options.signal);
+      return unlessAborted(known.chart, options.signal);
     }
     // Drawn for whoever asks next, so one caller's abort does not stop it.
     const { signal: _signal, ...shared } = options;
     const chart = this.enqueue(spec, shared);
     this.drawn.set(key, { png, chart });
     chart.catch(() => this.drawn?.delete(key));
-    return raceAbort(chart, options.signal);
+    return unlessAborted(chart, options.signal);
   }
 
   /** Starts the workers now, so that they are ready when the charts come (one takes about half a second). */
@@ -388,26 +389,6 @@ function contentHash(value: unknown): string {
   return createHash('sha256')
     .update(JSON.stringify(value) ?? 'undefined')
     .digest('hex');
-}
-
-/** Settles with `promise`, or rejects with the signal's reason if it aborts first (the drawing goes on, for the cache). */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error as Error);
-      },
-    );
-  });
 }
 
 function lastLine(text: string): string {

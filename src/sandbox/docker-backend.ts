@@ -8,6 +8,7 @@ import { containerLabels } from './container-labels.ts';
 import { dockerStatusCode, dockerUnreachableError, mapDockerError } from './docker-errors.ts';
 import type { KernelProcess, KernelStartRequest, SandboxBackend } from './kernel-process.ts';
 import { ensureReaperRunning } from './reaper.ts';
+import { unlessAborted } from '../util/unless-aborted.ts';
 
 export interface DockerBackendOptions {
   /** A client to use; default `new Docker()` (DOCKER_HOST, DOCKER_TLS_VERIFY, DOCKER_CERT_PATH, or the local socket). */
@@ -54,30 +55,6 @@ async function waitUntilRemoved(container: Docker.Container, timeoutMs = 10_000)
   } finally {
     clearTimeout(timer);
   }
-}
-
-/**
- * Waits for `promise` unless the signal aborts first. The operation itself is
- * not aborted: a container create the engine may complete anyway has to be
- * seen to its end, so that its container can be removed.
- */
-function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new CancelledError(signal.reason));
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 const createResponseSchema = z.object({
@@ -161,7 +138,7 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Sandbox
         },
       }).then((response) => createResponseSchema.parse(response));
       try {
-        created = await unlessAborted(creating, signal);
+        created = await unlessAborted(creating, signal, (reason) => new CancelledError(reason));
       } catch (error) {
         if (signal?.aborted) {
           creating.then(({ Id }) => docker.getContainer(Id).remove({ force: true })).catch(() => {});

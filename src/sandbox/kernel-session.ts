@@ -13,26 +13,13 @@ import type {
 } from './sandbox.ts';
 import type { WorkspaceProfile } from './workspace-profile.ts';
 import { isSafeWorkspacePath } from './workspace-files.ts';
+import { unlessAborted } from '../util/unless-aborted.ts';
 
 /** How long the kernel may go quiet beyond a request's own limits before it counts as hung. */
 const ANSWER_MARGIN_MS = 60_000;
 const PROFILE_TIMEOUT_MS = 120_000;
 const DEFAULT_READ_MAX_BYTES = 64 * 1024 * 1024;
 const DEFAULT_READ_MAX_FILES = 1_000;
-
-/** Resolves with `promise` (which never rejects), or rejects with CancelledError when the signal aborts first. */
-function unlessAborted(promise: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
-  if (!signal) return promise;
-  if (signal.aborted) return Promise.reject(new CancelledError(signal.reason));
-  return new Promise<void>((resolve, reject) => {
-    const onAbort = () => reject(new CancelledError(signal.reason));
-    signal.addEventListener('abort', onAbort, { once: true });
-    void promise.then(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    });
-  });
-}
 
 /** A session over a started kernel supervisor; the backend only decides where it runs. */
 export class KernelSession implements SandboxSession {
@@ -143,7 +130,7 @@ export class KernelSession implements SandboxSession {
     this.jobsBefore = before.then(() => settled);
     return (async () => {
       try {
-        await unlessAborted(before, signal);
+        await unlessAborted(before, signal, (reason) => new CancelledError(reason));
         this.assertOpen();
         return await job();
       } finally {
