@@ -2,7 +2,7 @@ import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { notebookSchema, renderReport, renderRunFolder } from '../../src/report/index.ts';
+import { ChartPool, notebookSchema, renderReport, renderRunFolder } from '../../src/report/index.ts';
 import { makeSyntheticTrace } from '../fixtures/traces/synthetic-trace.ts';
 
 let root = '';
@@ -234,5 +234,42 @@ describe('renderRunFolder', () => {
     await expect(renderRunFolder(join(root, 'nothing-here'))).rejects.toMatchObject({
       code: 'TRACE_INVALID',
     });
+  });
+});
+
+describe('a chart spec that asks vega for too much', () => {
+  it('becomes an error box; the other charts and every format are still written', async () => {
+    const trace = makeSyntheticTrace({ rounds: 6, charts: 2, figures: 1 });
+    const execution = trace.records.find((record) => record.type === 'execution');
+    const chart = execution?.type === 'execution' ? execution.result.charts[0] : undefined;
+    if (!chart || !('spec' in chart)) throw new Error('the synthetic trace has no chart in its first cell');
+    // No inline rows, so the row cap cannot see it: vega would generate 10⁸ of them.
+    chart.spec = {
+      $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+      data: { sequence: { start: 0, stop: 100_000_000, as: 'x' } },
+      mark: 'point',
+      encoding: { x: { field: 'x', type: 'quantitative' } },
+    };
+    const pool = new ChartPool({ size: 1, memoryMb: 192 });
+    const outDir = join(root, 'hostile-chart');
+    try {
+      const rendered = await renderReport(trace, { outDir, chartPool: pool });
+      expect(rendered.charts).toEqual({ rendered: 1, failed: 1 });
+      const written = rendered.files.map((file) => file.slice(outDir.length + 1));
+      expect(written).toEqual(
+        expect.arrayContaining([
+          'report.html',
+          'report.md',
+          'analysis.ipynb',
+          'trace.json',
+          'assets/E2-chart-1.png',
+        ]),
+      );
+      expect(written).not.toContain('assets/E1-chart-1.png');
+      const html = await readFile(join(outDir, 'report.html'), 'utf8');
+      expect(html).toContain('The chart needed more than 192 MB of memory to draw and was stopped.');
+    } finally {
+      await pool.close();
+    }
   });
 });
