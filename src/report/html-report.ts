@@ -1,4 +1,3 @@
-import hljs from 'highlight.js';
 import type { ExecutionRecord, StepRecord } from '../trace/schema.ts';
 import type { Table } from '../sandbox/cell-result.ts';
 import type { RenderedChart } from './chart-renderer.ts';
@@ -11,6 +10,7 @@ import { renderSafeMarkdown } from './safe-markdown.ts';
 import type { ProcessEntry } from './run-view.ts';
 import { stripCodeFence, terminationLabel } from './run-view.ts';
 import { formatBytes, formatDuration, formatExactBytes, safeBaseUrl } from './report-format.ts';
+import { highlightPython } from './python-highlighter.ts';
 
 /** Images of artifacts (PNG/JPEG/GIF/WebP the code saved), embedded as data: URIs. */
 export type ArtifactImages = ReadonlyMap<string, { mimeType: string; base64: string }>;
@@ -272,7 +272,7 @@ function renderCell(
 ): string {
   const round = execution?.round ?? step?.round ?? 0;
   const code = execution?.code ?? stripCodeFence(step?.text ?? '');
-  const highlighted = hljs.highlight(code, { language: 'python', ignoreIllegals: true }).value;
+  const highlighted = highlightPython(code);
   const heading = execution
     ? `<span class="kind">Code</span>Round ${round} <span class="status status-${execution.result.status}">→ ${escapeHtml(execution.outputId)}: ${escapeHtml(execution.result.status)}, ${formatDuration(execution.result.durationMs)}</span>`
     : `<span class="kind">Code</span>Round ${round} <span class="status">(not executed)</span>`;

@@ -1,9 +1,9 @@
-import hljs from 'highlight.js';
 import type { ExecutionRecord, TraceRecord } from '../trace/schema.ts';
 import { sharedChartPool } from './chart-pool.ts';
 import type { ChartPool } from './chart-pool.ts';
 import type { RenderedChart } from './chart-renderer.ts';
 import { installedPackageVersion } from './package-version.ts';
+import { highlightJsVersion } from './python-highlighter.ts';
 import { buildNumberIndex, summarizeGrounding } from './number-grounding.ts';
 import type { GroundingSource, GroundingSummary } from './number-grounding.ts';
 import { cleanOutputText } from './output-text.ts';
@@ -105,7 +105,7 @@ export async function prepareReport(
       ['Node.js (report)', process.version],
       ['vega', installedPackageVersion('vega')],
       ['vega-lite', installedPackageVersion('vega-lite')],
-      ['highlight.js', hljs.versionString],
+      ['highlight.js', highlightJsVersion],
     ],
     generatedAt: (options.now ?? new Date()).toISOString(),
   };
