@@ -3,6 +3,8 @@ import * as vega from 'vega';
 import { expressionInterpreter } from './vega-expression-interpreter.js';
 import * as vegaLite from 'vega-lite';
 import { z } from 'zod';
+import { DEFAULT_MAX_CHART_ROWS, MAX_CHART_SVG_BYTES, failedChart } from './rendered-chart.ts';
+import type { RenderedChart } from './rendered-chart.ts';
 
 /**
  * Renders a chart spec captured by the kernel (vega-lite, or plain vega) to
@@ -21,29 +23,6 @@ export interface ChartRenderOptions {
   signal?: AbortSignal;
   /** Called when the SVG is done, before the PNG is made (off this thread). */
   onDrawn?: () => void;
-}
-
-export interface RenderedChart {
-  /** Sanitized SVG markup, null when the spec failed. */
-  svg: string | null;
-  png: Uint8Array | null;
-  widthPx: number;
-  heightPx: number;
-  /** Why the chart could not be drawn; null when it was. */
-  error: string | null;
-  /** What was changed to draw it (rows capped, remote data removed). */
-  notes: string[];
-  /** The vega-lite spec after capping, for the notebook; null for plain vega specs or failures. */
-  vegaLiteSpec: Record<string, unknown> | null;
-}
-
-export const DEFAULT_MAX_CHART_ROWS = 5_000;
-/** A chart whose SVG is larger is refused: it would make the report unusable (a 5 000-point chart is under 1 MB). */
-export const MAX_CHART_SVG_BYTES = 8 * 1024 * 1024;
-
-/** A chart that could not be drawn: the report shows `error` in its place. */
-export function failedChart(error: string, notes: string[] = []): RenderedChart {
-  return { svg: null, png: null, widthPx: 0, heightPx: 0, error, notes, vegaLiteSpec: null };
 }
 
 // Just enough to tell vega from vega-lite; vega-lite's compiler checks the rest.

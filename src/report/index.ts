@@ -14,10 +14,10 @@ export type { MarkdownReport, MarkdownReportOptions, ReportAsset } from './markd
 export { renderNotebook } from './notebook.ts';
 export { notebookSchema } from './notebook-schema.ts';
 export type { Notebook, NotebookCell, NotebookOutput } from './notebook-schema.ts';
-export { renderChart, DEFAULT_MAX_CHART_ROWS, MAX_CHART_SVG_BYTES } from './chart-renderer.ts';
+export { DEFAULT_MAX_CHART_ROWS, MAX_CHART_SVG_BYTES } from './rendered-chart.ts';
 export { ChartPool, sharedChartPool } from './chart-pool.ts';
 export type { ChartPoolOptions, ChartJobOptions } from './chart-pool.ts';
-export type { RenderedChart, ChartRenderOptions } from './chart-renderer.ts';
+export type { RenderedChart } from './rendered-chart.ts';
 export {
   buildNumberIndex,
   findNumberMentions,

@@ -1,7 +1,7 @@
 import type { ExecutionRecord, TraceRecord } from '../trace/schema.ts';
 import { sharedChartPool } from './chart-pool.ts';
 import type { ChartPool } from './chart-pool.ts';
-import type { RenderedChart } from './chart-renderer.ts';
+import type { RenderedChart } from './rendered-chart.ts';
 import { installedPackageVersion } from './package-version.ts';
 import { highlightJsVersion } from './python-highlighter.ts';
 import { buildNumberIndex, summarizeGrounding } from './number-grounding.ts';

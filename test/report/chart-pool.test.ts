@@ -1,7 +1,8 @@
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ChartPool } from '../../src/report/chart-pool.ts';
-import { MAX_CHART_SVG_BYTES, renderChart } from '../../src/report/chart-renderer.ts';
+import { renderChart } from '../../src/report/chart-renderer.ts';
+import { MAX_CHART_SVG_BYTES } from '../../src/report/rendered-chart.ts';
 
 const pngMagic = [0x89, 0x50, 0x4e, 0x47];
 
