@@ -1,7 +1,6 @@
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
 import type { Socket } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -11,31 +10,12 @@ import { chartWorkerMessageSchema } from './chart-worker-protocol.ts';
 import { unlessAborted } from '../util/unless-aborted.ts';
 import type { ChartJob } from './chart-worker-protocol.ts';
 
-/**
- * Draws chart specs in worker processes. Two reasons, both about the specs
- * coming from an untrusted kernel: a spec can ask vega for far more work than
- * its data suggests (a `sequence` of 10⁸ rows exhausts the heap and would take
- * the whole process down; a slow one would hang the report), so each worker
- * has a heap limit and each chart a time limit, and a chart that breaks
- * either is stopped and shown as an error box. And charts are most of a
- * report's work: workers draw them off the main thread, with a young
- * generation large enough that vega's many short-lived objects cost little.
- *
- * Processes, not worker threads: a worker thread's heap limit is best effort,
- * and some allocations (one large array) abort the whole process instead
- * (nodejs/node#47224); a child process that runs out of heap dies alone.
- *
- * A worker draws one chart at a time on its JavaScript thread and rasterizes
- * finished ones on its native thread pool meanwhile. Workers start when the first chart is asked for (or on
- * `warm()`), are replaced when one is stopped, and do not keep the process
- * alive when idle. `sharedChartPool()` is the one reports use by default.
- */
 export interface ChartPoolOptions {
   /** Worker processes. Default: one per core, at most four. */
   size?: number;
   /** A chart that takes longer is stopped. Default 30 s. */
   chartTimeoutMs?: number;
-  /** Heap limit of each worker; a chart that needs more is stopped. Default 512 MB. */
+  /** Old-generation heap limit of each worker (young generation apart); a chart that needs more is stopped. Default 512 MB. */
   memoryMb?: number;
   /** Workers idle this long are ended (they hold memory); the next chart starts new ones. Default: never. */
   idleTimeoutMs?: number;
@@ -61,8 +41,10 @@ interface QueuedChart {
   signal: AbortSignal | undefined;
   onAbort: () => void;
   timer: NodeJS.Timeout | null;
-  /** Times it was in a worker that died of another chart's fault. */
+  /** Times it was in a worker that died unexplained while another chart was drawn. */
   bystander: number;
+  /** Told when the chart fails for the pool's reasons (no worker starts), not the spec's. */
+  onPoolFailure: (() => void) | undefined;
 }
 
 interface WorkerSlot {
@@ -72,8 +54,10 @@ interface WorkerSlot {
   drawing: QueuedChart | null;
   /** Drawn charts whose PNG is being made on the worker's native threads. */
   rasterizing: Set<QueuedChart>;
-  /** Set when the pool ends the worker on purpose (timeout, abort, close, idle). */
+  /** Set when the pool ends the worker on purpose (timeout, abort, close, idle); its messages are ignored from then on. */
   stopping: boolean;
+  /** Ends a worker that never says it is ready. */
+  startTimer: NodeJS.Timeout | null;
 }
 
 const bootstrapPath = fileURLToPath(new URL('./chart-worker-bootstrap.mjs', import.meta.url));
@@ -83,17 +67,55 @@ const workerEntryUrl = new URL('./chart-worker.ts', import.meta.url).href;
 const SEMI_SPACE_MB = 64;
 // Charts a worker may have waiting for their PNG before it takes no more.
 const MAX_RASTERIZING = 2;
-// Workers that die before they are ready, in a row, before every waiting chart is failed.
+// Workers that die before they are ready, with none ready in between, before every waiting chart is failed.
 const MAX_START_FAILURES = 2;
+// A worker not ready by then is stuck (it takes about half a second).
+const START_TIMEOUT_MS = 60_000;
+// The worker's environment: no API keys or other secrets of this process reach the code that reads untrusted specs.
+const WORKER_ENVIRONMENT = [
+  'PATH',
+  'HOME',
+  'TMPDIR',
+  'TMP',
+  'TEMP',
+  'LANG',
+  'LC_ALL',
+  'LC_CTYPE',
+  'XDG_DATA_HOME',
+  'XDG_DATA_DIRS',
+  'SYSTEMROOT',
+];
 // A chart caught in two workers that died of other charts is failed rather than tried again.
 const MAX_BYSTANDER_RETRIES = 1;
 
+/**
+ * Draws chart specs in worker processes. Two reasons, both about the specs
+ * coming from an untrusted kernel: a spec can ask vega for far more work than
+ * its data suggests (a `sequence` of 10⁸ rows exhausts the heap and would take
+ * the whole process down; a slow one would hang the report), so each worker
+ * has a heap limit (512 MB of old generation by default) and each chart a time
+ * limit, and a chart that breaks either is stopped and shown as an error box.
+ * And charts are most of a report's work: workers draw them off the main
+ * thread, with a young generation large enough that vega's many short-lived
+ * objects cost little. Workers get none of this process's environment but
+ * what Node needs: no API keys.
+ *
+ * Processes, not worker threads: a worker thread's heap limit is best effort,
+ * and some allocations (one large array) abort the whole process instead
+ * (nodejs/node#47224); a child process that runs out of heap dies alone.
+ *
+ * A worker draws one chart at a time on its JavaScript thread and rasterizes
+ * finished ones on its native thread pool meanwhile. Workers start when the
+ * first chart is asked for (or on `warm()`), are replaced when one is
+ * stopped, do not keep the process alive when idle, and are killed when the
+ * process exits. `sharedChartPool()` is the one reports use by default.
+ */
 export class ChartPool {
   readonly size: number;
   readonly chartTimeoutMs: number;
   readonly memoryMb: number;
   readonly idleTimeoutMs: number | null;
-  /** Charts handed to a worker, and charts served from the cache instead. */
+  /** Charts handed to a worker (a chart drawn again after its worker died counts again), and charts served from the cache instead. */
   readonly stats = { drawn: 0, reused: 0 };
   private readonly queue: QueuedChart[] = [];
   private readonly slots = new Set<WorkerSlot>();
@@ -102,6 +124,11 @@ export class ChartPool {
   private startFailures = 0;
   private closed = false;
   private idleTimer: NodeJS.Timeout | null = null;
+  // Workers die with this process even when it ends without close() (a second Ctrl-C, process.exit).
+  private killsOnExit = false;
+  private readonly killOnExit = (): void => {
+    for (const slot of this.slots) slot.child.kill('SIGKILL');
+  };
 
   constructor(options: ChartPoolOptions = {}) {
     // One per core even though each can keep two busy: vega's dataflow, on the
@@ -116,8 +143,9 @@ export class ChartPool {
   /** Draws one spec. Never rejects for a bad or hostile spec (that is an error chart); rejects when aborted or closed. */
   render(spec: unknown, options: ChartJobOptions = {}): Promise<RenderedChart> {
     if (options.signal?.aborted) return Promise.reject(options.signal.reason as Error);
-    if (this.drawn === null) return this.enqueue(spec, options);
-    const key = `${options.maxRows ?? DEFAULT_MAX_CHART_ROWS}:${contentHash(spec)}`;
+    const hash = this.drawn === null ? null : contentHash(spec);
+    if (this.drawn === null || hash === null) return this.enqueue(spec, options);
+    const key = `${options.maxRows ?? DEFAULT_MAX_CHART_ROWS}:${hash}`;
     const png = options.png ?? true;
     const known = this.drawn.get(key);
     // A chart drawn without its PNG does not serve one that needs it.
@@ -127,10 +155,20 @@ export class ChartPool {
     }
     // Drawn for whoever asks next, so one caller's abort does not stop it.
     const { signal: _signal, ...shared } = options;
-    const chart = this.enqueue(spec, shared);
+    const chart: Promise<RenderedChart> = this.enqueue(spec, shared, () => this.forget(key, chart));
     this.drawn.set(key, { png, chart });
-    chart.catch(() => this.drawn?.delete(key));
+    chart.catch(() => this.forget(key, chart));
     return unlessAborted(chart, options.signal);
+  }
+
+  /** Drops a cache entry (a rejection, or a failure that was the pool's and not the spec's), unless a newer one replaced it. */
+  private forget(key: string, chart: Promise<RenderedChart>): void {
+    if (this.drawn?.get(key)?.chart === chart) this.drawn.delete(key);
+  }
+
+  /** Process ids of the workers now running (for diagnostics and tests). */
+  workerPids(): number[] {
+    return [...this.slots].flatMap((slot) => (slot.child.pid === undefined ? [] : [slot.child.pid]));
   }
 
   /** Starts the workers now, so that they are ready when the charts come (one takes about half a second). */
@@ -142,6 +180,8 @@ export class ChartPool {
   /** Stops every worker; charts not finished are rejected. */
   async close(): Promise<void> {
     this.closed = true;
+    process.off('exit', this.killOnExit);
+    this.killsOnExit = false;
     if (this.idleTimer) clearTimeout(this.idleTimer);
     if (shared === this) shared = null;
     const closedError = new Error('The chart pool was closed.');
@@ -150,7 +190,11 @@ export class ChartPool {
     await Promise.all([...this.slots].map((slot) => this.stop(slot)));
   }
 
-  private enqueue(spec: unknown, options: ChartJobOptions): Promise<RenderedChart> {
+  private enqueue(
+    spec: unknown,
+    options: ChartJobOptions,
+    onPoolFailure?: () => void,
+  ): Promise<RenderedChart> {
     if (this.closed) return Promise.reject(new Error('The chart pool is closed.'));
     return new Promise<RenderedChart>((resolve, reject) => {
       const entry: QueuedChart = {
@@ -166,6 +210,7 @@ export class ChartPool {
         onAbort: () => this.abort(entry),
         timer: null,
         bystander: 0,
+        onPoolFailure,
       };
       options.signal?.addEventListener('abort', entry.onAbort, { once: true });
       this.queue.push(entry);
@@ -190,21 +235,43 @@ export class ChartPool {
   }
 
   private spawn(): void {
+    if (!this.killsOnExit) {
+      process.on('exit', this.killOnExit);
+      this.killsOnExit = true;
+    }
     const child = fork(bootstrapPath, [workerEntryUrl], {
       execArgv: [`--max-old-space-size=${this.memoryMb}`, `--max-semi-space-size=${SEMI_SPACE_MB}`],
+      env: workerEnvironment(process.env),
       serialization: 'advanced',
       // stdout is dropped (vega-interpreter reports refused expressions there); stderr's tail tells an exhausted heap from a crash.
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     });
-    const slot: WorkerSlot = { child, ready: false, drawing: null, rasterizing: new Set(), stopping: false };
+    const slot: WorkerSlot = {
+      child,
+      ready: false,
+      drawing: null,
+      rasterizing: new Set(),
+      stopping: false,
+      startTimer: null,
+    };
     this.slots.add(slot);
+    slot.startTimer = setTimeout(() => {
+      this.startFailures += 1;
+      this.endWorker(slot, null, null);
+    }, START_TIMEOUT_MS);
+    slot.startTimer.unref();
     let stderrTail = '';
     child.stderr?.setEncoding('utf8');
     child.stderr?.on('data', (chunk: string) => {
       stderrTail = (stderrTail + chunk).slice(-4096);
     });
     child.on('message', (raw: unknown) => this.onMessage(slot, raw));
-    child.on('error', (error: Error) => this.onWorkerGone(slot, error.message, false));
+    // A failed spawn has no pid and no 'close' to wait for; any other error (a send to a worker
+    // that just died) ends the worker, and its 'close' says why.
+    child.on('error', (error: Error) => {
+      if (child.pid === undefined) this.onWorkerGone(slot, error.message, false);
+      else child.kill('SIGKILL');
+    });
     child.on('close', (code, signal) =>
       this.onWorkerGone(
         slot,
@@ -225,19 +292,25 @@ export class ChartPool {
         failedChart(`The chart took longer than ${seconds} s to draw and was stopped.`),
       );
     }, this.chartTimeoutMs);
-    slot.child.send(entry.job);
+    // A worker that has just died is not sent to: its 'close' comes next and puts the chart back in the queue.
+    if (slot.child.connected) slot.child.send(entry.job);
   }
 
   private onMessage(slot: WorkerSlot, raw: unknown): void {
+    // Messages a worker sent before it was ended still arrive; its charts are elsewhere by now.
+    if (slot.stopping || !this.slots.has(slot)) return;
     const message = chartWorkerMessageSchema.safeParse(raw);
     if (!message.success) {
-      this.endWorker(slot, slot.drawing, failedChart('The chart renderer sent a malformed message.'));
+      const id = (raw as { id?: unknown } | null)?.id;
+      const culprit = chartsOf(slot).find((chart) => chart.job.id === id) ?? slot.drawing;
+      this.endWorker(slot, culprit, failedChart('The chart renderer sent a malformed message.'));
       return;
     }
     const data = message.data;
     const entry = [...chartsOf(slot)].find((chart) => data.type !== 'ready' && chart.job.id === data.id);
     if (data.type === 'ready') {
       slot.ready = true;
+      if (slot.startTimer) clearTimeout(slot.startTimer);
       this.startFailures = 0;
     } else if (data.type === 'drawn' && entry === slot.drawing && entry) {
       slot.drawing = null;
@@ -258,6 +331,7 @@ export class ChartPool {
    * drawn again elsewhere. A replacement starts if charts wait.
    */
   private onWorkerGone(slot: WorkerSlot, reason: string, outOfMemory: boolean): void {
+    if (slot.startTimer) clearTimeout(slot.startTimer);
     if (!this.slots.delete(slot)) return;
     if (!slot.stopping) {
       if (!slot.ready) this.startFailures += 1;
@@ -271,32 +345,39 @@ export class ChartPool {
               : `The chart renderer stopped: ${reason}`,
           ),
         );
-      this.requeue([...slot.rasterizing], reason);
+      this.requeue([...slot.rasterizing], reason, true);
     }
     if (this.startFailures >= MAX_START_FAILURES) {
       const chart = failedChart(`The chart renderer could not start: ${reason}`);
-      for (const entry of this.queue.splice(0)) this.finish(entry, chart);
+      for (const entry of this.queue.splice(0)) {
+        entry.onPoolFailure?.();
+        this.finish(entry, chart);
+      }
     }
     this.pump();
   }
 
   /** Ends a worker because of `culprit` (timeout, abort, bad message); the others in it are drawn again. */
   private endWorker(slot: WorkerSlot, culprit: QueuedChart | null, chart: RenderedChart | null): void {
-    const bystanders = [...chartsOf(slot)].filter((entry) => entry !== culprit);
+    const bystanders = chartsOf(slot).filter((entry) => entry !== culprit);
+    slot.drawing = null;
+    slot.rasterizing.clear();
     void this.stop(slot);
     if (culprit && chart) this.finish(culprit, chart);
-    this.requeue(bystanders, 'another chart in its worker was stopped');
+    // The pool ended the worker for a known reason: the others in it are not to blame and lose no retry.
+    this.requeue(bystanders, 'another chart in its worker was stopped', false);
     this.pump();
   }
 
-  private requeue(entries: QueuedChart[], reason: string): void {
+  private requeue(entries: QueuedChart[], reason: string, countsAsRetry: boolean): void {
     for (const entry of entries.reverse()) {
       if (entry.timer) clearTimeout(entry.timer);
       entry.timer = null;
-      entry.bystander += 1;
-      if (entry.bystander > MAX_BYSTANDER_RETRIES)
+      if (countsAsRetry) entry.bystander += 1;
+      if (entry.bystander > MAX_BYSTANDER_RETRIES) {
+        entry.onPoolFailure?.();
         this.finish(entry, failedChart(`The chart renderer stopped: ${reason}`));
-      else this.queue.unshift(entry);
+      } else this.queue.unshift(entry);
     }
   }
 
@@ -329,9 +410,10 @@ export class ChartPool {
   private async stop(slot: WorkerSlot): Promise<void> {
     slot.stopping = true;
     this.slots.delete(slot);
+    if (slot.startTimer) clearTimeout(slot.startTimer);
     const { child } = slot;
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = once(child, 'exit');
+    if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     // An idle worker is unreferenced: held again, or this process could end while awaiting its exit.
     holdProcess(child, true);
     child.kill('SIGKILL');
@@ -368,6 +450,13 @@ export function sharedChartPool(): ChartPool {
   return shared;
 }
 
+/** What a worker's environment keeps of this process's: nothing secret, only what Node and fonts need. */
+export function workerEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    WORKER_ENVIRONMENT.flatMap((name) => (env[name] === undefined ? [] : [[name, env[name]]])),
+  );
+}
+
 function chartsOf(slot: WorkerSlot): QueuedChart[] {
   return slot.drawing ? [slot.drawing, ...slot.rasterizing] : [...slot.rasterizing];
 }
@@ -385,10 +474,15 @@ function holdProcess(child: ChildProcess, held: boolean): void {
   }
 }
 
-function contentHash(value: unknown): string {
-  return createHash('sha256')
-    .update(JSON.stringify(value) ?? 'undefined')
-    .digest('hex');
+/** The spec's content as a cache key; null for what JSON cannot hold (cycles, BigInt): such a spec is not cached. */
+function contentHash(value: unknown): string | null {
+  try {
+    return createHash('sha256')
+      .update(JSON.stringify(value) ?? 'undefined')
+      .digest('hex');
+  } catch {
+    return null;
+  }
 }
 
 function lastLine(text: string): string {

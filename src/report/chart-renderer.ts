@@ -3,7 +3,12 @@ import * as vega from 'vega';
 import { expressionInterpreter } from './vega-expression-interpreter.js';
 import * as vegaLite from 'vega-lite';
 import { z } from 'zod';
-import { DEFAULT_MAX_CHART_ROWS, MAX_CHART_SVG_BYTES, failedChart } from './rendered-chart.ts';
+import {
+  DEFAULT_MAX_CHART_ROWS,
+  MAX_CHART_PNG_PIXELS,
+  MAX_CHART_SVG_BYTES,
+  failedChart,
+} from './rendered-chart.ts';
 import type { RenderedChart } from './rendered-chart.ts';
 
 /**
@@ -71,7 +76,12 @@ export async function renderChart(spec: unknown, options: ChartRenderOptions = {
   }
   const size = svgSize(svg);
   let png: Uint8Array | null = null;
-  if (options.png !== false) {
+  const pixels = size.widthPx * size.heightPx;
+  if (options.png !== false && pixels > MAX_CHART_PNG_PIXELS) {
+    notes.push(
+      `No PNG: the chart is ${size.widthPx.toLocaleString('en-US')} × ${size.heightPx.toLocaleString('en-US')} px, more than the ${(MAX_CHART_PNG_PIXELS / 1e6).toLocaleString('en-US')} million pixels a report rasterizes.`,
+    );
+  } else if (options.png !== false) {
     options.onDrawn?.();
     try {
       // renderAsync rasterizes on libuv's thread pool, so the next chart's SVG can be built meanwhile.

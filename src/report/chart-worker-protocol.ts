@@ -1,4 +1,8 @@
 import { z } from 'zod';
+import { MAX_CHART_SVG_BYTES } from './rendered-chart.ts';
+
+// A PNG of the largest chart allowed (MAX_CHART_PNG_PIXELS) is far below this.
+const MAX_PNG_BYTES = 64 * 1024 * 1024;
 
 /**
  * Messages between ChartPool (main thread) and chart-worker.ts. The worker
@@ -15,12 +19,14 @@ export const chartJobSchema = z.object({
 export type ChartJob = z.infer<typeof chartJobSchema>;
 
 export const renderedChartSchema = z.object({
-  svg: z.string().nullable(),
-  png: z.custom<Uint8Array>((value) => value instanceof Uint8Array).nullable(),
+  svg: z.string().max(MAX_CHART_SVG_BYTES).nullable(),
+  png: z
+    .custom<Uint8Array>((value) => value instanceof Uint8Array && value.byteLength <= MAX_PNG_BYTES)
+    .nullable(),
   widthPx: z.number().nonnegative(),
   heightPx: z.number().nonnegative(),
-  error: z.string().nullable(),
-  notes: z.array(z.string()),
+  error: z.string().max(10_000).nullable(),
+  notes: z.array(z.string().max(10_000)).max(100),
   vegaLiteSpec: z.record(z.string(), z.unknown()).nullable(),
 });
 
@@ -29,6 +35,10 @@ export const chartWorkerMessageSchema = z.discriminatedUnion('type', [
   // The SVG is done and the PNG is being made off the worker's JavaScript thread: it can take the next chart.
   z.object({ type: z.literal('drawn'), id: z.number().int().nonnegative() }),
   z.object({ type: z.literal('chart'), id: z.number().int().nonnegative(), chart: renderedChartSchema }),
-  z.object({ type: z.literal('failed'), id: z.number().int().nonnegative(), message: z.string() }),
+  z.object({
+    type: z.literal('failed'),
+    id: z.number().int().nonnegative(),
+    message: z.string().max(10_000),
+  }),
 ]);
 export type ChartWorkerMessage = z.infer<typeof chartWorkerMessageSchema>;

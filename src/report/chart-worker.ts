@@ -21,7 +21,17 @@ process.on('disconnect', () => process.exit(0));
 
 process.on('message', (raw: unknown) => {
   const job = chartJobSchema.safeParse(raw);
-  if (!job.success) return;
+  if (!job.success) {
+    // Answered rather than dropped, or the pool would wait for the time limit.
+    const id = (raw as { id?: unknown } | null)?.id;
+    if (typeof id === 'number' && Number.isInteger(id) && id >= 0)
+      post({
+        type: 'failed',
+        id,
+        message: `the chart job is malformed: ${job.error.issues[0]?.message ?? ''}`,
+      });
+    return;
+  }
   const { id, spec, maxRows, png } = job.data;
   renderChart(spec, { maxRows, png, onDrawn: () => post({ type: 'drawn', id }) }).then(
     (chart) => post({ type: 'chart', id, chart }),

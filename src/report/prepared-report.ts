@@ -44,7 +44,7 @@ export interface PrepareOptions {
   signal?: AbortSignal;
   /** Fixed "generated at" time, for byte-stable output in tests. */
   now?: Date;
-  /** Worker threads that draw the charts; default: `sharedChartPool()`. */
+  /** Worker processes that draw the charts; default: `sharedChartPool()`. */
   chartPool?: ChartPool;
 }
 
@@ -111,7 +111,7 @@ export async function prepareReport(
   };
 }
 
-/** Every chart of the trace, drawn in worker threads (see chart-pool.ts), in trace order. */
+/** Every chart of the trace, drawn in worker processes (see chart-pool.ts), in trace order. */
 async function renderAllCharts(
   executions: readonly ExecutionRecord[],
   options: PrepareOptions,

@@ -28,7 +28,7 @@ export interface RenderReportOptions {
   signal?: AbortSignal;
   /** Fixed "generated at" time, for byte-stable output. */
   now?: Date;
-  /** Worker threads that draw the charts; default: `sharedChartPool()`. */
+  /** Worker processes that draw the charts; default: `sharedChartPool()`. */
   chartPool?: ChartPool;
 }
 

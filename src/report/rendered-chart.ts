@@ -18,6 +18,8 @@ export interface RenderedChart {
 }
 
 export const DEFAULT_MAX_CHART_ROWS = 5_000;
+/** A chart larger than this (width × height in pixels) gets no PNG: resvg's pixel buffer lies outside the worker's heap limit. */
+export const MAX_CHART_PNG_PIXELS = 16_000_000;
 /** A chart whose SVG is larger is refused: it would make the report unusable (a 5 000-point chart is under 1 MB). */
 export const MAX_CHART_SVG_BYTES = 8 * 1024 * 1024;
 

@@ -1,8 +1,8 @@
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ChartPool } from '../../src/report/chart-pool.ts';
+import { ChartPool, workerEnvironment } from '../../src/report/chart-pool.ts';
 import { renderChart } from '../../src/report/chart-renderer.ts';
-import { MAX_CHART_SVG_BYTES } from '../../src/report/rendered-chart.ts';
+import { MAX_CHART_PNG_PIXELS, MAX_CHART_SVG_BYTES } from '../../src/report/rendered-chart.ts';
 
 const pngMagic = [0x89, 0x50, 0x4e, 0x47];
 
@@ -104,12 +104,60 @@ describe('ChartPool', () => {
     }
   });
 
+  it('draws no PNG of a chart too large to rasterize, and says so', async () => {
+    const huge = { ...pointSpec(10), width: 6000, height: 4000 };
+    const chart = await pool.render(huge);
+    expect(chart.error).toBeNull();
+    expect(chart.widthPx * chart.heightPx).toBeGreaterThan(MAX_CHART_PNG_PIXELS);
+    expect(chart.png).toBeNull();
+    expect(chart.notes.join(' ')).toContain('million pixels a report rasterizes');
+  });
+
+  it("gives workers none of this process's secrets", () => {
+    const environment = workerEnvironment({
+      PATH: '/usr/bin',
+      HOME: '/home/me',
+      OPENAI_API_KEY: 'sk-secret',
+      DATALYST_API_KEY: 'x',
+    });
+    expect(environment).toEqual({ PATH: '/usr/bin', HOME: '/home/me' });
+  });
+
   it('rejects what is still waiting when closed', async () => {
     const closing = new ChartPool({ size: 1 });
     const waiting = expect(closing.render(pointSpec(10))).rejects.toThrow('closed');
     await closing.close();
     await waiting;
     await expect(closing.render(pointSpec(10))).rejects.toThrow('closed');
+  });
+
+  it('leaves no worker behind when the process ends without closing the pool', async () => {
+    const script = [
+      "import { ChartPool } from './src/report/chart-pool.ts';",
+      'const pool = new ChartPool({ size: 2 });',
+      'pool.warm();',
+      "await pool.render({ mark: 'point', data: { values: [{ a: 1 }] }, encoding: { x: { field: 'a', type: 'quantitative' } } });",
+      // A worker deep in a slow chart does not see its parent go (it reads no messages meanwhile).
+      "void pool.render({ data: { sequence: { start: 0, stop: 400000, as: 'x' } }, mark: 'point', encoding: { x: { field: 'x', type: 'quantitative' } } });",
+      'await new Promise((resolve) => setTimeout(resolve, 500));',
+      'console.log(JSON.stringify(pool.workerPids()));',
+      'process.exit(0);',
+    ].join('\n');
+    const child = await execa('node', ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: new URL('../..', import.meta.url).pathname,
+      timeout: 60_000,
+    });
+    const pids = JSON.parse(child.stdout.trim()) as number[];
+    expect(pids.length).toBe(2);
+    const alive = (pid: number): boolean => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await expect.poll(() => pids.filter(alive), { timeout: 2_000 }).toEqual([]);
   });
 
   it('does not keep the process alive once the charts are drawn', async () => {

@@ -290,7 +290,7 @@ async function runAnalyze(
         if (json) writeJson(event);
         else renderer.handle(event);
         if (event.type === 'execution-end') {
-          // A chart that fails is drawn (as an error) again by the report; nothing to handle here.
+          // Drawn now for the report; whatever comes of it (an error box, or a redraw if the pool failed) is the report's.
           for (const chart of event.result.charts)
             void charts.render(chart.spec, { png: chartPng }).catch(() => undefined);
         }
