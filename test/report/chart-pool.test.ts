@@ -16,6 +16,15 @@ function pointSpec(rows: number, title = 'Points'): Record<string, unknown> {
   };
 }
 
+/** Runs an ES module in a new Node process with the project's TypeScript loader, from the project's root. */
+function runScript(script: string, options: { reject?: boolean } = {}) {
+  return execa('node', ['--import', 'tsx', '--input-type=module', '-e', script], {
+    cwd: new URL('../..', import.meta.url).pathname,
+    timeout: 60_000,
+    reject: options.reject ?? true,
+  });
+}
+
 /** No inline rows at all, yet vega generates `rows` of them: the 5 000-row cap cannot see it. */
 function sequenceSpec(rows: number): Record<string, unknown> {
   return {
@@ -143,10 +152,7 @@ describe('ChartPool', () => {
       'console.log(JSON.stringify(pool.workerPids()));',
       'process.exit(0);',
     ].join('\n');
-    const child = await execa('node', ['--import', 'tsx', '--input-type=module', '-e', script], {
-      cwd: new URL('../..', import.meta.url).pathname,
-      timeout: 60_000,
-    });
+    const child = await runScript(script);
     const pids = JSON.parse(child.stdout.trim()) as number[];
     expect(pids.length).toBe(2);
     const alive = (pid: number): boolean => {
@@ -169,11 +175,7 @@ describe('ChartPool', () => {
       'await sharedChartPool().close();',
       'console.log("closed");',
     ].join('\n');
-    const child = await execa('node', ['--import', 'tsx', '--input-type=module', '-e', script], {
-      cwd: new URL('../..', import.meta.url).pathname,
-      timeout: 60_000,
-      reject: false,
-    });
+    const child = await runScript(script, { reject: false });
     expect(child.timedOut).toBe(false);
     expect(child.stdout.trim().split('\n')).toEqual(['drawn', 'closed']);
     expect(child.exitCode).toBe(0);
