@@ -240,7 +240,14 @@ export class ChartPool {
       this.killsOnExit = true;
     }
     const child = fork(bootstrapPath, [workerEntryUrl], {
-      execArgv: [`--max-old-space-size=${this.memoryMb}`, `--max-semi-space-size=${SEMI_SPACE_MB}`],
+      execArgv: [
+        `--max-old-space-size=${this.memoryMb}`,
+        `--max-semi-space-size=${SEMI_SPACE_MB}`,
+        // Start at those sizes rather than grow into them through a storm of early collections: the
+        // first charts of a new worker drew about 15 % faster (cold 20 charts 2.75 -> 2.3 s, median of 4).
+        `--min-semi-space-size=${SEMI_SPACE_MB}`,
+        `--initial-old-space-size=${Math.min(256, this.memoryMb)}`,
+      ],
       env: workerEnvironment(process.env),
       serialization: 'advanced',
       // stdout is dropped (vega-interpreter reports refused expressions there); stderr's tail tells an exhausted heap from a crash.
