@@ -1,6 +1,6 @@
 import type Docker from 'dockerode';
 import { z } from 'zod';
-import { SandboxUnavailableError } from '../index.ts';
+import { SandboxUnavailableError } from '../errors/index.ts';
 
 /**
  * What `setup` and `doctor` ask the Docker engine: does it answer, which

@@ -1,5 +1,5 @@
 // Sizes and durations for people, in progress lines and messages.
-import { formatFileSize } from '../index.ts';
+import { formatFileSize } from '../agent/first-message.ts';
 
 /** `1.2 MB`, `340 KB`, `2.0 GB`: sizes for people (1024-based, matching the cap options). */
 export function formatBytes(sizeBytes: number): string {

@@ -1,4 +1,4 @@
-import { CancelledError } from '../index.ts';
+import { CancelledError } from '../errors/index.ts';
 
 /**
  * Ctrl-C for a run: the first SIGINT (or SIGTERM) aborts the run's signal, so

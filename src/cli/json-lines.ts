@@ -1,4 +1,4 @@
-import { DatalystError } from '../index.ts';
+import { DatalystError } from '../errors/index.ts';
 import type { AgentEvent } from '../index.ts';
 
 /**

@@ -1,8 +1,6 @@
 import { createOfflineAnalyst, createOpenAIChatModel, deepAnalyzeExtraBody } from '../index.ts';
 import type { LanguageModel, ModelSettings } from '../index.ts';
-
-/** The openai package's own default, named so the trace and messages show it. */
-export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+import { OPENAI_DEFAULT_BASE_URL } from './openai-default.ts';
 
 /** The model a run talks to: the built-in offline analyst, or an OpenAI-compatible endpoint. */
 export function createModel(settings: ModelSettings): LanguageModel {

@@ -1,6 +1,6 @@
 import { mkdir, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { ConfigError } from '../index.ts';
+import { ConfigError } from '../errors/index.ts';
 
 /**
  * The run folder. A previous report is never overwritten: an explicit `--out`

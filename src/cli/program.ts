@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
-import { DatalystError } from '../index.ts';
+import { DatalystError } from '../errors/index.ts';
 import type { CliContext } from './cli-context.ts';
 import { defineAnalyzeCommand } from './commands/analyze.ts';
 import { defineDoctorCommand } from './commands/doctor.ts';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ConfigError } from '../index.ts';
+import { ConfigError } from '../errors/index.ts';
 import type { RenderedReport } from '../index.ts';
 import { displayPath } from './output-dir.ts';
 import type { ProgressRenderer } from './progress-renderer.ts';

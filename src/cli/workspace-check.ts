@@ -1,7 +1,7 @@
 import type { Dirent } from 'node:fs';
 import { open, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { WorkspaceError } from '../index.ts';
+import { WorkspaceError } from '../errors/index.ts';
 import { formatBytes } from './format.ts';
 
 /**

@@ -1,23 +1,15 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import {
-  CancelledError,
-  ChartPool,
-  DEFAULT_INSTRUCTION,
-  DatalystError,
-  loadConfigFile,
-  renderRunFolder,
-  resolveAnalyzeSettings,
-  streamAnalysis,
-} from '../../index.ts';
+import { DEFAULT_INSTRUCTION, resolveAnalyzeSettings } from '../../config/analyze-settings.ts';
+import { loadConfigFile } from '../../config/config-file.ts';
+import { CancelledError, DatalystError } from '../../errors/index.ts';
 import type { AnalysisResult, AnalyzeSettings, RenderedReport, SandboxLimits } from '../../index.ts';
 import type { CliContext } from '../cli-context.ts';
 import { ExitCode, exitCodeForError, exitCodeForTermination, exitCodeHelp } from '../exit-codes.ts';
 import { formatBytes } from '../format.ts';
 import { handleInterrupts } from '../interrupt.ts';
 import { toJsonLine } from '../json-lines.ts';
-import { createModel } from '../model-factory.ts';
 import { displayPath, prepareOutDir } from '../output-dir.ts';
 import type { ExitCodeSink } from '../program.ts';
 import { printError } from '../program.ts';
@@ -241,6 +233,12 @@ async function runAnalyze(
     return fail(error);
   }
 
+  // The agent, the model clients and the report load with this command, not with the CLI.
+  const [{ streamAnalysis }, { ChartPool, renderRunFolder }, { createModel }] = await Promise.all([
+    import('../../agent/index.ts'),
+    import('../../report/index.ts'),
+    import('../model-factory.ts'),
+  ]);
   const interrupts = handleInterrupts({
     source: context.signals,
     onFirst: () =>
@@ -302,7 +300,9 @@ async function runAnalyze(
       return fail(error);
     }
     if (result === null) return fail(new Error('The analysis ended without a run-end event.'));
-    return await writeReport(context, settings, result, renderer, charts, json ? writeJson : null);
+    const render = (outDir: string) =>
+      renderRunFolder(outDir, { formats: settings.formats, chartPool: charts });
+    return await writeReport(context, result, renderer, render, json ? writeJson : null);
   } finally {
     interrupts.dispose();
     renderer.close();
@@ -312,10 +312,9 @@ async function runAnalyze(
 
 async function writeReport(
   context: CliContext,
-  settings: AnalyzeSettings,
   result: AnalysisResult,
   renderer: ProgressRenderer,
-  charts: ChartPool,
+  render: (outDir: string) => Promise<RenderedReport>,
   writeJson: ((line: Parameters<typeof toJsonLine>[0]) => void) | null,
 ): Promise<number> {
   const exitCode = exitCodeForTermination(result.termination.reason, result.answer !== null);
@@ -323,7 +322,7 @@ async function writeReport(
   try {
     // No signal: after a Ctrl-C the run's signal is aborted, and the report of
     // the cancelled run is exactly what should still be written.
-    rendered = await renderRunFolder(result.outDir, { formats: settings.formats, chartPool: charts });
+    rendered = await render(result.outDir);
   } catch (caught) {
     const error = mapWriteFailure(caught);
     printError(context, error);

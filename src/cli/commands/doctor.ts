@@ -1,13 +1,15 @@
 import type { Command } from 'commander';
-import Docker from 'dockerode';
+import type Docker from 'dockerode';
 import { z } from 'zod';
-import { DatalystError, loadConfigFile, resolveModelSettings, runnerImageTag } from '../../index.ts';
+import { resolveModelSettings } from '../../config/analyze-settings.ts';
+import { loadConfigFile } from '../../config/config-file.ts';
+import { DatalystError } from '../../errors/index.ts';
 import type { ModelSettings } from '../../index.ts';
 import type { CliContext } from '../cli-context.ts';
 import { engineFix, inspectImage, listImageTags, probeDocker, type DockerFacts } from '../docker-probe.ts';
 import { ExitCode, exitCodeForError, exitCodeHelp, type ExitCodeValue } from '../exit-codes.ts';
 import { formatBytes } from '../format.ts';
-import { OPENAI_DEFAULT_BASE_URL } from '../model-factory.ts';
+import { OPENAI_DEFAULT_BASE_URL } from '../openai-default.ts';
 import type { ExitCodeSink } from '../program.ts';
 import { printError } from '../program.ts';
 import { colorEnabled, createTerminalStyle, sanitizeForTerminal } from '../terminal-style.ts';
@@ -138,7 +140,7 @@ async function checkImage(docker: Docker, context: CliContext): Promise<DoctorCh
           failureExitCode,
         };
   }
-  const tag = await runnerImageTag();
+  const tag = await (await import('../../sandbox/runner-image.ts')).runnerImageTag();
   const found = await inspectImage(docker, tag);
   if (found) {
     return {
@@ -275,7 +277,9 @@ async function runDoctor(context: CliContext, options: DoctorCommandOptions): Pr
   const checks: DoctorCheck[] = [
     { name: 'Node.js', status: 'ok', detail: process.version, fix: null, failureExitCode: ExitCode.internal },
   ];
-  const docker = new Docker();
+  // dockerode loads with the commands that talk to Docker, not with the CLI.
+  const { default: DockerClient } = await import('dockerode');
+  const docker = new DockerClient();
   const { checks: dockerChecks, facts } = await checkDocker(docker, context);
   checks.push(...dockerChecks);
   if (facts !== null) checks.push(await checkImage(docker, context));

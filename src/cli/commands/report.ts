@@ -2,14 +2,10 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import {
-  ChartPool,
-  TraceError,
-  parseFormats,
-  readTrace,
-  renderReport,
-  reportFormatNames,
-} from '../../index.ts';
+import { parseFormats } from '../../config/analyze-settings.ts';
+import { reportFormatNames } from '../../config/config-file.ts';
+import { TraceError } from '../../errors/index.ts';
+import { readTrace } from '../../trace/reader.ts';
 import type { CliContext } from '../cli-context.ts';
 import { ExitCode, exitCodeForError, exitCodeHelp } from '../exit-codes.ts';
 import { prepareOutDir } from '../output-dir.ts';
@@ -90,7 +86,9 @@ async function runReport(
     color,
     quiet: options.quiet === true,
   });
-  // The chart workers start now, while the trace is read: they take about half a second.
+  // Loaded here, not with the CLI: only this command draws charts. The chart
+  // workers start now, while the trace is read: they take about half a second.
+  const { ChartPool, renderReport } = await import('../../report/index.ts');
   const charts = new ChartPool();
   charts.warm();
   try {

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
-import Docker from 'dockerode';
 import { z } from 'zod';
-import { DatalystError, SandboxUnavailableError, ensureRunnerImage } from '../../index.ts';
+import { DatalystError, SandboxUnavailableError } from '../../errors/index.ts';
 import type { CliContext } from '../cli-context.ts';
 import { probeDocker } from '../docker-probe.ts';
 import { ExitCode, exitCodeForError, exitCodeHelp } from '../exit-codes.ts';
@@ -61,6 +60,11 @@ async function runSetup(context: CliContext, options: SetupCommandOptions): Prom
     onSecond: () => context.exit(ExitCode.cancelled),
   });
   try {
+    // dockerode and the image builder load with this command, not with the CLI.
+    const [{ default: Docker }, { ensureRunnerImage }] = await Promise.all([
+      import('dockerode'),
+      import('../../sandbox/runner-image.ts'),
+    ]);
     const docker = new Docker();
     const facts = await probeDocker(docker, context.env.dockerHost);
     renderer.info(`Docker engine ${facts.version} answers.`);
