@@ -87,11 +87,13 @@ async function runReport(
     quiet: options.quiet === true,
   });
   // Loaded here, not with the CLI: only this command draws charts. The chart
-  // workers start now, while the trace is read: they take about half a second.
-  const { ChartPool, renderReport } = await import('../../report/index.ts');
+  // workers start first, while the report module loads and the trace is read:
+  // they take about half a second.
+  const { ChartPool } = await import('../../report/chart-pool.ts');
   const charts = new ChartPool();
   charts.warm();
   try {
+    const { renderReport } = await import('../../report/index.ts');
     const formats = options.format === undefined ? [...reportFormatNames] : parseFormats(options.format);
     const { tracePath, runDir } = await locateTrace(path.resolve(context.cwd, target));
     const trace = await readTrace(tracePath);
