@@ -9,7 +9,7 @@ import { reportStyles } from './report-styles.ts';
 import { renderSafeMarkdown } from './safe-markdown.ts';
 import type { ProcessEntry } from './run-view.ts';
 import { stripCodeFence, terminationLabel } from './run-view.ts';
-import { formatBytes, formatDuration, formatExactBytes, safeBaseUrl } from './report-format.ts';
+import { formatBytes, formatDuration, formatExactBytes, safeBaseUrl, stepLabel } from './report-format.ts';
 import { highlightPython } from './python-highlighter.ts';
 
 /** Images of artifacts (PNG/JPEG/GIF/WebP the code saved), embedded as data: URIs. */
@@ -27,14 +27,6 @@ export interface HtmlReportOptions {
  */
 export const reportContentSecurityPolicy =
   "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'";
-
-const stepLabels: Record<StepRecord['kind'], string> = {
-  analyze: 'Analyze',
-  understand: 'Understand',
-  code: 'Code',
-  answer: 'Answer',
-  text: 'Text outside tags',
-};
 
 /** The whole report as one self-contained HTML document. */
 export function renderHtmlReport(report: PreparedReport, options: HtmlReportOptions = {}): string {
@@ -256,7 +248,7 @@ function renderProcessEntry(entry: ProcessEntry, context: HtmlContext): string {
         step.kind === 'answer'
           ? '<p class="note">The answer is shown at the top of this report.</p>'
           : `<div class="markdown">${renderSafeMarkdown(step.text)}</div>`;
-      return `<article class="step step-${step.kind}"><h3><span class="kind">${stepLabels[step.kind]}</span>Round ${step.round}${unclosed}</h3>${body}</article>`;
+      return `<article class="step step-${step.kind}"><h3><span class="kind">${stepLabel[step.kind]}</span>Round ${step.round}${unclosed}</h3>${body}</article>`;
     }
     case 'notice':
       return `<article class="step step-notice"><h3><span class="kind">${escapeHtml(entry.notice.kind)}</span>Round ${entry.notice.round}</h3><p>${escapeHtml(entry.notice.text)}</p></article>`;

@@ -5,7 +5,7 @@ import { escapeMarkdownText, fencedBlock, neutralizeMarkdown } from './markdown-
 import { cleanOutputText } from './output-text.ts';
 import { chartKey, figureKey, missingVisualNote, outputAnchor } from './prepared-report.ts';
 import type { PreparedReport } from './prepared-report.ts';
-import { formatBytes, formatDuration, formatExactBytes, safeBaseUrl } from './report-format.ts';
+import { formatBytes, formatDuration, formatExactBytes, safeBaseUrl, stepLabel } from './report-format.ts';
 import type { ProcessEntry } from './run-view.ts';
 import { stripCodeFence, terminationLabel } from './run-view.ts';
 
@@ -153,14 +153,6 @@ export function renderMarkdownReport(
   };
 }
 
-const stepLabels: Record<StepRecord['kind'], string> = {
-  analyze: 'Analyze',
-  understand: 'Understand',
-  code: 'Code',
-  answer: 'Answer',
-  text: 'Text outside tags',
-};
-
 function renderEntry(
   entry: ProcessEntry,
   report: PreparedReport,
@@ -170,7 +162,7 @@ function renderEntry(
   switch (entry.kind) {
     case 'step':
       return [
-        `### Round ${entry.step.round} · ${stepLabels[entry.step.kind]}${entry.step.closed ? '' : ' (unclosed)'}`,
+        `### Round ${entry.step.round} · ${stepLabel[entry.step.kind]}${entry.step.closed ? '' : ' (unclosed)'}`,
         '',
         entry.step.kind === 'answer'
           ? '*The answer is shown at the top of this report.*'

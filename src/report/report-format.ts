@@ -1,5 +1,16 @@
 /** Small formatters shared by the HTML and Markdown reports. */
 
+import type { StepRecord } from '../trace/schema.ts';
+
+/** What a step of the process is called in the report. */
+export const stepLabel: Record<StepRecord['kind'], string> = {
+  analyze: 'Analyze',
+  understand: 'Understand',
+  code: 'Code',
+  answer: 'Answer',
+  text: 'Text outside tags',
+};
+
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   const units = ['KiB', 'MiB', 'GiB'];

@@ -3,18 +3,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ChartPool, workerEnvironment } from '../../src/report/chart-pool.ts';
 import { renderChart } from '../../src/report/chart-renderer.ts';
 import { MAX_CHART_PNG_PIXELS, MAX_CHART_SVG_BYTES } from '../../src/report/rendered-chart.ts';
+import { pointSpec, sequenceSpec } from '../support/chart-specs.ts';
 
 const pngMagic = [0x89, 0x50, 0x4e, 0x47];
-
-function pointSpec(rows: number, title = 'Points'): Record<string, unknown> {
-  return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
-    title,
-    data: { values: Array.from({ length: rows }, (_, index) => ({ x: index, y: index % 17 })) },
-    mark: 'point',
-    encoding: { x: { field: 'x', type: 'quantitative' }, y: { field: 'y', type: 'quantitative' } },
-  };
-}
 
 /** Runs an ES module in a new Node process with the project's TypeScript loader, from the project's root. */
 function runScript(script: string, options: { reject?: boolean } = {}) {
@@ -23,16 +14,6 @@ function runScript(script: string, options: { reject?: boolean } = {}) {
     timeout: 60_000,
     reject: options.reject ?? true,
   });
-}
-
-/** No inline rows at all, yet vega generates `rows` of them: the 5 000-row cap cannot see it. */
-function sequenceSpec(rows: number): Record<string, unknown> {
-  return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
-    data: { sequence: { start: 0, stop: rows, as: 'x' } },
-    mark: 'point',
-    encoding: { x: { field: 'x', type: 'quantitative' } },
-  };
 }
 
 describe('ChartPool', () => {

@@ -1,17 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { renderChart, sanitizeChartSvg } from '../../src/report/chart-renderer.ts';
+import { pointSpec } from '../support/chart-specs.ts';
 
 const pngMagic = [0x89, 0x50, 0x4e, 0x47];
-
-function pointSpec(rows: number): Record<string, unknown> {
-  return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
-    title: 'Points',
-    data: { values: Array.from({ length: rows }, (_, index) => ({ x: index, y: index % 17 })) },
-    mark: 'point',
-    encoding: { x: { field: 'x', type: 'quantitative' }, y: { field: 'y', type: 'quantitative' } },
-  };
-}
 
 describe('renderChart', () => {
   it('renders a vega-lite spec to SVG with text and to PNG', async () => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChartPool, notebookSchema, renderReport, renderRunFolder } from '../../src/report/index.ts';
 import { makeSyntheticTrace } from '../fixtures/traces/synthetic-trace.ts';
+import { sequenceSpec } from '../support/chart-specs.ts';
 
 let root = '';
 beforeAll(async () => {
@@ -243,13 +244,7 @@ describe('a chart spec that asks vega for too much', () => {
     const execution = trace.records.find((record) => record.type === 'execution');
     const chart = execution?.type === 'execution' ? execution.result.charts[0] : undefined;
     if (!chart || !('spec' in chart)) throw new Error('the synthetic trace has no chart in its first cell');
-    // No inline rows, so the row cap cannot see it: vega would generate 10⁸ of them.
-    chart.spec = {
-      $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
-      data: { sequence: { start: 0, stop: 100_000_000, as: 'x' } },
-      mark: 'point',
-      encoding: { x: { field: 'x', type: 'quantitative' } },
-    };
+    chart.spec = sequenceSpec(100_000_000);
     const pool = new ChartPool({ size: 1, memoryMb: 192 });
     const outDir = join(root, 'hostile-chart');
     try {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MAX_ERROR_TEXT_CHARS, MAX_FIGURE_SIDE_PX, cellResultSchema } from '../../src/sandbox/cell-result.ts';
 import { workspaceProfileSchema } from '../../src/sandbox/workspace-profile.ts';
 import { cellResult } from '../support/cell-result.ts';
+import { csvReadOptions } from '../support/read-options.ts';
 
 /**
  * The host's second line of defence: a kernel message whose texts are not
@@ -72,17 +73,7 @@ describe('cell result bounds', () => {
       min: '1',
       max: '3',
     };
-    const read = {
-      encoding: 'utf-8',
-      delimiter: ',',
-      headerRow: 0,
-      skipRows: 0,
-      sheet: null,
-      table: null,
-      decimal: null,
-      thousands: null,
-      naValues: [],
-    };
+    const read = csvReadOptions();
     const profile = (name: string) => ({
       files: [
         {

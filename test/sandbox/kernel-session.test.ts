@@ -4,23 +4,11 @@ import type { CellResult } from '../../src/sandbox/cell-result.ts';
 import { KernelConnection } from '../../src/sandbox/kernel-connection.ts';
 import { KernelSession } from '../../src/sandbox/kernel-session.ts';
 import { defaultSandboxLimits } from '../../src/sandbox/sandbox-limits.ts';
+import { cellResult } from '../support/cell-result.ts';
 import { fakeKernel, readyMessage } from './support/fake-kernel.ts';
 
 function okResult(value: string): CellResult {
-  return {
-    status: 'ok',
-    stdout: { text: '', truncated: false, totalBytes: 0 },
-    stderr: { text: '', truncated: false, totalBytes: 0 },
-    error: null,
-    value,
-    figures: [],
-    charts: [],
-    tables: [],
-    files: [],
-    durationMs: 1,
-    stateLost: false,
-    statusDetail: null,
-  };
+  return cellResult({ value });
 }
 
 /** Lets stream events and promise callbacks run. */
