@@ -31,6 +31,7 @@ export type {
   SandboxOptions,
   SandboxSession,
   ExecuteOptions,
+  OutputChunk,
   CollectedFile,
   ReadFilesOptions,
 } from './sandbox.ts';

@@ -45,10 +45,23 @@ export interface SandboxOptions {
   signal?: AbortSignal;
 }
 
+/** A piece of what a running cell printed, delivered before the cell ends. */
+export interface OutputChunk {
+  stream: 'stdout' | 'stderr';
+  text: string;
+}
+
 export interface ExecuteOptions {
   /** Overrides `limits.cellTimeoutMs` for this cell. */
   timeoutMs?: number;
   signal?: AbortSignal;
+  /**
+   * Called with what the cell prints while it runs, in order. The kernel
+   * coalesces and bounds these chunks (rate and size), so a flood cannot
+   * flood the host; the full capped output still arrives in the result.
+   * Backends that cannot stream call it never.
+   */
+  onOutput?: (chunk: OutputChunk) => void;
 }
 
 /** A regular file read out of the session's working directory. */
