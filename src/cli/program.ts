@@ -3,6 +3,7 @@ import packageJson from '../../package.json' with { type: 'json' };
 import { DatalystError } from '../errors/index.ts';
 import type { CliContext } from './cli-context.ts';
 import { defineAnalyzeCommand } from './commands/analyze.ts';
+import { defineChartCommand } from './commands/chart.ts';
 import { defineDoctorCommand } from './commands/doctor.ts';
 import { defineReportCommand } from './commands/report.ts';
 import { defineSetupCommand } from './commands/setup.ts';
@@ -42,6 +43,7 @@ export function createProgram(context: CliContext, setExitCode: ExitCodeSink): C
   defineReportCommand(program, context, setExitCode);
   defineSetupCommand(program, context, setExitCode);
   defineDoctorCommand(program, context, setExitCode);
+  defineChartCommand(program, context, setExitCode);
   return program;
 }
 

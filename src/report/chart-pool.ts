@@ -8,7 +8,7 @@ import { DEFAULT_MAX_CHART_ROWS, failedChart } from './rendered-chart.ts';
 import type { RenderedChart } from './rendered-chart.ts';
 import { chartWorkerMessageSchema } from './chart-worker-protocol.ts';
 import { unlessAborted } from '../util/unless-aborted.ts';
-import type { ChartJob } from './chart-worker-protocol.ts';
+import type { ChartJob, ChartSource } from './chart-worker-protocol.ts';
 
 export interface ChartPoolOptions {
   /** Worker processes. Default: one per core, at most four. */
@@ -161,6 +161,16 @@ export class ChartPool {
     return unlessAborted(chart, options.signal);
   }
 
+  /**
+   * Draws a spec given as files (`datalyst chart`): the spec's text and an
+   * optional data file, both parsed in the worker under its limits, never in
+   * this process. Not cached. Never rejects for a bad file (that is an error chart).
+   */
+  renderSource(source: ChartSource, options: ChartJobOptions = {}): Promise<RenderedChart> {
+    if (options.signal?.aborted) return Promise.reject(options.signal.reason as Error);
+    return this.enqueue(null, options, undefined, source);
+  }
+
   /** Drops a cache entry (a rejection, or a failure that was the pool's and not the spec's), unless a newer one replaced it. */
   private forget(key: string, chart: Promise<RenderedChart>): void {
     if (this.drawn?.get(key)?.chart === chart) this.drawn.delete(key);
@@ -194,6 +204,7 @@ export class ChartPool {
     spec: unknown,
     options: ChartJobOptions,
     onPoolFailure?: () => void,
+    source?: ChartSource,
   ): Promise<RenderedChart> {
     if (this.closed) return Promise.reject(new Error('The chart pool is closed.'));
     return new Promise<RenderedChart>((resolve, reject) => {
@@ -201,6 +212,7 @@ export class ChartPool {
         job: {
           id: this.nextId++,
           spec,
+          ...(source === undefined ? {} : { source }),
           maxRows: options.maxRows ?? DEFAULT_MAX_CHART_ROWS,
           png: options.png ?? true,
         },
