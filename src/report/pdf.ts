@@ -34,12 +34,7 @@ export class PdfPrinter {
   /** Starts Chromium; a ChromiumUnavailableError (with the fix) when it is missing or does not start. */
   static async launch(options: PdfPrinterOptions = {}): Promise<PdfPrinter> {
     const executablePath = options.executablePath ?? DEFAULT_CHROMIUM_PATH;
-    await access(executablePath, constants.X_OK).catch((error: unknown) => {
-      throw new ChromiumUnavailableError(
-        `There is no Chromium at ${executablePath} to print the PDF with.`,
-        error,
-      );
-    });
+    await assertChromiumInstalled(executablePath);
     const { chromium } = await import('playwright-core');
     let browser: Browser;
     try {
@@ -83,6 +78,16 @@ export class PdfPrinter {
   async close(): Promise<void> {
     await this.browser.close();
   }
+}
+
+/** Fails with the fix when there is no Chromium to run at `executablePath` (default /usr/bin/chromium). */
+export async function assertChromiumInstalled(executablePath = DEFAULT_CHROMIUM_PATH): Promise<void> {
+  await access(executablePath, constants.X_OK).catch((error: unknown) => {
+    throw new ChromiumUnavailableError(
+      `There is no Chromium at ${executablePath} to print the PDF with.`,
+      error,
+    );
+  });
 }
 
 /** A page that holds one chart's SVG and nothing else, for a one-page PDF of the chart's size. */

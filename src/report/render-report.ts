@@ -10,17 +10,21 @@ import type { ArtifactImages } from './html-report.ts';
 import { renderMarkdownReport } from './markdown-report.ts';
 import { renderNotebook } from './notebook.ts';
 import type { GroundingSummary } from './number-grounding.ts';
+import type { PdfPrinter } from './pdf.ts';
 import { prepareReport } from './prepared-report.ts';
 
-export type ReportFormat = 'html' | 'md' | 'ipynb' | 'json';
+export type ReportFormat = 'html' | 'md' | 'ipynb' | 'json' | 'pdf';
 
+/** The formats written by default; `pdf` only when asked for (it needs Chromium). */
 export const allReportFormats: readonly ReportFormat[] = ['html', 'md', 'ipynb', 'json'];
 
 export interface RenderReportOptions {
   /** The folder the report files are written to (usually the run folder). */
   outDir: string;
-  /** Default: all of `html`, `md`, `ipynb`, `json`. */
+  /** Default: all of `html`, `md`, `ipynb`, `json`. `pdf` prints the HTML report with headless Chromium (pdf.ts). */
   formats?: readonly ReportFormat[];
+  /** The Chromium that prints `pdf`; default /usr/bin/chromium. */
+  chromiumPath?: string;
   /** Where the run's artifacts are; default `<outDir>/artifacts`. Copied into `<outDir>/artifacts` when elsewhere. */
   artifactsDir?: string;
   /** Rows kept per inline chart dataset. Default 5 000. */
@@ -67,7 +71,7 @@ export async function renderReport(
   const outDir = resolve(options.outDir);
   const artifactsDir = resolve(options.artifactsDir ?? join(outDir, 'artifacts'));
   const files: string[] = [];
-  const timingsMs: RenderedReport['timingsMs'] = { prepare: 0, html: 0, md: 0, ipynb: 0, json: 0 };
+  const timingsMs: RenderedReport['timingsMs'] = { prepare: 0, html: 0, md: 0, ipynb: 0, json: 0, pdf: 0 };
   const timed = async <T>(
     stage: keyof RenderedReport['timingsMs'],
     work: () => Promise<T> | T,
@@ -82,65 +86,83 @@ export async function renderReport(
   };
 
   await mkdir(outDir, { recursive: true });
-  const report = await timed('prepare', () =>
-    prepareReport(records, {
-      chartPng: formats.has('md') || formats.has('ipynb'),
-      ...(options.maxChartRows === undefined ? {} : { maxChartRows: options.maxChartRows }),
-      ...(options.signal ? { signal: options.signal } : {}),
-      ...(options.now ? { now: options.now } : {}),
-      ...(options.chartPool ? { chartPool: options.chartPool } : {}),
-    }),
-  );
-  const artifactPaths = report.view.artifacts.map((artifact) => artifact.path).filter(isSafeRelativePath);
-  if (artifactsDir !== join(outDir, 'artifacts'))
-    await copyArtifacts(artifactPaths, artifactsDir, join(outDir, 'artifacts'));
-  const artifactImages =
-    formats.has('html') || formats.has('md')
-      ? await readArtifactImages(artifactPaths, join(outDir, 'artifacts'))
-      : new Map();
+  // Chromium starts while the charts are drawn; a missing one fails the PDF only, after the other formats.
+  const printer = formats.has('pdf') ? startPdfPrinter(options.chromiumPath) : null;
+  try {
+    const report = await timed('prepare', () =>
+      prepareReport(records, {
+        chartPng: formats.has('md') || formats.has('ipynb'),
+        ...(options.maxChartRows === undefined ? {} : { maxChartRows: options.maxChartRows }),
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.now ? { now: options.now } : {}),
+        ...(options.chartPool ? { chartPool: options.chartPool } : {}),
+      }),
+    );
+    const artifactPaths = report.view.artifacts.map((artifact) => artifact.path).filter(isSafeRelativePath);
+    if (artifactsDir !== join(outDir, 'artifacts'))
+      await copyArtifacts(artifactPaths, artifactsDir, join(outDir, 'artifacts'));
+    const artifactImages =
+      formats.has('html') || formats.has('md')
+        ? await readArtifactImages(artifactPaths, join(outDir, 'artifacts'))
+        : new Map();
 
-  let htmlBytes = 0;
-  if (formats.has('html')) {
-    await timed('html', async () => {
-      const html = renderHtmlReport(report, { artifactImages });
-      htmlBytes = Buffer.byteLength(html);
-      files.push(await write(join(outDir, 'report.html'), html));
-    });
-  }
-  if (formats.has('md')) {
-    await timed('md', async () => {
-      const { markdown, assets } = renderMarkdownReport(report, {
-        artifactImages: new Set(artifactImages.keys()),
+    let htmlBytes = 0;
+    let html = '';
+    if (formats.has('html') || formats.has('pdf')) {
+      await timed('html', async () => {
+        html = renderHtmlReport(report, { artifactImages });
+        if (!formats.has('html')) return;
+        htmlBytes = Buffer.byteLength(html);
+        files.push(await write(join(outDir, 'report.html'), html));
       });
-      await rm(join(outDir, 'assets'), { recursive: true, force: true });
-      for (const asset of assets) files.push(await write(join(outDir, asset.path), asset.bytes));
-      files.push(await write(join(outDir, 'report.md'), markdown));
-    });
-  }
-  if (formats.has('ipynb')) {
-    await timed('ipynb', async () => {
-      files.push(
-        await write(join(outDir, 'analysis.ipynb'), `${JSON.stringify(renderNotebook(report), null, 1)}\n`),
+    }
+    if (formats.has('md')) {
+      await timed('md', async () => {
+        const { markdown, assets } = renderMarkdownReport(report, {
+          artifactImages: new Set(artifactImages.keys()),
+        });
+        await rm(join(outDir, 'assets'), { recursive: true, force: true });
+        for (const asset of assets) files.push(await write(join(outDir, asset.path), asset.bytes));
+        files.push(await write(join(outDir, 'report.md'), markdown));
+      });
+    }
+    if (formats.has('ipynb')) {
+      await timed('ipynb', async () => {
+        files.push(
+          await write(join(outDir, 'analysis.ipynb'), `${JSON.stringify(renderNotebook(report), null, 1)}\n`),
+        );
+      });
+    }
+    if (formats.has('json')) {
+      await timed('json', async () => {
+        const document: TraceDocument = { version: TRACE_VERSION, records: [...records] };
+        files.push(await write(join(outDir, 'trace.json'), JSON.stringify(document)));
+      });
+    }
+    if (printer) {
+      await timed('pdf', async () => {
+        const pdf = await (await printer).print(html);
+        files.push(await write(join(outDir, 'report.pdf'), pdf));
+      });
+    }
+    const charts = [...report.charts.values()];
+    return {
+      files,
+      grounding: report.grounding,
+      charts: {
+        rendered: charts.filter((chart) => chart.svg !== null).length,
+        failed: charts.filter((chart) => chart.svg === null).length,
+      },
+      timingsMs,
+      htmlBytes,
+    };
+  } finally {
+    if (printer)
+      await printer.then(
+        (started) => started.close(),
+        () => undefined,
       );
-    });
   }
-  if (formats.has('json')) {
-    await timed('json', async () => {
-      const document: TraceDocument = { version: TRACE_VERSION, records: [...records] };
-      files.push(await write(join(outDir, 'trace.json'), JSON.stringify(document)));
-    });
-  }
-  const charts = [...report.charts.values()];
-  return {
-    files,
-    grounding: report.grounding,
-    charts: {
-      rendered: charts.filter((chart) => chart.svg !== null).length,
-      failed: charts.filter((chart) => chart.svg === null).length,
-    },
-    timingsMs,
-    htmlBytes,
-  };
 }
 
 export interface RenderRunFolderOptions extends Omit<RenderReportOptions, 'outDir' | 'artifactsDir'> {
@@ -174,6 +196,16 @@ async function findTrace(runDir: string): Promise<string> {
       return path;
   }
   throw new TraceError(`No trace.jsonl or trace.json in ${runDir}.`);
+}
+
+/** Launches Chromium for the PDF, loading playwright only then; a failure surfaces where the PDF is printed. */
+function startPdfPrinter(chromiumPath: string | undefined): Promise<PdfPrinter> {
+  const started = import('./pdf.ts').then(({ PdfPrinter }) =>
+    PdfPrinter.launch(chromiumPath === undefined ? {} : { executablePath: chromiumPath }),
+  );
+  // Awaited later (after the other formats): not an unhandled rejection meanwhile.
+  started.catch(() => undefined);
+  return started;
 }
 
 async function write(path: string, content: string | Uint8Array): Promise<string> {

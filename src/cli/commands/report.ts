@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { parseFormats } from '../../config/analyze-settings.ts';
-import { reportFormatNames } from '../../config/config-file.ts';
+import { defaultReportFormatNames, reportFormatNames } from '../../config/config-file.ts';
 import { TraceError } from '../../errors/index.ts';
 import { readTrace } from '../../trace/reader.ts';
 import type { CliContext } from '../cli-context.ts';
@@ -45,7 +45,7 @@ export function defineReportCommand(program: Command, context: CliContext, setEx
     .option('--out <dir>', 'write the report here instead of next to the trace')
     .option(
       '--format <formats>',
-      `formats: ${reportFormatNames.join(', ')}; repeat or comma-separate (default: all)`,
+      `formats: ${reportFormatNames.join(', ')}; repeat or comma-separate (default: all but pdf, which needs Chromium)`,
       collect,
     )
     .option('--quiet', 'print only errors and where the report is')
@@ -94,7 +94,8 @@ async function runReport(
   charts.warm();
   try {
     const { renderReport } = await import('../../report/index.ts');
-    const formats = options.format === undefined ? [...reportFormatNames] : parseFormats(options.format);
+    const formats =
+      options.format === undefined ? [...defaultReportFormatNames] : parseFormats(options.format);
     const { tracePath, runDir } = await locateTrace(path.resolve(context.cwd, target));
     const trace = await readTrace(tracePath);
     if (trace.partial)
@@ -112,6 +113,7 @@ async function runReport(
       formats,
       artifactsDir: path.join(runDir, 'artifacts'),
       chartPool: charts,
+      ...(context.env.chromium === undefined ? {} : { chromiumPath: context.env.chromium }),
     });
     describeRenderedReport(renderer, rendered.files, rendered, context.cwd);
     return ExitCode.answered;
