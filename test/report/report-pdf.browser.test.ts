@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatalystError } from '../../src/errors/index.ts';
 import { renderReport } from '../../src/report/index.ts';
 import { makeSyntheticTrace } from '../fixtures/traces/synthetic-trace.ts';
+import { runDatalyst } from '../cli/support/cli-harness.ts';
+import { pointSpec } from '../support/chart-specs.ts';
 
 // Debian's Chromium prints the report; poppler's pdftotext and pdfinfo read the PDF back.
 let root = '';
@@ -71,5 +73,20 @@ describe('report.pdf printed by Chromium', () => {
     expect((failure as DatalystError).fix).toContain('apt-get install chromium');
     expect((await stat(join(outDir, 'report.html'))).size).toBeGreaterThan(0);
     await expect(stat(join(outDir, 'report.pdf'))).rejects.toThrow();
+  });
+
+  it('prints a chart of `datalyst chart` to a one-page PDF of the chart’s size', async () => {
+    const specPath = join(root, 'points.vl.json');
+    await writeFile(specPath, JSON.stringify(pointSpec(50, 'Fifty points')));
+    const run = await runDatalyst(['chart', specPath, '-o', join(root, 'points.pdf')]);
+    expect(run.stderr).toBe('');
+    expect(run.exitCode).toBe(0);
+    const { stdout: info } = await execa('pdfinfo', [join(root, 'points.pdf')]);
+    expect(info).toMatch(/Pages:\s+1\n/);
+    // vega-lite's default 200 × 200 plot plus axes and title: a small page, not A4 (595 × 842 pt).
+    const [, width, height] = /Page size:\s+([\d.]+) x ([\d.]+) pts/.exec(info) ?? [];
+    expect(Number(width)).toBeLessThan(300);
+    expect(Number(height)).toBeLessThan(300);
+    expect((await pageTexts(join(root, 'points.pdf'))).join('')).toContain('Fifty points');
   });
 });
