@@ -5,6 +5,7 @@ import type { CliContext } from './cli-context.ts';
 import { defineAnalyzeCommand } from './commands/analyze.ts';
 import { defineChartCommand } from './commands/chart.ts';
 import { defineDoctorCommand } from './commands/doctor.ts';
+import { defineNotebookCommand } from './commands/notebook.ts';
 import { defineReportCommand } from './commands/report.ts';
 import { defineSetupCommand } from './commands/setup.ts';
 import { ExitCode, exitCodeForError, exitCodeHelp } from './exit-codes.ts';
@@ -44,6 +45,7 @@ export function createProgram(context: CliContext, setExitCode: ExitCodeSink): C
   defineSetupCommand(program, context, setExitCode);
   defineDoctorCommand(program, context, setExitCode);
   defineChartCommand(program, context, setExitCode);
+  defineNotebookCommand(program, context, setExitCode);
   return program;
 }
 

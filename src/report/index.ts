@@ -40,3 +40,5 @@ export { renderChartFiles, chartFileFormats } from './chart-files.ts';
 export type { ChartFileFormat, ChartFileResult, RenderChartFilesOptions } from './chart-files.ts';
 export { PdfPrinter, DEFAULT_CHROMIUM_PATH } from './pdf.ts';
 export type { PdfPrinterOptions, PdfPageSize } from './pdf.ts';
+export { compareNotebooks } from './notebook-diff.ts';
+export type { NotebookComparison, NotebookCellDifference } from './notebook-diff.ts';
