@@ -87,6 +87,8 @@ export async function renderChartFiles(options: RenderChartFilesOptions): Promis
         const chart = await pool.renderSource(sources[index] as ChartSource, {
           maxRows: options.maxRows ?? DEFAULT_MAX_CHART_ROWS,
           png: plan.format === 'png',
+          // A chart file stands alone: vega's own ids, as vl2svg writes them.
+          scopeIds: false,
           ...(options.signal ? { signal: options.signal } : {}),
         });
         let result: ChartFileResult;

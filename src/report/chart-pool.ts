@@ -31,6 +31,8 @@ export interface ChartJobOptions {
   maxRows?: number;
   /** Also rasterize to PNG. Default true. */
   png?: boolean;
+  /** Make the SVG's ids unique to the chart, for a page of many charts. Default true. */
+  scopeIds?: boolean;
   signal?: AbortSignal;
 }
 
@@ -145,7 +147,7 @@ export class ChartPool {
     if (options.signal?.aborted) return Promise.reject(options.signal.reason as Error);
     const hash = this.drawn === null ? null : contentHash(spec);
     if (this.drawn === null || hash === null) return this.enqueue(spec, options);
-    const key = `${options.maxRows ?? DEFAULT_MAX_CHART_ROWS}:${hash}`;
+    const key = `${options.maxRows ?? DEFAULT_MAX_CHART_ROWS}:${options.scopeIds ?? true}:${hash}`;
     const png = options.png ?? true;
     const known = this.drawn.get(key);
     // A chart drawn without its PNG does not serve one that needs it.
@@ -215,6 +217,7 @@ export class ChartPool {
           ...(source === undefined ? {} : { source }),
           maxRows: options.maxRows ?? DEFAULT_MAX_CHART_ROWS,
           png: options.png ?? true,
+          scopeIds: options.scopeIds ?? true,
         },
         resolve,
         reject,

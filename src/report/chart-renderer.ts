@@ -1,4 +1,5 @@
 import { renderAsync } from '@resvg/resvg-js';
+import { createHash } from 'node:crypto';
 import * as vega from 'vega';
 import { expressionInterpreter } from './vega-expression-interpreter.js';
 import * as vegaLite from 'vega-lite';
@@ -28,6 +29,12 @@ export interface ChartRenderOptions {
   signal?: AbortSignal;
   /** Called when the SVG is done, before the PNG is made (off this thread). */
   onDrawn?: () => void;
+  /**
+   * Make the SVG's ids (gradients, clip paths) unique to this chart, so that
+   * many charts can share one HTML page. Default true; false gives vega's own
+   * ids, as `vl2svg` writes them.
+   */
+  scopeIds?: boolean;
 }
 
 // Just enough to tell vega from vega-lite; vega-lite's compiler checks the rest.
@@ -60,7 +67,11 @@ export async function renderChart(spec: unknown, options: ChartRenderOptions = {
       expr: expressionInterpreter,
       logLevel: vega.None,
     });
+    // vega numbers gradients and clip paths with counters global to the process: restarted for
+    // each chart, so that a chart is drawn the same whatever the worker drew before.
+    vega.resetSVGDefIds();
     svg = sanitizeChartSvg(await view.toSVG());
+    if (options.scopeIds !== false) svg = scopeSvgIds(svg);
   } catch (error) {
     return failedChart(`The chart could not be drawn: ${messageOf(error)}`, notes);
   } finally {
@@ -224,6 +235,21 @@ export function sanitizeChartSvg(svg: string): string {
       if (target !== undefined) return /^\s*['"]?#/.test(target) ? match : 'none';
       return '';
     },
+  );
+}
+
+/**
+ * Prefixes vega's ids (`gradient_0`, `p_gradient_0`, `clip1`) and their
+ * `url(#…)` references with a hash of the chart: every chart's first
+ * gradient is `gradient_0`, and in one HTML page the second chart's legend
+ * would paint with the first one's gradient.
+ */
+export function scopeSvgIds(svg: string): string {
+  if (!/\sid="(?:p_)?(?:gradient_|clip)\d+"/.test(svg)) return svg;
+  const prefix = `c${createHash('sha256').update(svg).digest('hex').slice(0, 10)}-`;
+  return svg.replace(
+    /(\sid="|url\(#)((?:p_)?gradient_\d+|clip\d+)(?=[")])/g,
+    (_match, before: string, id: string) => `${before}${prefix}${id}`,
   );
 }
 

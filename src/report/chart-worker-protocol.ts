@@ -36,6 +36,8 @@ export const chartJobSchema = z.object({
   source: chartSourceSchema.optional(),
   maxRows: z.number().int().positive(),
   png: z.boolean(),
+  /** Make the SVG's ids unique to the chart (reports); false keeps vega's own (`datalyst chart`). */
+  scopeIds: z.boolean(),
 });
 export type ChartJob = z.infer<typeof chartJobSchema>;
 

@@ -34,7 +34,7 @@ process.on('message', (raw: unknown) => {
       });
     return;
   }
-  const { id, maxRows, png, source } = job.data;
+  const { id, maxRows, png, source, scopeIds } = job.data;
   // Files from `datalyst chart` are parsed here, under this worker's limits.
   const fromSource = source === undefined ? null : specFromSource(source);
   if (fromSource?.error) {
@@ -42,7 +42,7 @@ process.on('message', (raw: unknown) => {
     return;
   }
   const spec = fromSource === null ? job.data.spec : fromSource.spec;
-  renderChart(spec, { maxRows, png, onDrawn: () => post({ type: 'drawn', id }) }).then(
+  renderChart(spec, { maxRows, png, scopeIds, onDrawn: () => post({ type: 'drawn', id }) }).then(
     (chart) => post({ type: 'chart', id, chart }),
     (error: unknown) =>
       post({ type: 'failed', id, message: error instanceof Error ? error.message : String(error) }),

@@ -103,6 +103,42 @@ describe('ChartPool', () => {
     expect(chart.notes.join(' ')).toContain('million pixels a report rasterizes');
   });
 
+  it('gives each chart of a page its own gradient ids, and draws a chart alike whatever its worker drew before', async () => {
+    // Regression: vega numbers gradients per process, so two heatmaps in one report both used
+    // gradient_0 and the second legend painted with the first one's colours; and a worker's
+    // second heatmap came out as gradient_1, unlike the same chart drawn first.
+    const heatmap = (title: string, scheme: string): Record<string, unknown> => ({
+      title,
+      data: { values: Array.from({ length: 12 }, (_, index) => ({ a: index % 3, b: index % 4, v: index })) },
+      mark: 'rect',
+      encoding: {
+        x: { field: 'a', type: 'ordinal' },
+        y: { field: 'b', type: 'ordinal' },
+        color: { field: 'v', type: 'quantitative', scale: { scheme } },
+      },
+    });
+    const single = new ChartPool({ size: 1 });
+    try {
+      const first = await single.render(heatmap('Blues', 'blues'), { png: false });
+      const second = await single.render(heatmap('Reds', 'reds'), { png: false });
+      const ids = (svg: string | null) =>
+        [...(svg ?? '').matchAll(/\sid="([^"]*gradient_\d+)"/g)].map((m) => m[1]);
+      const refs = (svg: string | null) =>
+        [...(svg ?? '').matchAll(/url\(#([^)]*gradient_\d+)\)/g)].map((m) => m[1]);
+      expect(ids(first.svg)).toHaveLength(1);
+      expect(ids(second.svg)).toHaveLength(1);
+      expect(ids(first.svg)[0]).not.toBe(ids(second.svg)[0]);
+      expect(refs(first.svg)).toEqual(ids(first.svg));
+      expect(refs(second.svg)).toEqual(ids(second.svg));
+      // Unscoped (`datalyst chart`): vega's own id, the same as in a fresh process.
+      const unscoped = await single.render(heatmap('Reds', 'reds'), { png: false, scopeIds: false });
+      expect(ids(unscoped.svg)).toEqual(['gradient_0']);
+      expect((await renderChart(heatmap('Reds', 'reds'), { png: false })).svg).toBe(second.svg);
+    } finally {
+      await single.close();
+    }
+  });
+
   it("gives workers none of this process's secrets", () => {
     const environment = workerEnvironment({
       PATH: '/usr/bin',
