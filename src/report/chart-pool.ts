@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { ChartDiskCache } from './chart-disk-cache.ts';
 import { DEFAULT_MAX_CHART_ROWS, failedChart } from './rendered-chart.ts';
 import type { RenderedChart } from './rendered-chart.ts';
 import { chartWorkerMessageSchema } from './chart-worker-protocol.ts';
@@ -24,6 +25,12 @@ export interface ChartPoolOptions {
    * while a run goes on is not drawn again for its report. Default false.
    */
   cache?: boolean;
+  /**
+   * With `cache`, also keep drawn charts in this folder and take them from it
+   * (chart-disk-cache.ts): a run folder's `.chart-cache`, so that the report
+   * rendered again by another process draws nothing. Default: memory only.
+   */
+  cacheDir?: string;
 }
 
 export interface ChartJobOptions {
@@ -122,6 +129,7 @@ export class ChartPool {
   private readonly queue: QueuedChart[] = [];
   private readonly slots = new Set<WorkerSlot>();
   private readonly drawn: Map<string, { png: boolean; chart: Promise<RenderedChart> }> | null;
+  private disk: ChartDiskCache | null = null;
   private nextId = 0;
   private startFailures = 0;
   private closed = false;
@@ -140,6 +148,12 @@ export class ChartPool {
     this.memoryMb = options.memoryMb ?? 512;
     this.idleTimeoutMs = options.idleTimeoutMs ?? null;
     this.drawn = options.cache === true ? new Map() : null;
+    if (options.cacheDir !== undefined) this.persistTo(options.cacheDir);
+  }
+
+  /** Keeps drawn charts in `dir` from now on (see `cacheDir`); for a pool made before its run folder was. */
+  persistTo(dir: string): void {
+    if (this.drawn !== null && this.disk?.dir !== dir) this.disk = new ChartDiskCache(dir);
   }
 
   /** Draws one spec. Never rejects for a bad or hostile spec (that is an error chart); rejects when aborted or closed. */
@@ -157,7 +171,21 @@ export class ChartPool {
     }
     // Drawn for whoever asks next, so one caller's abort does not stop it.
     const { signal: _signal, ...shared } = options;
-    const chart: Promise<RenderedChart> = this.enqueue(spec, shared, () => this.forget(key, chart));
+    const disk = this.disk;
+    const draw = (): Promise<RenderedChart> => this.enqueue(spec, shared, () => this.forget(key, chart));
+    const chart: Promise<RenderedChart> =
+      disk === null
+        ? draw()
+        : disk.read(key, png).then((kept) => {
+            if (kept !== null) {
+              this.stats.reused += 1;
+              return kept;
+            }
+            return draw().then((drawn) => {
+              disk.write(key, drawn);
+              return drawn;
+            });
+          });
     this.drawn.set(key, { png, chart });
     chart.catch(() => this.forget(key, chart));
     return unlessAborted(chart, options.signal);
@@ -200,6 +228,7 @@ export class ChartPool {
     const unfinished = [...this.queue.splice(0), ...[...this.slots].flatMap(chartsOf)];
     for (const entry of unfinished) this.settle(entry, () => entry.reject(closedError));
     await Promise.all([...this.slots].map((slot) => this.stop(slot)));
+    await this.disk?.flush();
   }
 
   private enqueue(

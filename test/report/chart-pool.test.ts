@@ -1,3 +1,6 @@
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ChartPool, workerEnvironment } from '../../src/report/chart-pool.ts';
@@ -136,6 +139,39 @@ describe('ChartPool', () => {
       expect((await renderChart(heatmap('Reds', 'reds'), { png: false })).svg).toBe(second.svg);
     } finally {
       await single.close();
+    }
+  });
+
+  it('with a cache folder, a later pool (as in another process) takes the drawn charts from it and starts no worker', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'datalyst-chart-cache-'));
+    try {
+      const first = new ChartPool({ size: 1, cache: true, cacheDir: dir });
+      const drawn = await first.render(pointSpec(100, 'Kept'));
+      await first.close();
+      const later = new ChartPool({ size: 1, cache: true, cacheDir: dir });
+      const kept = await later.render(pointSpec(100, 'Kept'));
+      expect(kept.svg).toBe(drawn.svg);
+      expect(Array.from(kept.png ?? [])).toEqual(Array.from(drawn.png ?? []));
+      expect(later.stats).toEqual({ drawn: 0, reused: 1 });
+      expect(later.workerPids()).toEqual([]);
+
+      // What is read back is the user's file: checked, sanitized again, and drawn afresh when unreadable.
+      const files = (await readdir(dir)).filter((name) => name.endsWith('.json'));
+      expect(files).toHaveLength(1);
+      const entryPath = join(dir, files[0] as string);
+      const entry = JSON.parse(await readFile(entryPath, 'utf8')) as { svg: string };
+      await writeFile(
+        entryPath,
+        JSON.stringify({ ...entry, svg: entry.svg.replace('<g', '<script>alert(1)</script><g') }),
+      );
+      expect((await later.render(pointSpec(100, 'Kept'), { png: false })).svg).not.toContain('<script');
+      await writeFile(entryPath, '{"svg": 3');
+      const other = new ChartPool({ size: 1, cache: true, cacheDir: dir });
+      expect((await other.render(pointSpec(100, 'Kept'))).svg).toBe(drawn.svg);
+      expect(other.stats).toEqual({ drawn: 1, reused: 0 });
+      await Promise.all([later.close(), other.close()]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 

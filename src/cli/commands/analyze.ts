@@ -271,6 +271,8 @@ async function runAnalyze(
       });
       // After the pre-flight: a run that cannot start leaves no folder behind.
       const outDir = await prepareOutDir(settings.outDir, settings.outDirIsDefault);
+      // Charts drawn during the run are kept in the run folder: `datalyst report` on it later draws none again.
+      charts.persistTo(path.join(outDir, '.chart-cache'));
       charts.warm();
       const model = createModel(settings.model);
       const events = streamAnalysis({

@@ -1,3 +1,4 @@
+import { existsSync, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
@@ -55,6 +56,15 @@ export function defineReportCommand(program: Command, context: CliContext, setEx
     });
 }
 
+/** The run folder a target names (itself, or the folder of a trace file), before any check. */
+function runFolderOf(target: string): string {
+  try {
+    return statSync(target).isFile() ? path.dirname(target) : target;
+  } catch {
+    return target;
+  }
+}
+
 /** A run folder or a trace file, resolved to the trace file and the folder that holds its artifacts. */
 async function locateTrace(target: string): Promise<{ tracePath: string; runDir: string }> {
   const info = await stat(target).catch((error: unknown) => {
@@ -90,13 +100,18 @@ async function runReport(
   // workers start first, while the report module loads and the trace is read:
   // they take about half a second.
   const { ChartPool } = await import('../../report/chart-pool.ts');
-  const charts = new ChartPool();
-  charts.warm();
+  // Cached in the run folder: charts drawn while the run went on, or by an earlier report, are not
+  // drawn again; workers start early only when nothing was drawn before (they would take CPU from the report).
+  const charts = new ChartPool({ cache: true });
+  const cacheDir = path.join(runFolderOf(path.resolve(context.cwd, target)), '.chart-cache');
+  charts.persistTo(cacheDir);
+  if (!existsSync(cacheDir)) charts.warm();
   try {
     const { renderReport } = await import('../../report/index.ts');
     const formats =
       options.format === undefined ? [...defaultReportFormatNames] : parseFormats(options.format);
     const { tracePath, runDir } = await locateTrace(path.resolve(context.cwd, target));
+    charts.persistTo(path.join(runDir, '.chart-cache'));
     const trace = await readTrace(tracePath);
     if (trace.partial)
       renderer.warn(
