@@ -66,6 +66,24 @@ export async function renderReport(
   trace: TraceDocument | readonly TraceRecord[],
   options: RenderReportOptions,
 ): Promise<RenderedReport> {
+  if (!(options.formats ?? allReportFormats).includes('pdf')) return renderFormats(trace, options, null);
+  // Chromium starts while the charts are drawn; a missing one fails the PDF only, after the other formats.
+  const printer = startPdfPrinter(options.chromiumPath);
+  try {
+    return await renderFormats(trace, options, printer);
+  } finally {
+    await printer.then(
+      (started) => started.close(),
+      () => undefined,
+    );
+  }
+}
+
+async function renderFormats(
+  trace: TraceDocument | readonly TraceRecord[],
+  options: RenderReportOptions,
+  printer: Promise<PdfPrinter> | null,
+): Promise<RenderedReport> {
   const records = 'records' in trace ? trace.records : trace;
   const formats = new Set(options.formats ?? allReportFormats);
   const outDir = resolve(options.outDir);
@@ -86,83 +104,73 @@ export async function renderReport(
   };
 
   await mkdir(outDir, { recursive: true });
-  // Chromium starts while the charts are drawn; a missing one fails the PDF only, after the other formats.
-  const printer = formats.has('pdf') ? startPdfPrinter(options.chromiumPath) : null;
-  try {
-    const report = await timed('prepare', () =>
-      prepareReport(records, {
-        chartPng: formats.has('md') || formats.has('ipynb'),
-        ...(options.maxChartRows === undefined ? {} : { maxChartRows: options.maxChartRows }),
-        ...(options.signal ? { signal: options.signal } : {}),
-        ...(options.now ? { now: options.now } : {}),
-        ...(options.chartPool ? { chartPool: options.chartPool } : {}),
-      }),
-    );
-    const artifactPaths = report.view.artifacts.map((artifact) => artifact.path).filter(isSafeRelativePath);
-    if (artifactsDir !== join(outDir, 'artifacts'))
-      await copyArtifacts(artifactPaths, artifactsDir, join(outDir, 'artifacts'));
-    const artifactImages =
-      formats.has('html') || formats.has('md')
-        ? await readArtifactImages(artifactPaths, join(outDir, 'artifacts'))
-        : new Map();
+  const report = await timed('prepare', () =>
+    prepareReport(records, {
+      chartPng: formats.has('md') || formats.has('ipynb'),
+      ...(options.maxChartRows === undefined ? {} : { maxChartRows: options.maxChartRows }),
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.now ? { now: options.now } : {}),
+      ...(options.chartPool ? { chartPool: options.chartPool } : {}),
+    }),
+  );
+  const artifactPaths = report.view.artifacts.map((artifact) => artifact.path).filter(isSafeRelativePath);
+  if (artifactsDir !== join(outDir, 'artifacts'))
+    await copyArtifacts(artifactPaths, artifactsDir, join(outDir, 'artifacts'));
+  const artifactImages =
+    formats.has('html') || formats.has('md')
+      ? await readArtifactImages(artifactPaths, join(outDir, 'artifacts'))
+      : new Map();
 
-    let htmlBytes = 0;
-    let html = '';
-    if (formats.has('html') || formats.has('pdf')) {
-      await timed('html', async () => {
-        html = renderHtmlReport(report, { artifactImages });
-        if (!formats.has('html')) return;
-        htmlBytes = Buffer.byteLength(html);
-        files.push(await write(join(outDir, 'report.html'), html));
-      });
-    }
-    if (formats.has('md')) {
-      await timed('md', async () => {
-        const { markdown, assets } = renderMarkdownReport(report, {
-          artifactImages: new Set(artifactImages.keys()),
-        });
-        await rm(join(outDir, 'assets'), { recursive: true, force: true });
-        for (const asset of assets) files.push(await write(join(outDir, asset.path), asset.bytes));
-        files.push(await write(join(outDir, 'report.md'), markdown));
-      });
-    }
-    if (formats.has('ipynb')) {
-      await timed('ipynb', async () => {
-        files.push(
-          await write(join(outDir, 'analysis.ipynb'), `${JSON.stringify(renderNotebook(report), null, 1)}\n`),
-        );
-      });
-    }
-    if (formats.has('json')) {
-      await timed('json', async () => {
-        const document: TraceDocument = { version: TRACE_VERSION, records: [...records] };
-        files.push(await write(join(outDir, 'trace.json'), JSON.stringify(document)));
-      });
-    }
-    if (printer) {
-      await timed('pdf', async () => {
-        const pdf = await (await printer).print(html);
-        files.push(await write(join(outDir, 'report.pdf'), pdf));
-      });
-    }
-    const charts = [...report.charts.values()];
-    return {
-      files,
-      grounding: report.grounding,
-      charts: {
-        rendered: charts.filter((chart) => chart.svg !== null).length,
-        failed: charts.filter((chart) => chart.svg === null).length,
-      },
-      timingsMs,
-      htmlBytes,
-    };
-  } finally {
-    if (printer)
-      await printer.then(
-        (started) => started.close(),
-        () => undefined,
-      );
+  let htmlBytes = 0;
+  let html = '';
+  if (formats.has('html') || formats.has('pdf')) {
+    await timed('html', async () => {
+      html = renderHtmlReport(report, { artifactImages });
+      if (!formats.has('html')) return;
+      htmlBytes = Buffer.byteLength(html);
+      files.push(await write(join(outDir, 'report.html'), html));
+    });
   }
+  if (formats.has('md')) {
+    await timed('md', async () => {
+      const { markdown, assets } = renderMarkdownReport(report, {
+        artifactImages: new Set(artifactImages.keys()),
+      });
+      await rm(join(outDir, 'assets'), { recursive: true, force: true });
+      for (const asset of assets) files.push(await write(join(outDir, asset.path), asset.bytes));
+      files.push(await write(join(outDir, 'report.md'), markdown));
+    });
+  }
+  if (formats.has('ipynb')) {
+    await timed('ipynb', async () => {
+      files.push(
+        await write(join(outDir, 'analysis.ipynb'), `${JSON.stringify(renderNotebook(report), null, 1)}\n`),
+      );
+    });
+  }
+  if (formats.has('json')) {
+    await timed('json', async () => {
+      const document: TraceDocument = { version: TRACE_VERSION, records: [...records] };
+      files.push(await write(join(outDir, 'trace.json'), JSON.stringify(document)));
+    });
+  }
+  if (printer) {
+    await timed('pdf', async () => {
+      const pdf = await (await printer).print(html);
+      files.push(await write(join(outDir, 'report.pdf'), pdf));
+    });
+  }
+  const charts = [...report.charts.values()];
+  return {
+    files,
+    grounding: report.grounding,
+    charts: {
+      rendered: charts.filter((chart) => chart.svg !== null).length,
+      failed: charts.filter((chart) => chart.svg === null).length,
+    },
+    timingsMs,
+    htmlBytes,
+  };
 }
 
 export interface RenderRunFolderOptions extends Omit<RenderReportOptions, 'outDir' | 'artifactsDir'> {
