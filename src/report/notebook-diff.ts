@@ -111,8 +111,8 @@ function canonicalJson(value: unknown): string {
 }
 
 function firstDifferentLine(recorded: string, rerun: string): { recorded: string; rerun: string } {
-  const a = recorded.split('\n');
-  const b = rerun.split('\n');
+  const a = recorded === '' ? [] : recorded.split('\n');
+  const b = rerun === '' ? [] : rerun.split('\n');
   for (let index = 0; index < Math.max(a.length, b.length); index++)
     if (a[index] !== b[index])
       return {
