@@ -7,7 +7,7 @@ source scripts/lib.sh
 
 bash scripts/setup.sh
 # Browser tests drive Debian's Chromium with playwright-core (no browser download).
-[ -x /usr/bin/chromium ] || apt_install chromium fonts-dejavu-core
+apt_install chromium fonts-dejavu-core poppler-utils
 # The local (unisolated) backend's tests run the kernel with Debian's own Python.
 apt_install python3 python3-pandas python3-matplotlib python3-openpyxl python3-altair
 # The engine-outage test runs a second dockerd with a bridge of its own (ip, from iproute2).

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { ConfigError } from '../errors/index.ts';
 import {
   modelProfileNames,
+  defaultReportFormatNames,
   reportFormatNames,
   sandboxBackendNames,
   type LoadedConfigFile,
@@ -23,7 +24,7 @@ export const analyzeDefaults = {
   maxWorkspaceMb: 2048,
   runsDir: 'runs',
   sandbox: 'docker',
-  formats: reportFormatNames,
+  formats: defaultReportFormatNames,
 } as const;
 
 /**

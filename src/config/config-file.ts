@@ -13,8 +13,10 @@ import { ConfigError } from '../errors/index.ts';
 
 export const CONFIG_FILE_NAME = 'datalyst.config.json';
 
-export const reportFormatNames = ['html', 'md', 'ipynb', 'json'] as const;
+export const reportFormatNames = ['html', 'md', 'ipynb', 'json', 'pdf'] as const;
 export type ReportFormatName = (typeof reportFormatNames)[number];
+/** Written when no format is named: all but `pdf`, which needs Chromium. */
+export const defaultReportFormatNames: readonly ReportFormatName[] = ['html', 'md', 'ipynb', 'json'];
 
 export const modelProfileNames = ['deepanalyze', 'chat'] as const;
 export type ModelProfileName = (typeof modelProfileNames)[number];

@@ -32,6 +32,8 @@ export interface DatalystEnvironment {
   dockerHost: string | undefined;
   /** `DATALYST_CONFIG`: a config file to read when `--config` is not given. */
   configPath: string | undefined;
+  /** `DATALYST_CHROMIUM`: the Chromium or Chrome binary that prints PDFs (default /usr/bin/chromium). */
+  chromium: string | undefined;
   /** `NO_COLOR` (any non-empty value, https://no-color.org) turns colours off. */
   noColor: boolean;
   /** `FORCE_COLOR`: `0` turns colours off, any other value on, even when not a terminal. */
@@ -55,6 +57,7 @@ export function readDatalystEnvironment(env: NodeJS.ProcessEnv = process.env): D
     cpus: readEnv('DATALYST_CPUS', env),
     dockerHost: readEnv('DOCKER_HOST', env),
     configPath: readEnv('DATALYST_CONFIG', env),
+    chromium: readEnv('DATALYST_CHROMIUM', env),
     noColor: readEnv('NO_COLOR', env) !== undefined,
     forceColor: forceColor === undefined ? undefined : forceColor !== '0' && forceColor !== 'false',
     dumbTerminal: readEnv('TERM', env) === 'dumb',

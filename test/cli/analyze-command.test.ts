@@ -111,6 +111,25 @@ describe('datalyst analyze (bad input)', () => {
     }
   });
 
+  it('says before the run, with the fix, that --format pdf needs a Chromium that is not there', async () => {
+    const ws = await workspace();
+    const cwd = await temporaryDir();
+    let sandboxPrepared = false;
+    const run = await runDatalyst(['analyze', ws, '--offline', '--format', 'html,pdf'], {
+      cwd,
+      env: { DATALYST_CHROMIUM: path.join(cwd, 'no-chromium') },
+      prepareSandbox: () => {
+        sandboxPrepared = true;
+        return Promise.resolve(undefined);
+      },
+    });
+    expect(run.exitCode).toBe(4);
+    expect(run.stderr).toContain('CHROMIUM_UNAVAILABLE');
+    expect(run.stderr).toContain('apt-get install chromium');
+    expect(sandboxPrepared).toBe(false);
+    expect(await readdir(cwd)).toEqual([]);
+  });
+
   it('refuses a workspace above --max-workspace-mb and shows its size', async () => {
     const cwd = await temporaryDir();
     await mkdir(path.join(cwd, 'big'));
@@ -135,7 +154,7 @@ describe('datalyst analyze (bad input)', () => {
     const configDir = await temporaryDir();
     await writeFile(path.join(configDir, 'team.json'), '{"maxRound": 4}');
     const cases: [string[], string][] = [
-      [['--format', 'html,pdf'], '"pdf"'],
+      [['--format', 'html,docx'], '"docx"'],
       [['--cell-timeout', 'soon'], '--cell-timeout'],
       [['--offline', '--model', 'm'], '--offline'],
       [['--sandbox', 'vm'], '--sandbox'],

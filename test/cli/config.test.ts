@@ -82,9 +82,9 @@ describe('formats', () => {
   });
 
   it('refuses an unknown format by name', () => {
-    const error = errorOf(() => parseFormats(['html,pdf']));
+    const error = errorOf(() => parseFormats(['html,docx']));
     expect(error).toBeInstanceOf(ConfigError);
-    expect(error.message).toContain('"pdf"');
+    expect(error.message).toContain('"docx"');
   });
 });
 

@@ -160,6 +160,9 @@ describe('analysis.ipynb re-executed in the runner image', () => {
     };
     expect(kinds('E3')).toContain('image/png');
     expect(kinds('E5')).toContain('error');
+    // Re-run charts are the vega-lite spec (drawn offline), not HTML that loads vega from a CDN.
+    expect(kinds('E4')).toContain('application/vnd.vegalite.v5+json');
+    expect(kinds('E4')).not.toContain('text/html');
   });
 });
 

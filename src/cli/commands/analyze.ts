@@ -95,7 +95,7 @@ export function defineAnalyzeCommand(program: Command, context: CliContext, setE
     .option('--out <dir>', 'run folder; must be new or empty (default: runs/<time>-<workspace>)')
     .option(
       '--format <formats>',
-      'report formats: html, md, ipynb, json; repeat or comma-separate (default: all)',
+      'report formats: html, md, ipynb, json, pdf; repeat or comma-separate (default: all but pdf)',
       collect,
     )
     .option('--max-rounds <n>', 'model turns at most (default: 30)')
@@ -229,6 +229,11 @@ async function runAnalyze(
         '--sandbox local runs the generated code on THIS machine with NO isolation: it can read and change your files.',
       );
     }
+    // A PDF needs Chromium: said now, not after the run.
+    if (settings.formats.includes('pdf')) {
+      const { assertChromiumInstalled } = await import('../../report/pdf.ts');
+      await assertChromiumInstalled(context.env.chromium);
+    }
   } catch (error) {
     return fail(error);
   }
@@ -266,6 +271,8 @@ async function runAnalyze(
       });
       // After the pre-flight: a run that cannot start leaves no folder behind.
       const outDir = await prepareOutDir(settings.outDir, settings.outDirIsDefault);
+      // Charts drawn during the run are kept in the run folder: `datalyst report` on it later draws none again.
+      charts.persistTo(path.join(outDir, '.chart-cache'));
       charts.warm();
       const model = createModel(settings.model);
       const events = streamAnalysis({
@@ -301,7 +308,11 @@ async function runAnalyze(
     }
     if (result === null) return fail(new Error('The analysis ended without a run-end event.'));
     const render = (outDir: string) =>
-      renderRunFolder(outDir, { formats: settings.formats, chartPool: charts });
+      renderRunFolder(outDir, {
+        formats: settings.formats,
+        chartPool: charts,
+        ...(context.env.chromium === undefined ? {} : { chromiumPath: context.env.chromium }),
+      });
     return await writeReport(context, result, renderer, render, json ? writeJson : null);
   } finally {
     interrupts.dispose();
@@ -348,5 +359,6 @@ function reportFormatOf(file: string): string {
   if (name === 'report.md') return 'md';
   if (name === 'analysis.ipynb') return 'ipynb';
   if (name === 'trace.json') return 'json';
+  if (name === 'report.pdf') return 'pdf';
   return 'asset';
 }
