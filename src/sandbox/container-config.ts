@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { containerLabels, processStartedMs } from './container-labels.ts';
-import type { SandboxLimits } from './sandbox.ts';
+import type { SandboxLimits, SandboxRuntimeName } from './sandbox.ts';
 import { defaultSandboxLimits } from './sandbox-limits.ts';
 import { seccompSecurityOption } from './seccomp-profile.ts';
 
@@ -20,6 +20,8 @@ export interface ContainerConfigInput {
   sessionId: string;
   image: string;
   limits: SandboxLimits;
+  /** OCI runtime (HostConfig.Runtime). Default `runc`. */
+  runtime?: SandboxRuntimeName;
   /** Epoch ms of creation; the deadline label is this plus `sessionTimeoutMs`. */
   nowMs: number;
   ownerPid?: number;
@@ -63,6 +65,8 @@ export function containerCreateBody(input: ContainerConfigInput): Record<string,
     StopSignal: 'SIGKILL',
     NetworkDisabled: true,
     HostConfig: {
+      // Named, not left to the engine's default, so that the trace records what ran.
+      Runtime: input.runtime ?? 'runc',
       NetworkMode: 'none',
       CapDrop: ['ALL'],
       // Our own seccomp allowlist replaces Docker's default (see seccomp-profile.ts).

@@ -21,6 +21,9 @@ import { hashTree } from '../support/hash-tree.ts';
  * session leaves no container. Writes test-artifacts/hostile-outcomes.md.
  */
 
+/** The suite runs under runc (docker project) and under gVisor (runsc project); each writes its own outcomes. */
+const runtime = process.env['DATALYST_RUNTIME'] === 'runsc' ? 'runsc' : 'runc';
+
 const hostCanary = `host-canary-${Math.random().toString(36).slice(2)}`;
 process.env['DATALYST_HOSTILE_CANARY'] = hostCanary;
 
@@ -143,9 +146,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(workspaceDir, { recursive: true, force: true });
   const lines = [
-    '# Hostile-code suite: outcomes',
+    `# Hostile-code suite: outcomes (${runtime})`,
     '',
-    `Measured on ${new Date().toISOString()} against the Docker sandbox. Each case ran in a fresh session; after it, the session (or, where marked, a new one) ran \`1 + 1\`, and the host workspace kept every SHA-256.`,
+    `Measured on ${new Date().toISOString()} against the Docker sandbox under ${runtime}. Each case ran in a fresh session; after it, the session (or, where marked, a new one) ran \`1 + 1\`, and the host workspace kept every SHA-256.`,
     '',
     '| # | case | attack | safe outcome required | observed | recovery | verdict |',
     '|---|------|--------|-----------------------|----------|----------|---------|',
@@ -158,7 +161,10 @@ afterAll(async () => {
     '',
   ];
   await mkdir('test-artifacts', { recursive: true });
-  await writeFile('test-artifacts/hostile-outcomes.md', lines.join('\n'));
+  await writeFile(
+    `test-artifacts/hostile-outcomes${runtime === 'runc' ? '' : `-${runtime}`}.md`,
+    lines.join('\n'),
+  );
 });
 
 /** A table cell: pipes escaped, control characters (a case writes raw bytes) shown as \xNN. */
