@@ -18,7 +18,7 @@ import { engineRuntimes, type EngineRuntime } from './docker-probe.ts';
  */
 
 /** The entry Datalyst needs: without `--network=none`, runsc cannot start a `--network none` container. */
-export const RUNSC_RUNTIME_ARGS = ['--network=none'] as const;
+export const RUNSC_RUNTIME_ARGS = ['--network=none', '--oci-seccomp'] as const;
 
 const GVISOR_INSTALL_URL = 'https://gvisor.dev/docs/user_guide/install/';
 
