@@ -17,8 +17,15 @@ import { engineRuntimes, type EngineRuntime } from './docker-probe.ts';
  * with SIGHUP: a reload keeps every running container, a restart would not.
  */
 
-/** The entry Datalyst needs: without `--network=none`, runsc cannot start a `--network none` container. */
-export const RUNSC_RUNTIME_ARGS = ['--network=none', '--oci-seccomp'] as const;
+/**
+ * The entry Datalyst needs: without `--network=none`, runsc cannot start a
+ * `--network none` container. Not `--oci-seccomp` (which would load the
+ * project's seccomp allowlist inside gVisor): with Debian's runsc 2022-12 it
+ * made every `threading.Thread.start()` fail ("can't start new thread"),
+ * measured; under runsc the boundary is gVisor's own kernel and its filter
+ * on the host's syscalls (see src/sandbox/README.md).
+ */
+export const RUNSC_RUNTIME_ARGS = ['--network=none'] as const;
 
 const GVISOR_INSTALL_URL = 'https://gvisor.dev/docs/user_guide/install/';
 

@@ -11,7 +11,14 @@ import {
   type SandboxLimits,
   type SandboxSession,
 } from '../../src/sandbox/index.ts';
-import { describeResult, hostileCases, oneLine, processListCode, type HostileCase } from './cases.ts';
+import {
+  describeResult,
+  hostileCasesFor,
+  hostileRuntime,
+  oneLine,
+  processListCode,
+  type HostileCase,
+} from './cases.ts';
 import { hashTree } from '../support/hash-tree.ts';
 
 /**
@@ -22,7 +29,8 @@ import { hashTree } from '../support/hash-tree.ts';
  */
 
 /** The suite runs under runc (docker project) and under gVisor (runsc project); each writes its own outcomes. */
-const runtime = process.env['DATALYST_RUNTIME'] === 'runsc' ? 'runsc' : 'runc';
+const runtime = hostileRuntime;
+const cases = hostileCasesFor(runtime);
 
 const hostCanary = `host-canary-${Math.random().toString(36).slice(2)}`;
 process.env['DATALYST_HOSTILE_CANARY'] = hostCanary;
@@ -179,11 +187,11 @@ function cell(text: string): string {
 
 describe('hostile code in the Docker sandbox', () => {
   it('has at least 30 cases with unique ids', () => {
-    expect(hostileCases.length).toBeGreaterThanOrEqual(30);
-    expect(new Set(hostileCases.map((hostileCase) => hostileCase.id)).size).toBe(hostileCases.length);
+    expect(cases.length).toBeGreaterThanOrEqual(30);
+    expect(new Set(cases.map((hostileCase) => hostileCase.id)).size).toBe(cases.length);
   });
 
-  for (const hostileCase of hostileCases) {
+  for (const hostileCase of cases) {
     it(`${hostileCase.id}: ${hostileCase.safeOutcome}`, async () => {
       const row: OutcomeRow = {
         id: hostileCase.id,

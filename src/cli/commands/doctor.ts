@@ -159,7 +159,7 @@ function checkRuntimes(facts: DockerFacts, context: CliContext): DoctorCheck {
       name: 'Runtimes',
       status: 'warn',
       detail: `${listed}; runsc is registered without --network=none, so sessions (no network) cannot start under it`,
-      fix: '`datalyst setup --gvisor` adds the argument (or add "runtimeArgs": ["--network=none", "--oci-seccomp"] to its daemon.json entry and reload the engine).',
+      fix: '`datalyst setup --gvisor` adds the argument (or add "runtimeArgs": ["--network=none"] to its daemon.json entry and reload the engine).',
       failureExitCode,
     };
   }
