@@ -55,7 +55,7 @@ export interface HostileCase {
   /**
    * Where the outcome under gVisor (the runsc project) differs and is still
    * safe: what happens instead, and its check. Each is explained in
-   * src/sandbox/README.md ("Under gVisor").
+   * src/sandbox/README.md ("Runtimes: runc, and gVisor").
    */
   underGvisor?: Partial<Pick<HostileCase, 'safeOutcome' | 'mayEndSession' | 'verify'>>;
 }

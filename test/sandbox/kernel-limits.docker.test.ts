@@ -17,7 +17,7 @@ import {
 const docker = new Docker();
 /**
  * The runsc project runs this file again under gVisor; where gVisor differs
- * (src/sandbox/README.md, "Under gVisor") the check says what holds there.
+ * (src/sandbox/README.md, "Runtimes: runc, and gVisor") the check says what holds there.
  */
 const underGvisor = readSandboxEnvironment().runtime === 'runsc';
 const memoryMb = 512;

@@ -23,12 +23,22 @@ describe('the runtime option', () => {
     const base = { sessionId: 's', image: 'i', limits: defaultSandboxLimits, nowMs: 0 };
     expect(hostConfigOf(containerCreateBody(base))['Runtime']).toBe('runc');
     expect(hostConfigOf(containerCreateBody({ ...base, runtime: 'runsc' }))['Runtime']).toBe('runsc');
-    // Everything else of the hardening is the same under either runtime.
-    const { Runtime: _runc, ...rest } = hostConfigOf(containerCreateBody(base));
-    const { Runtime: _runsc, ...restRunsc } = hostConfigOf(
-      containerCreateBody({ ...base, runtime: 'runsc' }),
-    );
+    // Everything else of the hardening is the same under either runtime, except
+    // the process limit and the address-space limit that gVisor needs (container-config.ts).
+    const { Runtime: _runc, Ulimits: runcUlimits, ...rest } = hostConfigOf(containerCreateBody(base));
+    const runscBody = containerCreateBody({ ...base, runtime: 'runsc' });
+    const { Runtime: _runsc, Ulimits: runscUlimits, ...restRunsc } = hostConfigOf(runscBody);
     expect(restRunsc).toEqual(rest);
+    const nproc = (ulimits: unknown) =>
+      (ulimits as { Name: string; Soft: number }[]).find((u) => u.Name === 'nproc');
+    expect(nproc(runcUlimits)?.Soft).toBe(1024);
+    expect(nproc(runscUlimits)?.Soft).toBe(defaultSandboxLimits.pidsLimit);
+    expect(runscBody['Cmd']).toEqual([
+      'prlimit',
+      `--as=${Math.round(defaultSandboxLimits.memoryMb * 1024 * 1024 * 0.8)}`,
+      '--',
+      ...(containerCreateBody(base)['Cmd'] as string[]),
+    ]);
   });
 
   it('maps an engine without the runtime to SandboxUnavailableError with the way to register it', () => {
