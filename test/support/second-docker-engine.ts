@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import Docker from 'dockerode';
 import { execa } from 'execa';
 
@@ -53,6 +53,8 @@ export class SecondDockerEngine {
   readonly execRoot: string;
   readonly pidFile: string;
   readonly logFile: string;
+  /** An empty daemon.json of its own: the host's /etc/docker/daemon.json is the main engine's. */
+  readonly configFile: string;
   readonly bridge: string;
   readonly bridgeAddress: string;
   /** The network namespace, when the engine has one. */
@@ -80,6 +82,7 @@ export class SecondDockerEngine {
     this.execRoot = `/tmp/datalyst-${name}-${runId}-exec`;
     this.pidFile = `/tmp/datalyst-${name}-${runId}.pid`;
     this.logFile = `/tmp/datalyst-${name}-${runId}-dockerd.log`;
+    this.configFile = `/tmp/datalyst-${name}-${runId}-daemon.json`;
     this.bridge = `${interfacePrefix}${runId.slice(-7)}`;
     this.bridgeAddress = `10.${subnetOctet}.${third}.129/25`;
     this.namespace = options.tls === undefined ? undefined : `datalyst-${name}-${runId}`;
@@ -117,7 +120,10 @@ export class SecondDockerEngine {
     await this.createNetwork();
     await mkdir(this.dataRoot, { recursive: true });
     const log = await open(this.logFile, 'a');
+    await writeFile(this.configFile, '{}\n');
     const dockerdArgs = [
+      '--config-file',
+      this.configFile,
       '--data-root',
       this.dataRoot,
       '--exec-root',
@@ -221,6 +227,7 @@ export class SecondDockerEngine {
     await execa('umount', [this.dataRoot], { reject: false });
     await rm(this.dataRoot, { recursive: true, force: true });
     await rm(this.execRoot, { recursive: true, force: true });
+    await rm(this.configFile, { force: true });
     if ((await linkExists('docker0')) !== this.mainBridgeExisted) {
       throw new Error('the test engine changed the main engine’s bridge docker0');
     }
