@@ -157,8 +157,15 @@ describe('a remote Docker engine over TCP with TLS', () => {
       while (child.exitCode === null && seen.length === 0) {
         const [running] = await sessionContainers(`${containerLabels.ownerPid}=${child.pid}`);
         if (running !== undefined) {
-          seen.push(await engine.getContainer(running.Id).inspect());
-          return;
+          // A container listed may be gone by the time it is inspected: look again.
+          const inspected = await engine
+            .getContainer(running.Id)
+            .inspect()
+            .catch(() => undefined);
+          if (inspected !== undefined) {
+            seen.push(inspected);
+            return;
+          }
         }
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
