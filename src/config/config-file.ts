@@ -22,6 +22,8 @@ export const modelProfileNames = ['deepanalyze', 'chat'] as const;
 export type ModelProfileName = (typeof modelProfileNames)[number];
 
 export const sandboxBackendNames = ['docker', 'local'] as const;
+/** The sandbox's OCI runtimes (src/sandbox `sandboxRuntimeNames`; kept here so config loads without Docker's client). */
+export const sandboxRuntimeNames = ['runc', 'runsc'] as const;
 
 const modelSectionSchema = z.strictObject({
   /** The model name sent to the endpoint. */
@@ -37,6 +39,8 @@ export const configFileSchema = z.strictObject({
   model: modelSectionSchema.optional(),
   offline: z.boolean().optional(),
   sandbox: z.enum(sandboxBackendNames).optional(),
+  /** OCI runtime of Docker sessions: `runc` (default) or `runsc` (gVisor). */
+  runtime: z.enum(sandboxRuntimeNames).optional(),
   formats: z.array(z.enum(reportFormatNames)).min(1).optional(),
   maxRounds: z.int().positive().optional(),
   cellTimeoutSeconds: z.number().positive().optional(),

@@ -24,6 +24,8 @@ export interface DatalystEnvironment {
   sandbox: string | undefined;
   /** `DATALYST_IMAGE`: a runner image to use instead of the one built from docker/python-runner. */
   image: string | undefined;
+  /** `DATALYST_RUNTIME`: `runc` or `runsc` (gVisor), the OCI runtime of Docker sessions (the sandbox reads the same name). */
+  runtime: string | undefined;
   /** `DATALYST_CELL_TIMEOUT_MS`, `DATALYST_MEMORY_MB`, `DATALYST_CPUS`: sandbox limits (the sandbox reads the same names). */
   cellTimeoutMs: string | undefined;
   memoryMb: string | undefined;
@@ -52,6 +54,7 @@ export function readDatalystEnvironment(env: NodeJS.ProcessEnv = process.env): D
     profile: readEnv('DATALYST_PROFILE', env),
     sandbox: readEnv('DATALYST_SANDBOX', env),
     image: readEnv('DATALYST_IMAGE', env),
+    runtime: readEnv('DATALYST_RUNTIME', env),
     cellTimeoutMs: readEnv('DATALYST_CELL_TIMEOUT_MS', env),
     memoryMb: readEnv('DATALYST_MEMORY_MB', env),
     cpus: readEnv('DATALYST_CPUS', env),

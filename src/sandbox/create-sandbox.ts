@@ -56,17 +56,28 @@ export async function createSandboxWithBackend(
           maxTotalBytes: limits.workdirMb * 1024 * 1024,
         });
   const image = options.image ?? sandboxEnvironment().image ?? (await runnerImageTag());
+  const runtime = options.runtime ?? sandboxEnvironment().runtime;
   const sessionId = randomBytes(6).toString('hex');
   const kernel: KernelProcess = await backend.start({
     sessionId,
     image,
     limits,
+    ...(runtime === undefined ? {} : { runtime }),
     ...(signal ? { signal } : {}),
   });
   const connection = new KernelConnection(kernel);
   // The Docker backend runs exactly the image it was asked for; the local one runs none.
   const startedImage = kernel.image ?? (backend.name === 'docker' ? image : null);
-  const session = new KernelSession(sessionId, backend.name, limits, kernel, connection, startedImage);
+  const startedRuntime = kernel.runtime ?? (backend.name === 'docker' ? (runtime ?? 'runc') : null);
+  const session = new KernelSession(
+    sessionId,
+    backend.name,
+    limits,
+    kernel,
+    connection,
+    startedImage,
+    startedRuntime,
+  );
   const onAbort = () => {
     connection.fail('Starting the session was cancelled.');
   };

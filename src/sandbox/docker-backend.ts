@@ -114,10 +114,12 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Sandbox
       const docker = options.docker ?? new Docker();
       await pingDocker(docker, pingTimeoutMs, signal);
       if (options.reapOrphans ?? true) ensureReaperRunning(options.docker);
+      const runtime = request.runtime ?? 'runc';
       const body = containerCreateBody({
         sessionId: request.sessionId,
         image: request.image,
         limits: request.limits,
+        ...(request.runtime === undefined ? {} : { runtime: request.runtime }),
         nowMs: Date.now(),
       });
       const name = `datalyst-${request.sessionId}-${randomBytes(3).toString('hex')}`;
@@ -144,7 +146,11 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Sandbox
           creating.then(({ Id }) => docker.getContainer(Id).remove({ force: true })).catch(() => {});
           throw new CancelledError(signal.reason);
         }
-        throw mapDockerError(error, { action: 'create the session container', image: request.image });
+        throw mapDockerError(error, {
+          action: 'create the session container',
+          image: request.image,
+          runtime: runtime,
+        });
       }
       const container = docker.getContainer(created.Id);
       let stream: Duplex | undefined;
@@ -211,8 +217,9 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Sandbox
           stdin: attached,
           stdout,
           stderr,
-          description: `container ${created.Id.slice(0, 12)}`,
+          description: `container ${created.Id.slice(0, 12)}${runtime === 'runc' ? '' : ` (${runtime})`}`,
           image: request.image,
+          runtime,
           dispose,
         };
       } catch (error) {

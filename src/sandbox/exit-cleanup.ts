@@ -76,6 +76,8 @@ export function trackForExitCleanup(kernel: KernelProcess): KernelProcess {
     stdout: kernel.stdout,
     stderr: kernel.stderr,
     description: kernel.description,
+    ...(kernel.image === undefined ? {} : { image: kernel.image }),
+    ...(kernel.runtime === undefined ? {} : { runtime: kernel.runtime }),
     dispose: () => {
       liveKernels.delete(tracked);
       return kernel.dispose();

@@ -1,5 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
-import type { SandboxBackendName, SandboxLimits } from './sandbox.ts';
+import type { SandboxBackendName, SandboxLimits, SandboxRuntimeName } from './sandbox.ts';
 
 /**
  * A running kernel supervisor, wherever it runs: the host writes JSON lines to
@@ -15,6 +15,8 @@ export interface KernelProcess {
   readonly description: string;
   /** The image the container runs; absent where there is none (the local backend). */
   readonly image?: string;
+  /** The OCI runtime the container runs under; absent where there is none (the local backend). */
+  readonly runtime?: SandboxRuntimeName;
   /** Stops the supervisor and removes what the backend created. Safe to call twice. */
   dispose(): Promise<void>;
 }
@@ -23,6 +25,8 @@ export interface KernelStartRequest {
   sessionId: string;
   image: string;
   limits: SandboxLimits;
+  /** The OCI runtime, for backends that have one (Docker). Default `runc`. */
+  runtime?: SandboxRuntimeName;
   signal?: AbortSignal;
 }
 

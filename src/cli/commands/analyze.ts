@@ -34,6 +34,7 @@ or ./datalyst.config.json; unknown keys are errors), then the environment:
   DATALYST_BASE_URL / OPENAI_BASE_URL   OpenAI-compatible endpoint
   DATALYST_API_KEY / OPENAI_API_KEY     its API key (never read from the config file)
   DATALYST_SANDBOX, DATALYST_IMAGE      sandbox backend, runner image
+  DATALYST_RUNTIME                      runc or runsc (gVisor; datalyst setup --gvisor)
   DATALYST_CELL_TIMEOUT_MS, DATALYST_MEMORY_MB, DATALYST_CPUS
   NO_COLOR                              no colours
 
@@ -66,6 +67,7 @@ const analyzeOptionsSchema = z.object({
   memory: z.string().optional(),
   cpus: z.string().optional(),
   sandbox: z.string().optional(),
+  runtime: z.string().optional(),
   maxWorkspaceMb: z.string().optional(),
   json: z.boolean().optional(),
   quiet: z.boolean().optional(),
@@ -107,6 +109,7 @@ export function defineAnalyzeCommand(program: Command, context: CliContext, setE
     .option('--memory <size>', 'sandbox memory, e.g. 2g, 512m (default: 2g)')
     .option('--cpus <n>', 'sandbox CPU cores (default: 1.5)')
     .option('--sandbox <backend>', 'docker or local (local: NO isolation) (default: docker)')
+    .option('--runtime <name>', 'container runtime: runc, or runsc for gVisor (default: runc)')
     .option('--max-workspace-mb <mb>', 'refuse larger workspaces (default: 2048)')
     .option('--json', 'JSON lines on stdout instead of progress')
     .option('--quiet', 'print only warnings, errors and where the report is')
@@ -284,6 +287,7 @@ async function runAnalyze(
         sandbox: {
           backend: settings.sandbox,
           ...(image === undefined ? {} : { image }),
+          ...(settings.sandbox === 'docker' ? { runtime: settings.runtime } : {}),
           limits: sandboxLimitsFor(settings, check),
         },
         outDir,

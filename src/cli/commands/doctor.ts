@@ -18,6 +18,7 @@ const doctorHelp = `
 Checks, and says what to fix for each:
   Docker        the engine answers (DOCKER_HOST or the local socket), its version
   Limits        the engine can enforce memory, swap and process limits (cgroups)
+  Runtimes      the engine's OCI runtimes (runc; runsc for --runtime runsc, gVisor)
   Runner image  built, and built from the current docker/python-runner
   Model         if one is configured: GET <base-url>/models answers and lists it
 
@@ -103,6 +104,7 @@ async function checkDocker(
             failureExitCode: ExitCode.sandboxUnavailable,
           },
     );
+    checks.push(checkRuntimes(facts, context));
     return { checks, facts };
   } catch (error) {
     return {
@@ -118,6 +120,50 @@ async function checkDocker(
       facts: null,
     };
   }
+}
+
+/** The engine's runtimes; a failure only when the runtime asked for (DATALYST_RUNTIME) is not among them. */
+function checkRuntimes(facts: DockerFacts, context: CliContext): DoctorCheck {
+  const failureExitCode = ExitCode.sandboxUnavailable;
+  const listed = facts.runtimes
+    .map((runtime) => {
+      const args = runtime.args.length > 0 ? ` ${runtime.args.join(' ')}` : '';
+      return `${runtime.name}${runtime.name === facts.defaultRuntime ? ' (default)' : ''}${runtime.name === 'runsc' ? ` [gVisor${args}]` : ''}`;
+    })
+    .join(', ');
+  const runsc = facts.runtimes.find((runtime) => runtime.name === 'runsc');
+  const wanted = context.env.runtime;
+  if (wanted !== undefined && !facts.runtimes.some((runtime) => runtime.name === wanted)) {
+    return {
+      name: 'Runtimes',
+      status: 'fail',
+      detail: `DATALYST_RUNTIME=${wanted}, but the engine has only ${listed || 'none it names'}`,
+      fix:
+        wanted === 'runsc'
+          ? '`datalyst setup --gvisor` installs and registers gVisor (Debian, as root), or unset DATALYST_RUNTIME.'
+          : 'Unset DATALYST_RUNTIME, or set it to runc or runsc.',
+      failureExitCode,
+    };
+  }
+  if (runsc === undefined) {
+    return {
+      name: 'Runtimes',
+      status: 'info',
+      detail: `${listed}; no gVisor (runsc)`,
+      fix: '`datalyst setup --gvisor`, then --runtime runsc (stronger isolation, slower start and syscalls).',
+      failureExitCode,
+    };
+  }
+  if (!runsc.args.includes('--network=none')) {
+    return {
+      name: 'Runtimes',
+      status: 'warn',
+      detail: `${listed}; runsc is registered without --network=none, so sessions (no network) cannot start under it`,
+      fix: '`datalyst setup --gvisor` adds the argument (or add "runtimeArgs": ["--network=none"] to its daemon.json entry and reload the engine).',
+      failureExitCode,
+    };
+  }
+  return { name: 'Runtimes', status: 'ok', detail: listed, fix: null, failureExitCode };
 }
 
 async function checkImage(docker: Docker, context: CliContext): Promise<DoctorCheck> {
