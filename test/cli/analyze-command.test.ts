@@ -11,6 +11,7 @@ import {
   type FakeOpenAIServer,
   type ScriptEntry,
 } from '../support/fake-openai-server.ts';
+import { shippedSchemaValidator } from '../support/json-schema-validator.ts';
 import {
   removeTemporaryDirs,
   runDatalyst,
@@ -350,6 +351,12 @@ describe('datalyst analyze (runs)', () => {
       .split('\n')
       .map((line) => JSON.parse(line) as { type: string });
     const types = lines.map((line) => line.type);
+    // Every line as the shipped schema describes it: time (ISO 8601), schemaVersion, its own fields.
+    const validate = shippedSchemaValidator('json-lines.schema.json');
+    for (const line of lines) {
+      expect(validate(line), JSON.stringify(line).slice(0, 200)).toEqual([]);
+      expect(line).toMatchObject({ time: new Date(2025, 2, 14, 9, 30, 15).toISOString(), schemaVersion: 1 });
+    }
     expect(types[0]).toBe('workspace-check');
     expect(types).toContain('run-start');
     expect(types).toContain('execution-end');

@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { DEFAULT_INSTRUCTION, resolveAnalyzeSettings } from '../../config/analyze-settings.ts';
 import { loadConfigFile } from '../../config/config-file.ts';
 import { CancelledError, DatalystError } from '../../errors/index.ts';
-import type { AnalysisResult, AnalyzeSettings, RenderedReport, SandboxLimits } from '../../index.ts';
+import type { AnalyzeSettings } from '../../config/index.ts';
+import type { AnalysisResult, RenderedReport, SandboxLimits } from '../../index.ts';
 import type { CliContext } from '../cli-context.ts';
 import { ExitCode, exitCodeForError, exitCodeForTermination, exitCodeHelp } from '../exit-codes.ts';
 import { formatBytes } from '../format.ts';
@@ -159,7 +160,8 @@ async function runAnalyze(
   options: AnalyzeCommandOptions,
 ): Promise<number> {
   const json = options.json === true;
-  const writeJson = (line: Parameters<typeof toJsonLine>[0]) => context.stdout.write(toJsonLine(line));
+  const writeJson = (line: Parameters<typeof toJsonLine>[0]) =>
+    context.stdout.write(toJsonLine(line, context.now()));
   let renderer = makeRenderer(context, options);
   const fail = (error: unknown): number => {
     renderer.close();

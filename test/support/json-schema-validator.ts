@@ -1,0 +1,17 @@
+import { readFileSync } from 'node:fs';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+
+/** A validator for one of the shipped schemas in schemas/, as a tool outside Datalyst would use it. */
+export function shippedSchemaValidator(name: string): (value: unknown) => string[] {
+  const schema = JSON.parse(
+    readFileSync(new URL(`../../schemas/${name}`, import.meta.url), 'utf8'),
+  ) as Record<string, unknown>;
+  const ajv = new Ajv2020({ allErrors: true, strict: false });
+  addFormats.default(ajv);
+  const validate = ajv.compile(schema);
+  return (value) =>
+    validate(value)
+      ? []
+      : (validate.errors ?? []).map((error) => `${error.instancePath} ${error.message ?? ''}`);
+}
