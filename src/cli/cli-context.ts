@@ -1,4 +1,4 @@
-import type { DatalystEnvironment } from '../index.ts';
+import type { DatalystEnvironment } from '../config/index.ts';
 import type { SandboxFactory } from '../index.ts';
 
 /** One output stream of the CLI. */

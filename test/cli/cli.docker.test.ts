@@ -4,7 +4,8 @@ import path from 'node:path';
 import Docker from 'dockerode';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
-import { notebookSchema, traceDocumentSchema, traceRecordSchema, type TraceRecord } from '../../src/index.ts';
+import { traceDocumentSchema, traceRecordSchema, type TraceRecord } from '../../src/index.ts';
+import { notebookSchema } from '../../src/report/index.ts';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../support/fake-openai-server.ts';
 import { removeTemporaryDirs, temporaryDir } from './support/cli-harness.ts';
 

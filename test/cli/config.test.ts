@@ -1,10 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError, DatalystError } from '../../src/index.ts';
 import {
-  ConfigError,
   DEFAULT_INSTRUCTION,
-  DatalystError,
   defaultRunDir,
   inferProfile,
   loadConfigFile,
@@ -16,7 +15,7 @@ import {
   resolveAnalyzeSettings,
   type AnalyzeFlags,
   type LoadedConfigFile,
-} from '../../src/index.ts';
+} from '../../src/config/index.ts';
 import { removeTemporaryDirs, temporaryDir } from './support/cli-harness.ts';
 
 afterEach(removeTemporaryDirs);

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { resolveModelSettings } from '../../config/analyze-settings.ts';
 import { loadConfigFile } from '../../config/config-file.ts';
 import { DatalystError } from '../../errors/index.ts';
-import type { ModelSettings } from '../../index.ts';
+import type { ModelSettings } from '../../config/index.ts';
 import type { CliContext } from '../cli-context.ts';
 import { engineFix, inspectImage, listImageTags, probeDocker, type DockerFacts } from '../docker-probe.ts';
 import { ExitCode, exitCodeForError, exitCodeHelp, type ExitCodeValue } from '../exit-codes.ts';
