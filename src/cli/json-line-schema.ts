@@ -67,6 +67,7 @@ export const agentEventLineSchemas = [
 export const cliLineSchemas = [
   line('workspace-check', {
     dir: z.string(),
+    excluded: z.array(z.string()),
     totalBytes: z.number(),
     dataFiles: z.array(z.string()),
     skipped: z.array(z.object({ path: z.string(), reason: z.string() })),

@@ -17,6 +17,8 @@ export type CliJsonLine =
   | {
       type: 'workspace-check';
       dir: string;
+      /** Folders left out: Datalyst's own output. */
+      excluded: string[];
       totalBytes: number;
       dataFiles: string[];
       skipped: { path: string; reason: string }[];
