@@ -10,6 +10,8 @@ import type { CliContext } from '../cli-context.ts';
 import { ExitCode, exitCodeForError, exitCodeForTermination, exitCodeHelp } from '../exit-codes.ts';
 import { formatBytes } from '../format.ts';
 import { handleInterrupts } from '../interrupt.ts';
+import { checkModelBeforeRun } from '../model-preflight.ts';
+import { findOwnOutput } from '../own-output.ts';
 import { toJsonLine } from '../json-lines.ts';
 import { displayPath, prepareOutDir } from '../output-dir.ts';
 import type { ExitCodeSink } from '../program.ts';
@@ -140,6 +142,8 @@ function describeWorkspace(renderer: ProgressRenderer, check: WorkspaceCheck, co
     `Workspace ${displayPath(check.dir, context.cwd)}: ${check.dataFiles.length} data file${check.dataFiles.length === 1 ? '' : 's'}, ${formatBytes(check.totalBytes)} in all`,
   );
   for (const entry of check.skipped) renderer.warn(`${entry.path}: ${entry.reason ?? entry.kind}; skipped`);
+  for (const folder of check.excluded)
+    renderer.info(`  ${folder}/ left out: Datalyst's own output (run folders)`);
 }
 
 /** The working directory is a tmpfs in the container: make room for the copy of the workspace. */
@@ -191,11 +195,20 @@ async function runAnalyze(
       now: context.now(),
     });
     renderer = makeRenderer(context, options, settings.maxRounds);
-    check = await checkWorkspace(settings.workspaceDir, { maxTotalBytes: settings.maxWorkspaceBytes });
+    // `datalyst analyze .` must not read its earlier reports, nor the folder it is writing to.
+    const excludeDirs = await findOwnOutput(settings.workspaceDir, {
+      outDir: settings.outDir,
+      runsDir: settings.outDirIsDefault ? path.dirname(settings.outDir) : null,
+    });
+    check = await checkWorkspace(settings.workspaceDir, {
+      maxTotalBytes: settings.maxWorkspaceBytes,
+      excludeDirs,
+    });
     if (json) {
       writeJson({
         type: 'workspace-check',
         dir: check.dir,
+        excluded: check.excluded,
         totalBytes: check.totalBytes,
         dataFiles: check.dataFiles.map((entry) => entry.path),
         skipped: check.skipped.map((entry) => ({ path: entry.path, reason: entry.reason ?? entry.kind })),
@@ -260,10 +273,21 @@ async function runAnalyze(
   try {
     let result: AnalysisResult | null = null;
     try {
+      // Pre-flight, before any container or run folder: the model endpoint, then the sandbox.
+      const preflight = (step: string, detail: string) => {
+        renderer.info(`  ${detail}`);
+        if (json) writeJson({ type: 'preflight', step, detail });
+      };
+      if (settings.model.kind === 'endpoint') {
+        const { detail, warning } = await checkModelBeforeRun(settings.model);
+        preflight('model', `Model endpoint: ${detail}.`);
+        if (warning !== null) renderer.warn(warning);
+      }
       const image = await context.prepareSandbox({
         backend: settings.sandbox,
         image: settings.image,
-        onProgress: (line) => renderer.info(`  ${line}`),
+        limits: { cpus: settings.cpus, memoryMb: settings.memoryMb },
+        onProgress: (line) => preflight('sandbox', line),
         signal: interrupts.signal,
       });
       // After the pre-flight: a run that cannot start leaves no folder behind.
@@ -279,6 +303,7 @@ async function runAnalyze(
         sandbox: {
           backend: settings.sandbox,
           ...(image === undefined ? {} : { image }),
+          excludeDirs: check.excluded,
           limits: sandboxLimitsFor(settings, check),
         },
         outDir,
@@ -289,6 +314,8 @@ async function runAnalyze(
       for await (const event of events) {
         if (json) writeJson(event);
         else renderer.handle(event);
+        // The container starts and the workspace is profiled before the first round (seconds).
+        if (event.type === 'run-start') renderer.info('Starting the sandbox and profiling the workspace…');
         if (event.type === 'execution-end') {
           // Drawn now for the report; whatever comes of it (an error box, or a redraw if the pool failed) is the report's.
           for (const chart of event.result.charts)
