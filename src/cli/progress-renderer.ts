@@ -1,5 +1,6 @@
 import { formatBytes, formatDuration } from './format.ts';
 import type { AgentEvent, CellResult, DatalystError, StepKind, WorkspaceProfile } from '../index.ts';
+import { clipToWidth } from './clip-to-width.ts';
 import { createTerminalStyle, sanitizeForTerminal, type TerminalStyle } from './terminal-style.ts';
 
 /**
@@ -204,7 +205,7 @@ export class ProgressRenderer {
     if (!this.options.live || this.running === null || this.statusLineShown || this.streaming !== null)
       return;
     const elapsed = formatDuration(this.now() - this.running.startedAt);
-    const text = `  ⏵ ${this.running.outputId} running · ${elapsed}`.slice(0, this.columns - 1);
+    const text = clipToWidth(`  ⏵ ${this.running.outputId} running · ${elapsed}`, this.columns - 1);
     this.options.write(this.style.yellow(text));
     this.statusLineShown = true;
   }
@@ -386,7 +387,7 @@ export class ProgressRenderer {
     if (lines.length === 1 && lines[0] === '') return;
     const width = this.columns - 6;
     for (const text of lines.slice(0, this.previewLines)) {
-      const clipped = text.length > width ? `${text.slice(0, width - 1)}…` : text;
+      const clipped = clipToWidth(text, width);
       this.line(this.style.dim(`    ┆ ${clipped}`));
     }
     if (lines.length > this.previewLines)
