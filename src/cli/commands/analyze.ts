@@ -32,7 +32,8 @@ as it goes, then report.html, report.md (+ assets/), analysis.ipynb,
 trace.json and artifacts/. An existing non-empty --out is refused.
 
 Settings come from the options, then the config file (--config, DATALYST_CONFIG
-or ./datalyst.config.json; unknown keys are errors), then the environment:
+or the nearest datalyst.config.json here or above; unknown keys are errors,
+"did you mean" says which was meant), then the environment:
   DATALYST_MODEL, DATALYST_PROFILE      model name, protocol profile
   DATALYST_BASE_URL / OPENAI_BASE_URL   OpenAI-compatible endpoint
   DATALYST_API_KEY / OPENAI_API_KEY     its API key (never read from the config file)
@@ -113,7 +114,10 @@ export function defineAnalyzeCommand(program: Command, context: CliContext, setE
     .option('--max-workspace-mb <mb>', 'refuse larger workspaces (default: 2048)')
     .option('--json', 'JSON lines on stdout instead of progress')
     .option('--quiet', 'print only warnings, errors and where the report is')
-    .option('--config <file>', 'config file (default: ./datalyst.config.json if present)')
+    .option(
+      '--config <file>',
+      'config file (default: the nearest datalyst.config.json, here or in a folder above)',
+    )
     .addHelpText('after', analyzeHelp)
     .action(async (workspace: string, instruction: string | undefined, rawOptions: unknown) => {
       setExitCode(await runAnalyze(context, workspace, instruction, analyzeOptionsSchema.parse(rawOptions)));

@@ -58,7 +58,10 @@ export function defineDoctorCommand(program: Command, context: CliContext, setEx
     .option('--model <name>', 'model to look for (env DATALYST_MODEL)')
     .option('--base-url <url>', 'endpoint to check (env DATALYST_BASE_URL, OPENAI_BASE_URL)')
     .option('--api-key <key>', 'API key for the endpoint (env DATALYST_API_KEY, OPENAI_API_KEY)')
-    .option('--config <file>', 'config file (default: ./datalyst.config.json if present)')
+    .option(
+      '--config <file>',
+      'config file (default: the nearest datalyst.config.json, here or in a folder above)',
+    )
     .addHelpText('after', doctorHelp)
     .action(async (rawOptions: unknown) => {
       setExitCode(await runDoctor(context, doctorOptionsSchema.parse(rawOptions)));
