@@ -7,6 +7,7 @@
 import { writeFile, mkdir } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
+import { doctorJsonSchema } from '../src/cli/doctor-json-schema.ts';
 import { jsonLineSchema } from '../src/cli/json-line-schema.ts';
 import { configFileSchema } from '../src/config/config-file.ts';
 import { traceDocumentSchema, traceRecordSchema } from '../src/trace/schema.ts';
@@ -30,6 +31,12 @@ export function generateJsonSchemas(): Record<string, string> {
       'output',
       'Datalyst --json line',
       'One line of `datalyst analyze --json` (stdout): an agent event or a line of the CLI, each with `time` (ISO 8601) and `schemaVersion`.',
+    ),
+    'doctor.schema.json': jsonSchemaOf(
+      doctorJsonSchema,
+      'output',
+      'Datalyst doctor --json',
+      'The object `datalyst doctor --json` writes: every check with its status, detail and fix, and the exit code.',
     ),
     'config.schema.json': jsonSchemaOf(
       configFileSchema,

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeTemporaryDirs, temporaryDir } from '../cli/support/cli-harness.ts';
+import { validatorFor } from '../support/json-schema-validator.ts';
 import { writeConsumerProject } from './support/consumer-project.ts';
 
 /**
@@ -251,6 +252,16 @@ describe('the installed datalyst binary', () => {
     expect(result.exitCode, result.all).toBe(0);
     expect(result.stdout).toMatch(/✓ Docker/);
     expect(result.stdout).toMatch(/✓ Runner image/);
+    // --json: one object, as the shipped schema (in the package) describes it.
+    const json = await run(path.join(consumerDir, 'node_modules', '.bin', 'datalyst'), ['doctor', '--json']);
+    expect(json.exitCode, json.all).toBe(0);
+    const report = JSON.parse(json.stdout) as { ok: boolean; checks: { name: string; status: string }[] };
+    const schema = JSON.parse(
+      await readFile(path.join(consumerDir, 'node_modules/datalyst/schemas/doctor.schema.json'), 'utf8'),
+    ) as object;
+    expect(validatorFor(schema)(report)).toEqual([]);
+    expect(report.ok).toBe(true);
+    expect(report.checks.find((check) => check.name === 'Docker')?.status).toBe('ok');
   });
 
   it('answers --version with the package version', async () => {

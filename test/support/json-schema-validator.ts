@@ -4,9 +4,13 @@ import addFormats from 'ajv-formats';
 
 /** A validator for one of the shipped schemas in schemas/, as a tool outside Datalyst would use it. */
 export function shippedSchemaValidator(name: string): (value: unknown) => string[] {
-  const schema = JSON.parse(
-    readFileSync(new URL(`../../schemas/${name}`, import.meta.url), 'utf8'),
-  ) as Record<string, unknown>;
+  return validatorFor(
+    JSON.parse(readFileSync(new URL(`../../schemas/${name}`, import.meta.url), 'utf8')) as object,
+  );
+}
+
+/** A JSON Schema (draft 2020-12) checked with ajv: the list of what does not match. */
+export function validatorFor(schema: object): (value: unknown) => string[] {
   const ajv = new Ajv2020({ allErrors: true, strict: false });
   addFormats.default(ajv);
   const validate = ajv.compile(schema);

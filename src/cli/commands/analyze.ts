@@ -1,8 +1,8 @@
 import path from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { z } from 'zod';
 import { DEFAULT_INSTRUCTION, resolveAnalyzeSettings } from '../../config/analyze-settings.ts';
-import { loadConfigFile } from '../../config/config-file.ts';
+import { loadConfigFile, modelProfileNames, sandboxBackendNames } from '../../config/config-file.ts';
 import { CancelledError, DatalystError } from '../../errors/index.ts';
 import type { AnalyzeSettings } from '../../config/index.ts';
 import type { AnalysisResult, RenderedReport, SandboxLimits } from '../../index.ts';
@@ -91,9 +91,15 @@ export function defineAnalyzeCommand(program: Command, context: CliContext, setE
       'OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (env DATALYST_BASE_URL, OPENAI_BASE_URL)',
     )
     .option('--api-key <key>', 'API key for the endpoint (env DATALYST_API_KEY, OPENAI_API_KEY)')
-    .option(
-      '--profile <profile>',
-      'protocol profile: deepanalyze or chat (default: deepanalyze for DeepAnalyze models, else chat)',
+    // commander's choices() for closed sets: the usage error names the allowed values. Numbers, sizes
+    // and durations stay with resolveAnalyzeSettings, whose errors also cover the config file and the
+    // environment; the environment is read in one place (config/env.ts), not by commander's env(),
+    // which would rank it above the config file.
+    .addOption(
+      new Option(
+        '--profile <profile>',
+        'protocol profile (default: deepanalyze for DeepAnalyze models, else chat)',
+      ).choices(modelProfileNames),
     )
     .option('--offline', 'use the built-in offline analyst, no language model')
     .option('--out <dir>', 'run folder; must be new or empty (default: runs/<time>-<workspace>)')
@@ -110,7 +116,11 @@ export function defineAnalyzeCommand(program: Command, context: CliContext, setE
     )
     .option('--memory <size>', 'sandbox memory, e.g. 2g, 512m (default: 2g)')
     .option('--cpus <n>', 'sandbox CPU cores (default: 1.5)')
-    .option('--sandbox <backend>', 'docker or local (local: NO isolation) (default: docker)')
+    .addOption(
+      new Option('--sandbox <backend>', 'sandbox backend; local: NO isolation (default: docker)').choices(
+        sandboxBackendNames,
+      ),
+    )
     .option('--max-workspace-mb <mb>', 'refuse larger workspaces (default: 2048)')
     .option('--json', 'JSON lines on stdout instead of progress')
     .option('--quiet', 'print only warnings, errors and where the report is')
