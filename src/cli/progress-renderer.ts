@@ -195,6 +195,10 @@ export class ProgressRenderer {
     this.emit(`${text}\n`);
   }
 
+  // The one-line status ("E3 running · 4.2 s") is drawn by hand rather than with log-update:
+  // log-update owns the bottom of the terminal and redraws whole frames, while here the model's
+  // text streams in as partial lines between redraws; clearing one line (\r, erase line) before
+  // each write and drawing it again after is all the status needs, and stays correct in a pipe.
   private clearStatusLine(): void {
     if (!this.statusLineShown) return;
     this.options.write('\r\x1b[2K');
