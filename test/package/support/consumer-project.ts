@@ -12,11 +12,25 @@ const manifestSchema = z.looseObject({
 });
 
 /**
+ * The registry URL of a locked package's tarball. This clone's lock leaves it
+ * out (npm then asks the registry's metadata where the tarball is, which an
+ * offline install cannot); with it npm takes the tarball from its cache by
+ * the lock's integrity.
+ */
+function registryTarball(location: string, version: string | undefined): { resolved?: string } {
+  const name = location.slice(location.lastIndexOf('node_modules/') + 'node_modules/'.length);
+  if (version === undefined) return {};
+  const base = name.slice(name.lastIndexOf('/') + 1);
+  return { resolved: `https://registry.npmjs.org/${name}/-/${base}-${version}.tgz` };
+}
+
+/**
  * Writes package.json and package-lock.json of a new project that depends on
  * the packed tarball (and on @types/node, as any Node TypeScript project
  * does), so that `npm ci --offline` installs it from npm's cache alone: npm
  * resolves version ranges from registry metadata, which the cache may not
- * hold, but installs a complete lock from cached tarballs. The dependency
+ * hold, but installs a complete lock (resolved URL and integrity) from cached
+ * tarballs. The dependency
  * tree is this clone's lock less its development-only packages: what a user
  * of the same release resolves.
  */
@@ -53,7 +67,7 @@ export async function writeConsumerProject(options: {
   for (const [location, entry] of Object.entries(lock.packages)) {
     if (location === '' || (entry.dev === true && !kept.has(location))) continue;
     const { dev: _dev, ...rest } = entry;
-    packages[location] = rest;
+    packages[location] = { ...rest, ...registryTarball(location, entry.version) };
   }
   await writeFile(
     path.join(consumerDir, 'package.json'),
