@@ -108,7 +108,11 @@ class AnalysisRun {
    * a missing workspace throws (WorkspaceError) and leaves no run folder.
    */
   async *run(): AsyncGenerator<AgentEvent, void, undefined> {
-    this.inputFiles = await hashWorkspaceFiles(this.options.workspaceDir, this.options.signal);
+    this.inputFiles = await hashWorkspaceFiles(
+      this.options.workspaceDir,
+      this.options.signal,
+      this.options.sandbox?.excludeDirs,
+    );
     this.startedAtMs = Date.now();
     this.startedAt = new Date(this.startedAtMs).toISOString();
     // The run has begun once its trace is open and the caller's signal and the deadline are armed.

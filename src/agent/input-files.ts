@@ -17,10 +17,15 @@ export async function sha256File(filePath: string, signal?: AbortSignal): Promis
  * links), with size and SHA-256, sorted by path: the provenance a report shows.
  * Throws WorkspaceError when the folder is missing or not a folder.
  */
-export async function hashWorkspaceFiles(workspaceDir: string, signal?: AbortSignal): Promise<InputFile[]> {
+export async function hashWorkspaceFiles(
+  workspaceDir: string,
+  signal?: AbortSignal,
+  excludeDirs: readonly string[] = [],
+): Promise<InputFile[]> {
   const files = await listWorkspaceFiles(workspaceDir, {
     maxFiles: Number.POSITIVE_INFINITY,
     maxTotalBytes: Number.POSITIVE_INFINITY,
+    excludeDirs,
   });
   const hashed: InputFile[] = [];
   for (const file of files) {

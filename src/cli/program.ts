@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
-import packageJson from '../../package.json' with { type: 'json' };
 import { DatalystError } from '../errors/index.ts';
+import { VERSION } from '../version.ts';
 import type { CliContext } from './cli-context.ts';
 import { defineAnalyzeCommand } from './commands/analyze.ts';
 import { defineChartCommand } from './commands/chart.ts';
@@ -31,7 +31,7 @@ export function createProgram(context: CliContext, setExitCode: ExitCodeSink): C
     .description(
       'Analyse a folder of data files with a language model (or the built-in offline analyst) in a Docker sandbox, and write a report with charts.',
     )
-    .version(packageJson.version, '-V, --version')
+    .version(VERSION, '-V, --version')
     .exitOverride()
     .configureOutput({
       writeOut: (text) => context.stdout.write(text),

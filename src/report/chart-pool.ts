@@ -70,7 +70,12 @@ interface WorkerSlot {
 }
 
 const bootstrapPath = fileURLToPath(new URL('./chart-worker-bootstrap.mjs', import.meta.url));
-const workerEntryUrl = new URL('./chart-worker.ts', import.meta.url).href;
+// From a clone this module is TypeScript and so is the worker (the bootstrap
+// registers tsx); from the published package both are compiled JavaScript.
+const workerEntryUrl = new URL(
+  import.meta.url.endsWith('.ts') ? './chart-worker.ts' : './chart-worker.js',
+  import.meta.url,
+).href;
 // vega allocates a few objects per mark and channel; semi-spaces larger than
 // V8's 16 MB default roughly halve the collector's time on 5 000-point charts.
 const SEMI_SPACE_MB = 64;

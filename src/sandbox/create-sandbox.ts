@@ -54,6 +54,7 @@ export async function createSandboxWithBackend(
       : await listWorkspaceFiles(options.workspaceDir, {
           maxFiles: MAX_WORKSPACE_FILES,
           maxTotalBytes: limits.workdirMb * 1024 * 1024,
+          ...(options.excludeDirs === undefined ? {} : { excludeDirs: options.excludeDirs }),
         });
   const image = options.image ?? sandboxEnvironment().image ?? (await runnerImageTag());
   const runtime = options.runtime ?? sandboxEnvironment().runtime;

@@ -48,6 +48,11 @@ export interface SandboxOptions {
   backend?: SandboxBackendName;
   /** Host folder copied into the session's working directory. The original is never written. */
   workspaceDir?: string;
+  /**
+   * Folders of the workspace (relative, `/`-separated) not copied in, e.g.
+   * the runs folder of `datalyst analyze .`, so a run never reads its own output.
+   */
+  excludeDirs?: readonly string[];
   /** Runner image; default the tag computed from `docker/python-runner` (see `runnerImageTag`). */
   image?: string;
   /**

@@ -14,6 +14,8 @@ export interface WorkspaceFile {
 export interface WorkspaceListLimits {
   maxFiles: number;
   maxTotalBytes: number;
+  /** Workspace-relative folders (`/`-separated) left out with everything in them. */
+  excludeDirs?: readonly string[];
 }
 
 const UPLOAD_CHUNK_BYTES = 1024 * 1024;
@@ -76,6 +78,7 @@ export async function listWorkspaceFiles(dir: string, limits: WorkspaceListLimit
     if (!entry.isFile()) continue;
     const absolutePath = join(entry.parentPath, entry.name);
     const path = relative(dir, absolutePath).split(sep).join('/');
+    if (limits.excludeDirs?.some((excluded) => path.startsWith(`${excluded}/`))) continue;
     if (!isSafeWorkspacePath(path) || !(await isReadable(absolutePath))) continue;
     const { size } = await stat(absolutePath);
     totalBytes += size;

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/index.ts';
 import {
-  ConfigError,
   parseConfigFile,
   readDatalystEnvironment,
   resolveAnalyzeSettings,
   type AnalyzeFlags,
-} from '../../src/index.ts';
+} from '../../src/config/index.ts';
 
 function runtimeOf(flags: AnalyzeFlags, env: NodeJS.ProcessEnv, file: string | null = null) {
   return resolveAnalyzeSettings({

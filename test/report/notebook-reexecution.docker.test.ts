@@ -29,10 +29,14 @@ afterAll(async () => {
 });
 
 // nbclient has no CLI of its own (`python3 -m nbclient` is not one); this is its documented API.
+// nbformat.validate checks the notebook Datalyst wrote against the official nbformat v4 JSON schema
+// with Jupyter's own validator (nbformat.read only warns): the zod schema in src/report stays the
+// small runtime check of what the code needs, the official one is the test's.
 const executeNotebookPython = `
 import nbformat
 from nbclient import NotebookClient
 notebook = nbformat.read('analysis.ipynb', as_version=4)
+nbformat.validate(notebook)
 NotebookClient(notebook, timeout=300, kernel_name='python3', resources={'metadata': {'path': '.'}}).execute()
 nbformat.write(notebook, 'executed.ipynb')
 `;

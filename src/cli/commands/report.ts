@@ -8,7 +8,7 @@ import { defaultReportFormatNames, reportFormatNames } from '../../config/config
 import { TraceError } from '../../errors/index.ts';
 import { readTrace } from '../../trace/reader.ts';
 import type { CliContext } from '../cli-context.ts';
-import { ExitCode, exitCodeForError, exitCodeHelp } from '../exit-codes.ts';
+import { ExitCode, exitCodeForError, exitCodeHelpFor } from '../exit-codes.ts';
 import { prepareOutDir } from '../output-dir.ts';
 import type { ExitCodeSink } from '../program.ts';
 import { printError } from '../program.ts';
@@ -27,7 +27,14 @@ Examples:
   $ datalyst report runs/20250314-093015-sales/trace.jsonl --format html
   $ datalyst report runs/20250314-093015-sales --out /tmp/sales-report
 
-${exitCodeHelp}`;
+${exitCodeHelpFor([
+  [ExitCode.answered, 'the report was written (whatever the run it shows ended with)'],
+  [ExitCode.internal, 'internal error (a bug in Datalyst)'],
+  [
+    ExitCode.usage,
+    'not a trace or run folder, a bad option, an --out folder that is not new or empty, a write failure',
+  ],
+])}`;
 
 const reportOptionsSchema = z.object({
   out: z.string().optional(),

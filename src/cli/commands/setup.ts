@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { DatalystError, SandboxUnavailableError } from '../../errors/index.ts';
 import type { CliContext } from '../cli-context.ts';
 import { probeDocker } from '../docker-probe.ts';
-import { ExitCode, exitCodeForError, exitCodeHelp } from '../exit-codes.ts';
+import { ExitCode, exitCodeForError, exitCodeHelpFor } from '../exit-codes.ts';
 import { formatDuration } from '../format.ts';
 import { handleInterrupts } from '../interrupt.ts';
 import type { ExitCodeSink } from '../program.ts';
@@ -32,7 +32,13 @@ Examples:
   $ datalyst setup --force
   $ datalyst setup --base-image debian:trixie-slim
 
-${exitCodeHelp}`;
+${exitCodeHelpFor([
+  [ExitCode.answered, 'the runner image is built (now or before)'],
+  [ExitCode.internal, 'internal error (a bug in Datalyst)'],
+  [ExitCode.usage, 'a bad option'],
+  [ExitCode.sandboxUnavailable, 'no Docker engine answers, or the image build failed'],
+  [ExitCode.cancelled, 'cancelled (Ctrl-C)'],
+])}`;
 
 const setupOptionsSchema = z.object({
   force: z.boolean().optional(),
