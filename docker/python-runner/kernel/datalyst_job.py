@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import secrets
+
 from datalyst_capped_stream import CappedStream
 from datalyst_live_output import LiveOutput
 
@@ -16,6 +18,9 @@ class Job:
         self.id = request['id']
         # The worker (which runs the cell's code) never learns the host's request id.
         self.worker_id = worker_id
+        # A `done` must echo it: a thread left behind by an earlier cell cannot end
+        # this job by guessing its (sequential) worker id. See the README for the limit.
+        self.worker_token = secrets.token_hex(16)
         self.kind = request['type']
         self.timeout_ms = float(request.get('timeoutMs') or DEFAULT_TIMEOUT_MS)
         self.grace_ms = float(request.get('interruptGraceMs') or DEFAULT_GRACE_MS)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import base64
 import errno
+import hmac
 import json
 import os
 import selectors
@@ -35,7 +36,8 @@ from typing import Callable
 
 from datalyst_host_channel import HelloRefused, HostChannel, read_hello
 from datalyst_job import Job
-from datalyst_processes import become_subreaper, become_undumpable, is_running, oom_kill_count, read_children
+from datalyst_processes import (become_subreaper, become_undumpable, is_running, memory_headroom_bytes,
+                                oom_kill_count, read_children)
 from datalyst_text import MAX_ERROR_CHARS, MAX_NOTE_CHARS, MAX_VALUE_CHARS, clip_middle, clip_text
 from datalyst_workdir import (PathRefused, check_relative_path, diff_snapshots, read_regular_file, snapshot,
                               write_regular_file)
@@ -121,12 +123,25 @@ class Supervisor:
                 log('cannot seed the matplotlib cache: %s' % error)
         return env
 
-    def spawn_worker(self) -> None:
+    def spawn_worker(self) -> bool:
+        """Starts a worker, unless the sandbox's memory is too full for one to start (files
+        in its tmpfs stay in memory): the fork could then make the OOM killer pick the
+        supervisor, PID 1, and end the session without a word. False when refused."""
+        headroom = memory_headroom_bytes()
+        if headroom is not None and headroom < MIN_START_HEADROOM_BYTES:
+            log('not starting a worker: %d MiB of memory left' % (headroom >> 20))
+            self.failed_starts = MAX_FAILED_STARTS
+            self.release_held_result(restarted=False, why='%d MiB of memory left: files in the working directory '
+                                     'or /tmp hold the rest' % max(0, headroom >> 20))
+            self.fail_queue('the Python worker cannot start: the sandbox has %d MiB of memory left (files in the '
+                            'working directory or /tmp hold the rest)' % max(0, headroom >> 20))
+            return False
         worker = Worker(self.workdir, self.worker_env)
         self.worker = worker
         self.selector.register(worker.from_worker, selectors.EVENT_READ, 'control')
         self.selector.register(worker.stdout_fd, selectors.EVENT_READ, 'stdout')
         self.selector.register(worker.stderr_fd, selectors.EVENT_READ, 'stderr')
+        return True
 
     def retire_worker(self) -> None:
         worker = self.worker
@@ -267,7 +282,7 @@ class Supervisor:
         job.oom_before = oom_kill_count()
         job.started_ms = monotonic_ms()
         self.job = job
-        message = {'type': job.kind, 'id': job.worker_id}
+        message = {'type': job.kind, 'id': job.worker_id, 'token': job.worker_token}
         if job.kind == 'execute':
             message['code'] = request.get('code', '')
         else:
@@ -346,7 +361,10 @@ class Supervisor:
                 self.failed_starts = 0
                 self.release_held_result(restarted=True)
             elif message.get('type') == 'done' and self.job is not None and message.get('id') == self.job.worker_id:
-                self.finish_job(message, state_lost=False)
+                if hmac.compare_digest(str(message.get('token')), self.job.worker_token):
+                    self.finish_job(message, state_lost=False)
+                else:
+                    log('ignored a `done` without the job token (written by cell code, not by the kernel loop)')
 
     def flush_live(self, final: bool = False) -> None:
         """Sends what the running cell printed since the last frame, when the host asked for it."""
@@ -455,12 +473,15 @@ class Supervisor:
         result['statusDetail'] = describe(True)
         self.send({'type': 'result', 'id': job.id, 'result': result})
 
-    def release_held_result(self, restarted: bool) -> None:
+    def release_held_result(self, restarted: bool, why: str | None = None) -> None:
         if self.held_result is None:
             return
         job, result, describe = self.held_result
         self.held_result = None
-        result['statusDetail'] = describe(restarted)
+        detail = describe(restarted)
+        if why and detail:
+            detail = '%s (%s)' % (detail[:-1], why) if detail.endswith('.') else '%s (%s)' % (detail, why)
+        result['statusDetail'] = clip_text(detail, MAX_NOTE_CHARS) if detail else detail
         self.send({'type': 'result', 'id': job.id, 'result': result})
 
     # -- processes -----------------------------------------------------------
@@ -492,7 +513,8 @@ class Supervisor:
                 self.failed_starts += 1
                 log('the worker exited while starting (status %d)' % status)
                 if self.failed_starts >= MAX_FAILED_STARTS:
-                    self.release_held_result(restarted=False)
+                    self.release_held_result(restarted=False, why='the Python worker exited %d times while '
+                                             'starting; see the container log' % self.failed_starts)
                     self.fail_queue('the Python worker cannot start; see the container log')
                 elif self.held_result is not None:
                     self.spawn_worker()  # the held cell says whether the restart worked
@@ -621,7 +643,10 @@ class Supervisor:
 
 
 MAX_FAILED_STARTS = 3
-CANNOT_RESTART = 'could not be restarted (the Python worker does not start), so this session cannot run more cells'
+# Python with pandas needs far more, but this is what the fork and exec need not to
+# push the supervisor over the limit; a worker that then runs out is killed alone.
+MIN_START_HEADROOM_BYTES = 48 << 20
+CANNOT_RESTART = 'could not be restarted, so this session cannot run more cells'
 RestartClause = Callable[[bool], 'str | None']
 
 # Signals the supervisor must survive when it is not PID 1 (the local backend:
