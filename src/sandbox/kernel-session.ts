@@ -13,6 +13,7 @@ import type {
   SandboxSession,
 } from './sandbox.ts';
 import type { WorkspaceProfile } from './workspace-profile.ts';
+import { hasControlCharacters } from './path-text.ts';
 import { isSafeWorkspacePath } from './workspace-files.ts';
 import { unlessAborted } from '../util/unless-aborted.ts';
 
@@ -111,7 +112,10 @@ export class KernelSession implements SandboxSession {
     this.assertOpen();
     const maxTotalBytes = options.maxTotalBytes ?? DEFAULT_READ_MAX_BYTES;
     const maxFiles = options.maxFiles ?? DEFAULT_READ_MAX_FILES;
-    const requested = [...new Set(paths.filter(isSafeWorkspacePath))];
+    // A name with a control character (`a\nb.csv`) is never read out: it would reach the host's disk as is.
+    const requested = [
+      ...new Set(paths.filter((path) => isSafeWorkspacePath(path) && !hasControlCharacters(path))),
+    ];
     if (requested.length === 0) return [];
     const response = await this.connection.request(
       { type: 'read-files', paths: requested, maxTotalBytes, maxFiles },

@@ -4,7 +4,8 @@ import { createSandbox } from '../../src/sandbox/index.ts';
 import { tmpfsInodes } from '../../src/sandbox/container-config.ts';
 
 /**
- * Regressions of issue 10, section 2: two million empty files wedged a session
+ * Regressions of issue 10, section 2: an artifact named `a\nb.csv` reached the
+ * host's run folder as it was; two million empty files wedged a session
  * (the tmpfs had no inode cap, the inodes filled the container's memory, the
  * worker was reported "restarted" and never came back).
  */
@@ -64,5 +65,13 @@ describe('files that fill the sandbox', () => {
     } finally {
       await expect(session.close()).resolves.toBeUndefined();
     }
+  });
+
+  it('an artifact named a\\nb.csv is listed by the cell but never read out to the host', async () => {
+    await using session = await createSandbox();
+    const result = await session.execute("open('a\\nb.csv', 'w').write('x')\nopen('ok.csv', 'w').write('y')");
+    expect(result.files.map((file) => file.path).sort()).toEqual(['a\nb.csv', 'ok.csv']);
+    const read = await session.readFiles(['a\nb.csv', 'ok.csv']);
+    expect(read.map((file) => file.path)).toEqual(['ok.csv']);
   });
 });
