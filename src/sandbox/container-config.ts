@@ -104,15 +104,16 @@ function seccompOption(): string {
 }
 
 /**
- * Inodes of a tmpfs of `sizeMb`: one per 16 KiB, at least 4 096. Without a cap
- * a tmpfs allows one inode per page of RAM, and millions of empty files (which
- * take no size) fill the container's memory with inodes and wedge the session;
- * at the cap, creating a file fails with ENOSPC, an error of that cell only.
+ * Inodes of a tmpfs of `sizeMb`: one per 4 KiB page of its size (as many files
+ * as fit when each holds a page), at least 4 096. Without a cap a tmpfs allows
+ * one inode per page of the host's RAM, and millions of empty files (which take
+ * no size) fill the container's memory with inodes and wedge the session; at
+ * the cap, creating a file fails with ENOSPC, an error of that cell only.
  */
 export function tmpfsInodes(sizeMb: number): number {
   return Math.max(MIN_TMPFS_INODES, Math.round(sizeMb * TMPFS_INODES_PER_MB));
 }
-const TMPFS_INODES_PER_MB = 64;
+const TMPFS_INODES_PER_MB = 256;
 const MIN_TMPFS_INODES = 4_096;
 
 function processBackstop(limits: SandboxLimits): number {

@@ -1037,7 +1037,8 @@ export const hostileCases: HostileCase[] = [
   {
     id: 'artifact-names',
     attack: 'ask the host to collect ../, absolute, NUL, backslash and empty paths; create oddly named files',
-    safeOutcome: 'every unsafe path is refused; odd but safe names come back intact',
+    safeOutcome:
+      'every unsafe path is refused, and so is a name with a control character; odd but safe names come back intact',
     code: python`
       names = ['-rf', 'line\nbreak.txt', '..hidden', ' space ', 'ünïcødé.txt', 'x' * 255, 'back\\slash.txt']
       for name in names:
@@ -1061,7 +1062,9 @@ export const hostileCases: HostileCase[] = [
         'sub//notes.json',
       ];
       expect(await context.session.readFiles(unsafe)).toEqual([]);
-      const odd = ['-rf', 'line\nbreak.txt', '..hidden', ' space ', 'ünïcødé.txt', 'x'.repeat(255)];
+      // A control character in a name would reach the host's disk as is: refused too (issue 10).
+      expect(await context.session.readFiles(['line\nbreak.txt'])).toEqual([]);
+      const odd = ['-rf', '..hidden', ' space ', 'ünïcødé.txt', 'x'.repeat(255)];
       const files = await context.session.readFiles(odd);
       expect(files.map((file) => file.path).sort()).toEqual([...odd].sort());
       for (const file of files) expect(Buffer.from(file.bytes).toString()).toBe(file.path);

@@ -11,9 +11,9 @@ import { tmpfsInodes } from '../../src/sandbox/container-config.ts';
  */
 describe('files that fill the sandbox', () => {
   it('millions of empty files: the inode cap ends the cell with ENOSPC and the session keeps working', async () => {
-    // 64 MiB tmpfs: 4 096 inodes, reached in well under a second.
-    await using session = await createSandbox({ limits: { workdirMb: 64, scratchMb: 64 } });
-    const cap = tmpfsInodes(64);
+    // 16 MiB tmpfs: 4 096 inodes, reached in well under a second.
+    await using session = await createSandbox({ limits: { workdirMb: 16, scratchMb: 16 } });
+    const cap = tmpfsInodes(16);
     const result = await session.execute(
       [
         'import os',

@@ -81,8 +81,8 @@ describe('the container configuration', () => {
     expect(securityOptions[0]).toBe('no-new-privileges');
     expect(securityOptions[1]).toMatch(/^seccomp=\{"defaultAction":"SCMP_ACT_ERRNO"/);
     expect(host['Tmpfs']).toEqual({
-      '/home/analyst/work': 'rw,nosuid,nodev,size=1024m,nr_inodes=65536,uid=1000,gid=1000,mode=0755',
-      '/tmp': 'rw,noexec,nosuid,nodev,size=256m,nr_inodes=16384,mode=1777',
+      '/home/analyst/work': 'rw,nosuid,nodev,size=1024m,nr_inodes=262144,uid=1000,gid=1000,mode=0755',
+      '/tmp': 'rw,noexec,nosuid,nodev,size=256m,nr_inodes=65536,mode=1777',
     });
     const ulimits = host['Ulimits'] as { Name: string; Soft: number; Hard: number }[];
     expect(ulimits.map((limit) => limit.Name).sort()).toEqual(['core', 'fsize', 'nofile', 'nproc']);
