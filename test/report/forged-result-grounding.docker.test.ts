@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { streamAnalysis } from '../../src/agent/agent-loop.ts';
+import { streamAnalysis } from '../../src/agent/analyze.ts';
 import type { AnalysisResult } from '../../src/agent/events.ts';
 import { createOpenAIChatModel } from '../../src/agent/openai-chat-model.ts';
 import { prepareReport, renderRunFolder } from '../../src/report/index.ts';
