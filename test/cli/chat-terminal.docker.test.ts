@@ -117,5 +117,27 @@ describe.skipIf(!tmuxFound)('datalyst chat in a terminal', () => {
     const html = await readFile(path.join(outDir, 'report.html'), 'utf8');
     expect(html).toContain('<h2>Conversation</h2>');
     expect((await stat(path.join(outDir, 'analysis.ipynb'))).size).toBeGreaterThan(0);
+
+    // A script adds a question later: the thread resumes in a fresh sandbox (cells replayed) and the report is rewritten.
+    const continued = await execa(
+      process.execPath,
+      [bin, 'analyze', '--continue', outDir, 'And the units by region?', '--offline'],
+      {
+        cwd: projectRoot,
+        env: { NO_COLOR: '1', DATALYST_MODEL: '', OPENAI_API_KEY: '' },
+        reject: false,
+        all: true,
+      },
+    );
+    expect(continued.exitCode, continued.all).toBe(0);
+    expect(continued.all).toMatch(/Replayed \d+ cells in .*: outputs match the record\./);
+    expect(continued.all).toContain('✓ Answered (question 3)');
+    const after = await readTrace(path.join(outDir, 'trace.jsonl'));
+    expect(splitTurns(after.records).map((turn) => turn.question)).toEqual([
+      'Give me an overview',
+      'And the revenue by region?',
+      'And the units by region?',
+    ]);
+    expect(await readFile(path.join(outDir, 'report.html'), 'utf8')).toContain('And the units by region?');
   });
 });
