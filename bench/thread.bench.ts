@@ -13,6 +13,7 @@
 //    the 10 cells run again, outputs checked), next to the sum of the cells'
 //    recorded times.
 //
+//    Cold (a new container) and from a warm pool (the server's way), alternating.
 //    Baseline, alternating: a fresh session of the same workspace until its
 //    first result (container start and the kernel importing pandas), the part
 //    of a resume that is the sandbox's and not the replay's.
@@ -26,7 +27,8 @@ import { performance } from 'node:perf_hooks';
 import { analyze } from '../src/agent/analyze.ts';
 import type { LanguageModel, ModelChunk } from '../src/agent/language-model.ts';
 import { openThread, resumeThread } from '../src/agent/thread/index.ts';
-import { createSandbox } from '../src/sandbox/index.ts';
+import type { SandboxFactory } from '../src/agent/analyze-options.ts';
+import { createSandbox, createWarmPool } from '../src/sandbox/index.ts';
 import { readTrace } from '../src/trace/reader.ts';
 import { createFakeSandbox, printed } from '../test/agent/support/fake-session.ts';
 import { loadStudentLoanTrajectory } from '../test/agent/support/student-loan.ts';
@@ -102,7 +104,7 @@ async function followUpOverhead(root: string, workspaceDir: string) {
   const oneShot = stats(oneShotMs.slice(5));
   return {
     firstTurn: { rounds: first.rounds, cells: first.outputIds.length },
-    conversationMessages: summary.rounds,
+    threadRounds: summary.rounds,
     followUpMs: followUps,
     oneShotRunMs: oneShot,
     ratioFollowUpToOneShot: Number((followUps.median / oneShot.median).toFixed(3)),
@@ -139,10 +141,34 @@ async function resumeTime(root: string, workspaceDir: string) {
     (sum, record) => sum + (record.type === 'execution' ? record.result.durationMs : 0),
     0,
   );
-  const runs = [];
-  for (let repeat = 0; repeat < 3; repeat++) {
+  const runs: {
+    session: 'cold' | 'warm pool';
+    freshSessionMs: number;
+    overheadOverCellsMs: number;
+    resumeMs: number;
+    sessionStartMs: number;
+    replayMs: number;
+    mismatches: number;
+  }[] = [];
+  // The server's way: sessions started ahead of time (kernel up, pandas imported) by a warm pool.
+  const pool = createWarmPool({ size: 1 });
+  const fromPool: SandboxFactory = (options) =>
+    pool.acquire({
+      ...(options.workspaceDir === undefined ? {} : { workspaceDir: options.workspaceDir }),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    });
+  for (let repeat = 0; repeat < 6; repeat++) {
+    const warm = repeat % 2 === 1;
+    if (warm) {
+      const waitUntil = Date.now() + 60_000;
+      while (pool.stats.ready < 1 && Date.now() < waitUntil)
+        await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     const started = performance.now();
-    const resumed = await resumeThread(outDir, { model: scriptedModel([]) });
+    const resumed = await resumeThread(outDir, {
+      model: scriptedModel([]),
+      ...(warm ? { createSandbox: fromPool } : {}),
+    });
     let replayEndMs = 0;
     let mismatches = -1;
     let replayMs = 0;
@@ -161,6 +187,7 @@ async function resumeTime(root: string, workspaceDir: string) {
     const freshSessionMs = performance.now() - baselineStarted;
     await session.close();
     runs.push({
+      session: warm ? 'warm pool' : 'cold',
       freshSessionMs: Math.round(freshSessionMs),
       overheadOverCellsMs: Math.round(replayEndMs - sumCellMs),
       resumeMs: Math.round(replayEndMs),
@@ -169,13 +196,16 @@ async function resumeTime(root: string, workspaceDir: string) {
       mismatches,
     });
   }
-  const worst = Math.max(...runs.map((run) => run.resumeMs));
+  await pool.close();
+  const worst = (kind: string) =>
+    Math.max(...runs.filter((run) => run.session === kind).map((run) => run.resumeMs));
   return {
     cells: 10,
     sumCellMs: Math.round(sumCellMs),
     runs,
     targetMs: Math.round(sumCellMs + 1000),
-    met: worst <= sumCellMs + 1000,
+    metCold: worst('cold') <= sumCellMs + 1000,
+    metWarmPool: worst('warm pool') <= sumCellMs + 1000,
   };
 }
 
