@@ -77,7 +77,8 @@ function cancelledResult(live: LiveCellOutput, durationMs: number): TraceCellRes
     files: [],
     durationMs,
     stateLost: false,
-    statusDetail: 'The cell was stopped by a cancel; the output above is what it printed until then.',
+    statusDetail:
+      'The cell was stopped before it ended (its question was cancelled or reached its deadline); the output above is what it printed until then.',
   };
 }
 
