@@ -9,9 +9,19 @@
 export { VERSION } from './version.ts';
 
 // Analysis: one-shot runs, streamed as typed events.
-export { analyze, streamAnalysis } from './agent/agent-loop.ts';
+export { analyze, streamAnalysis } from './agent/analyze.ts';
 export type { AnalyzeOptions, SandboxFactory } from './agent/analyze-options.ts';
-export type { AgentEvent, AnalysisResult } from './agent/events.ts';
+export type { AgentEvent, AnalysisResult, TurnResult, ReplaySummary } from './agent/events.ts';
+
+// Threads: a conversation on one workspace, one kernel from question to question.
+export { Thread, ThreadTurn, openThread, resumeThread } from './agent/thread/index.ts';
+export type {
+  ThreadOptions,
+  ResumeThreadOptions,
+  AskOptions,
+  ThreadSummary,
+  ThreadSandboxState,
+} from './agent/thread/index.ts';
 export type { ExecuteTextOptions } from './agent/execute-text.ts';
 export type { FirstMessageLimits } from './agent/first-message.ts';
 export {
@@ -131,6 +141,8 @@ export {
   ConfigError,
   TraceError,
   CancelledError,
+  ChromiumUnavailableError,
+  ThreadStateError,
 } from './errors/datalyst-error.ts';
 export type { Fault, DatalystErrorOptions } from './errors/datalyst-error.ts';
 

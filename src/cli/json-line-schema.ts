@@ -44,6 +44,28 @@ const analysisResultSchema = z.object({
   durationMs: z.number(),
 });
 
+const turnResultSchema = z.object({
+  turn: z.number(),
+  question: z.string(),
+  answer: z.string().nullable(),
+  ask: z.string().nullable(),
+  termination: z.object({ reason: terminationReasonSchema, detail: z.string() }),
+  rounds: z.number(),
+  usage: usageSchema,
+  durationMs: z.number(),
+  outputIds: z.array(z.string()),
+  artifacts: z.array(z.object({ outputId: z.string().nullable(), path: z.string(), sizeBytes: z.number() })),
+});
+
+const cellNoteSchema = z.object({ outputId: z.string(), detail: z.string() });
+const replaySummarySchema = z.object({
+  cells: z.number(),
+  replayed: z.number(),
+  mismatches: z.array(cellNoteSchema),
+  skipped: z.array(cellNoteSchema),
+  durationMs: z.number(),
+});
+
 const line = <Type extends string, Shape extends z.ZodRawShape>(type: Type, shape: Shape) =>
   z.object({ type: z.literal(type), ...base, ...shape });
 
@@ -56,7 +78,18 @@ export const agentEventLineSchemas = [
   line('step-end', { round: z.number(), kind: stepKindSchema, text: z.string(), closed: z.boolean() }),
   line('code-end', { round: z.number(), code: z.string() }),
   line('execution-start', { round: z.number(), outputId: z.string(), code: z.string() }),
+  line('execution-output', {
+    round: z.number(),
+    outputId: z.string(),
+    stream: z.enum(['stdout', 'stderr']),
+    text: z.string(),
+  }),
   line('execution-end', { round: z.number(), outputId: z.string(), result: jsonCellResultSchema }),
+  line('ask', { round: z.number(), question: z.string(), reply: z.string().nullable() }),
+  line('turn-start', { turn: z.number(), question: z.string(), replyToAsk: z.boolean() }),
+  line('turn-end', { result: turnResultSchema }),
+  line('replay-start', { cells: z.number() }),
+  line('replay-end', { summary: replaySummarySchema }),
   line('artifact-saved', { outputId: z.string().nullable(), path: z.string(), sizeBytes: z.number() }),
   line('notice', { round: z.number(), kind: noticeKindSchema, text: z.string() }),
   line('answer-end', { round: z.number(), answer: z.string() }),

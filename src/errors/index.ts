@@ -9,5 +9,6 @@ export {
   TraceError,
   CancelledError,
   ChromiumUnavailableError,
+  ThreadStateError,
 } from './datalyst-error.ts';
 export type { Fault, DatalystErrorOptions } from './datalyst-error.ts';

@@ -199,7 +199,7 @@ export const config: ConfigFile = { maxRounds: 10 };
   };
 
   // The README's library examples are examples/*.ts with the import named as a user names it.
-  const examples = ['analyze.ts', 'stream-analysis.ts', 'sandbox.ts'];
+  const examples = ['analyze.ts', 'stream-analysis.ts', 'sandbox.ts', 'thread.ts'];
   async function writeProject(name: string, moduleOptions: Record<string, string>, withExamples: boolean) {
     const dir = path.join(consumerDir, `ts-${name}`);
     await mkdir(dir, { recursive: true });
