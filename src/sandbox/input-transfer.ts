@@ -22,9 +22,11 @@ export function bindUnavailableReason(docker: Docker): Promise<string | null> {
   let note = engineNotes.get(docker);
   if (!note) {
     note = (async () => {
-      // docker-modem sets socketPath for a unix socket (or a Windows pipe), host for tcp and ssh.
+      // docker-modem sets socketPath for a unix socket or a Windows pipe (a
+      // function that finds the default socket when DOCKER_HOST is unset), host for tcp and ssh.
       const modem = docker.modem as { socketPath?: unknown; host?: unknown };
-      if (typeof modem.socketPath !== 'string' || modem.host) return 'the Docker engine is remote';
+      const socket = typeof modem.socketPath === 'string' || typeof modem.socketPath === 'function';
+      if (!socket || modem.host) return 'the Docker engine is remote';
       const info = infoSchema.parse(await docker.info());
       const options = (info.SecurityOptions ?? []).join(' ');
       if (/name=rootless/.test(options)) return 'the Docker engine is rootless';
