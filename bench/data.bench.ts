@@ -76,43 +76,53 @@ function random(seed: number): () => number {
   };
 }
 
+const header = 'id,region,product,price,quantity,score,weight\n';
+let cachedBlocks: Buffer[] | undefined;
+
 /**
- * A CSV of exactly `bytes` (cut at a row end): an id, a region, three floats,
- * a date and a short code. 16 distinct 4 MiB blocks of rows, written in an
- * order the PRNG picks, so a gigabyte takes a couple of seconds.
+ * Four distinct 4 MiB blocks of rows, built once: an id, a region (5 values),
+ * a product name (20 values), four decimals. Mostly numbers, as measurement
+ * data is: the frame takes about half the bytes of the text.
  */
-async function writeCsv(file: string, bytes: number): Promise<void> {
+function rowBlocks(): Buffer[] {
+  if (cachedBlocks) return cachedBlocks;
   const next = random(20261123);
   const regions = ['north', 'south', 'east', 'west', 'central'];
-  const header = 'id,region,price,quantity,score,day,code\n';
+  const products = Array.from({ length: 20 }, (_, index) => `product line ${index} standard edition`);
   const blocks: Buffer[] = [];
   let id = 0;
-  for (let block = 0; block < 16; block += 1) {
+  for (let block = 0; block < 4; block += 1) {
     const rows: string[] = [];
     let length = 0;
     while (length < 4 * MIB) {
       id += 1;
-      const day = `2024-${String(1 + Math.floor(next() * 12)).padStart(2, '0')}-${String(1 + Math.floor(next() * 28)).padStart(2, '0')}`;
-      const row = `${id},${regions[Math.floor(next() * regions.length)]},${(next() * 1000).toFixed(4)},${Math.floor(next() * 500)},${next().toFixed(6)},${day},C${Math.floor(next() * 90000 + 10000)}\n`;
+      const row = `${id},${regions[Math.floor(next() * regions.length)]},${products[Math.floor(next() * products.length)]},${(next() * 1000).toFixed(9)},${(next() * 500).toFixed(9)},${next().toFixed(9)},${(next() * 80).toFixed(9)}\n`;
       rows.push(row);
       length += row.length;
     }
     blocks.push(Buffer.from(rows.join('')));
   }
+  cachedBlocks = blocks;
+  return blocks;
+}
+
+/** A CSV of about `bytes` (cut at a row end), its blocks in an order a seeded PRNG picks. */
+async function writeCsv(file: string, bytes: number): Promise<void> {
+  const next = random(bytes);
+  const blocks = rowBlocks();
   const handle = await open(file, 'w');
   try {
-    let written = await handle.write(header).then((result) => result.bytesWritten);
+    let written = (await handle.write(header)).bytesWritten;
     while (written < bytes) {
       const block = blocks[Math.floor(next() * blocks.length)] as Buffer;
-      let piece = block;
-      if (written + block.length > bytes) {
-        const cut = block.lastIndexOf(0x0a, bytes - written - 1);
-        piece = block.subarray(0, cut + 1);
-        if (piece.length === 0) break;
+      if (written + block.length <= bytes) {
+        await handle.write(block);
+        written += block.length;
+        continue;
       }
-      await handle.write(piece);
-      written += piece.length;
-      if (piece !== block) break;
+      const piece = block.subarray(0, block.lastIndexOf(0x0a, bytes - written - 1) + 1);
+      if (piece.length > 0) await handle.write(piece);
+      break;
     }
   } finally {
     await handle.close();

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type Docker from 'dockerode';
 import { pack as tarPack, type Pack } from 'tar-stream';
@@ -111,6 +111,10 @@ export async function createInputVolume(
  */
 export function workspaceTar(files: readonly WorkspaceFile[]): Readable {
   const pack = tarPack();
+  // tar-stream destroys its pack on a size mismatch without an 'error' event:
+  // the stream handed out is ours, so that a failure always reaches the reader.
+  const out = new PassThrough();
+  pack.pipe(out);
   const mtime = new Date();
   const folders = new Set<string>();
   (async () => {
@@ -125,8 +129,12 @@ export function workspaceTar(files: readonly WorkspaceFile[]): Readable {
       await addFile(pack, file, mtime);
     }
     pack.finalize();
-  })().catch((error: unknown) => pack.destroy(error instanceof Error ? error : new Error(String(error))));
-  return pack;
+  })().catch((error: unknown) => {
+    pack.unpipe(out);
+    pack.destroy();
+    out.destroy(error instanceof Error ? error : new Error(String(error)));
+  });
+  return out;
 }
 
 function addEntry(pack: Pack, header: Parameters<Pack['entry']>[0], body?: Buffer): Promise<void> {
