@@ -3,7 +3,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type Docker from 'dockerode';
 import { pack as tarPack, type Pack } from 'tar-stream';
-import { WorkspaceError } from '../errors/index.ts';
+import { DatalystError, WorkspaceError } from '../errors/index.ts';
 import { dockerStatusCode, mapDockerError } from './docker-errors.ts';
 import { openListedFile, type WorkspaceFile } from './workspace-files.ts';
 
@@ -28,7 +28,7 @@ export interface InputVolume {
   remove(): Promise<void>;
 }
 
-/** Creates an empty, labelled volume and its helper container. */
+/** Creates an empty, labelled volume (its helper container comes with the files). */
 export async function createInputVolume(
   docker: Docker,
   options: { sessionId: string; image: string; labels: Record<string, string> },
@@ -49,19 +49,45 @@ export async function createInputVolume(
       if (dockerStatusCode(error) !== 404) throw error;
     });
   };
-  const volume: InputVolume = {
+  // Created only when the files come, so that an idle pooled session is one container.
+  const createFiller = async (): Promise<Docker.Container> => {
+    // Built as a plain body: @types/dockerode wants every field of VolumeOptions.
+    const body: Record<string, unknown> = {
+      name: `${name}-filler`,
+      Image: options.image,
+      Cmd: ['true'],
+      Labels: options.labels,
+      NetworkDisabled: true,
+      HostConfig: {
+        NetworkMode: 'none',
+        ReadonlyRootfs: true,
+        LogConfig: { Type: 'none', Config: {} },
+        Mounts: [{ Type: 'volume', Source: name, Target: FILLER_MOUNT, VolumeOptions: { NoCopy: true } }],
+      },
+    };
+    try {
+      filler = await docker.createContainer(body as Docker.ContainerCreateOptions);
+      return filler;
+    } catch (error) {
+      throw mapDockerError(error, {
+        action: 'create the helper container of the inputs volume',
+        image: options.image,
+      });
+    }
+  };
+  return {
     name,
     async fill(files, signal) {
       if (filled) throw new Error('The inputs volume was filled already.');
       filled = true;
-      if (!filler) throw new Error('The inputs volume has no helper container.');
       try {
-        await filler.putArchive(workspaceTar(files), {
+        const container = await createFiller();
+        await container.putArchive(workspaceTar(files), {
           path: FILLER_MOUNT,
           ...(signal ? { abortSignal: signal } : {}),
         });
       } catch (error) {
-        if (error instanceof WorkspaceError) throw error;
+        if (DatalystError.isInstance(error)) throw error;
         throw mapDockerError(error, { action: 'copy the workspace into its volume' });
       } finally {
         // Its job is done; the volume must be in use by the session container only.
@@ -78,30 +104,6 @@ export async function createInputVolume(
         });
     },
   };
-  try {
-    // Built as a plain body: @types/dockerode wants every field of VolumeOptions.
-    const body: Record<string, unknown> = {
-      name: `${name}-filler`,
-      Image: options.image,
-      Cmd: ['true'],
-      Labels: options.labels,
-      NetworkDisabled: true,
-      HostConfig: {
-        NetworkMode: 'none',
-        ReadonlyRootfs: true,
-        LogConfig: { Type: 'none', Config: {} },
-        Mounts: [{ Type: 'volume', Source: name, Target: FILLER_MOUNT, VolumeOptions: { NoCopy: true } }],
-      },
-    };
-    filler = await docker.createContainer(body as Docker.ContainerCreateOptions);
-  } catch (error) {
-    await volume.remove();
-    throw mapDockerError(error, {
-      action: 'create the helper container of the inputs volume',
-      image: options.image,
-    });
-  }
-  return volume;
 }
 
 /**
