@@ -1,6 +1,7 @@
 export { createSandbox, createSandboxWithBackend } from './create-sandbox.ts';
 export { formatCellOutput } from './format-cell-output.ts';
 export { defaultSandboxLimits, readSandboxEnvironment, resolveSandboxLimits } from './sandbox-limits.ts';
+export type { InputTransfer } from './sandbox-limits.ts';
 export type { SandboxEnvironment } from './sandbox-limits.ts';
 export { containerLabels } from './container-labels.ts';
 export type { ContainerLabelName } from './container-labels.ts';

@@ -48,7 +48,11 @@ export interface SandboxLimits {
 export interface SandboxOptions {
   /** Default `docker` (`DATALYST_SANDBOX`). `local` runs without any isolation. */
   backend?: SandboxBackendName;
-  /** Host folder copied into the session's working directory. The original is never written. */
+  /**
+   * Host folder whose files appear by name in the session's working directory:
+   * mounted read-only (or copied into a volume on a remote engine; copied in by
+   * the local backend). The original is never written.
+   */
   workspaceDir?: string;
   /** Runner image; default the tag computed from `docker/python-runner` (see `runnerImageTag`). */
   image?: string;

@@ -40,7 +40,7 @@ export interface WarmPoolOptions {
 }
 
 export interface AcquireOptions {
-  /** Host folder copied into the session's working directory. */
+  /** Host folder whose files appear by name in the session's working directory (filled into its inputs volume). */
   workspaceDir?: string;
   signal?: AbortSignal;
 }
