@@ -25,6 +25,26 @@ export default defineConfig({
           globalSetup: ['test/support/docker-global-setup.ts'],
         },
       },
+      {
+        // The hostile suite and the kernel tests again, every session under gVisor
+        // (DATALYST_RUNTIME=runsc), after the docker project rather than beside it:
+        // both at once would starve the timing-sensitive kernel tests of 2 cores.
+        test: {
+          name: 'runsc',
+          include: [
+            'test/hostile/hostile.docker.test.ts',
+            'test/sandbox/kernel-*.docker.test.ts',
+            'test/sandbox/runtime-option.docker.test.ts',
+          ],
+          env: { DATALYST_RUNTIME: 'runsc' },
+          testTimeout: 180_000,
+          hookTimeout: 180_000,
+          pool: 'forks',
+          poolOptions: { forks: { singleFork: true } },
+          sequence: { groupOrder: 1 },
+          globalSetup: ['test/support/docker-global-setup.ts', 'test/support/runsc-global-setup.ts'],
+        },
+      },
     ],
   },
 });

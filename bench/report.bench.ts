@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { execa } from 'execa';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ChartPool, renderReport, sharedChartPool } from '../src/report/index.ts';
@@ -17,7 +18,20 @@ import { makeSyntheticTrace } from '../test/fixtures/traces/synthetic-trace.ts';
  * folder); `warm` the median of the renders after it (a process that renders
  * reports one after another); `afterRun` a render whose charts were drawn
  * while the run went on (`datalyst analyze` ends with this).
+ *
+ * `BENCH_CHART_CACHE_DIR=dir`: the cold render keeps its charts in `dir`
+ * (a run folder's `.chart-cache`) and takes them from it when a previous
+ * process drew them: `datalyst report` on a run folder. `BENCH_COLD_ONLY=1`
+ * stops after the cold render.
+ *
+ * `--ab <baseline checkout>`: alternates, each in a fresh process, the
+ * baseline's bench (its cold figure), this one with an empty chart cache,
+ * and this one with the cache the previous process left.
  */
+if (process.argv[2] === '--ab') {
+  await compareCold(process.argv[3] ?? '/work/main', Number(process.env.BENCH_ROUNDS ?? 3));
+  process.exit(0);
+}
 const rounds = 30;
 const charts = 20;
 const chartPoints = 5_000;
@@ -32,7 +46,20 @@ const timed = async (pool?: ChartPool): Promise<RenderedReport & { totalMs: numb
   return { ...rendered, totalMs: performance.now() - started };
 };
 try {
-  const cold = await timed();
+  const cacheDir = process.env.BENCH_CHART_CACHE_DIR;
+  const coldPool = cacheDir ? new ChartPool({ cache: true, cacheDir }) : undefined;
+  const cold = await timed(coldPool);
+  // Closing waits for the cache files to be written, after the clock stopped (as `datalyst report` does after printing).
+  await coldPool?.close();
+  if (process.env.BENCH_COLD_ONLY === '1') {
+    console.log(
+      JSON.stringify({
+        coldMs: { total: Math.round(cold.totalMs), prepareShared: Math.round(cold.timingsMs.prepare) },
+        reused: coldPool?.stats.reused ?? 0,
+      }),
+    );
+    process.exit(0);
+  }
   const runs = [];
   for (let run = 0; run < repeats; run++) runs.push(await timed());
 
@@ -81,4 +108,31 @@ try {
   );
 } finally {
   await rm(outDir, { recursive: true, force: true });
+}
+
+/** Cold renders in fresh processes, alternating: baseline, new with an empty chart cache, new with the cache left by the one before. */
+async function compareCold(baselineRoot: string, rounds: number): Promise<void> {
+  const cacheRoot = await mkdtemp(join(tmpdir(), 'datalyst-bench-cache-'));
+  const coldOf = async (cwd: string, env: Record<string, string>): Promise<number> => {
+    const { stdout } = await execa('npx', ['tsx', 'bench/report.bench.ts'], {
+      cwd,
+      env: { ...env, BENCH_REPEATS: '1' },
+    });
+    const json = JSON.parse(stdout.slice(stdout.indexOf('{'))) as { coldMs: { total: number } };
+    return json.coldMs.total;
+  };
+  const here = join(import.meta.dirname, '..');
+  try {
+    for (let round = 1; round <= rounds; round++) {
+      const cacheDir = join(cacheRoot, `round-${round}`);
+      const baseline = await coldOf(baselineRoot, {});
+      const emptyCache = await coldOf(here, { BENCH_COLD_ONLY: '1', BENCH_CHART_CACHE_DIR: cacheDir });
+      const fromCache = await coldOf(here, { BENCH_COLD_ONLY: '1', BENCH_CHART_CACHE_DIR: cacheDir });
+      console.log(
+        `round ${round}: baseline cold ${baseline} ms | new cold, nothing drawn before ${emptyCache} ms | new cold, charts drawn by an earlier process ${fromCache} ms (load ${loadavg()[0]?.toFixed(2)})`,
+      );
+    }
+  } finally {
+    await rm(cacheRoot, { recursive: true, force: true });
+  }
 }

@@ -13,9 +13,13 @@
 //    a fresh `docker run --rm` per cell, and `docker exec <live container>
 //    python3` per cell (DeepAnalyze's Docker mode); and the ratio baseline/ours.
 // 6. 8 sessions × 20 cells at once: total time, errors (a wrong token counts).
+// 7. runc against runsc (gVisor), side by side, rounds alternating which goes
+//    first: ready with pandas, warm-pool acquire, a trivial cell, a groupby.
+//    `npm run bench:sandbox -- --runtimes` runs this part alone.
 //
 // Targets (issue 3): trivial warm cell p50 ≤ 10 ms; ≥ 30× faster than the
 // per-cell process baseline; pool start ≤ 50 ms; cold start ≤ 1.5 s; 0 errors.
+// Issue 10: under runsc too, acquire from the warm pool ≤ 5 ms.
 import { randomBytes } from 'node:crypto';
 import { appendFile, cp, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -26,6 +30,8 @@ import {
   createSandbox,
   createWarmPool,
   ensureRunnerImage,
+  sandboxRuntimeNames,
+  type SandboxRuntimeName,
   type SandboxSession,
 } from '../src/sandbox/index.ts';
 import { LOCAL_BASE_IMAGE, REGISTRY_BASE_IMAGE, runnerImageDir } from '../src/sandbox/runner-image.ts';
@@ -297,7 +303,115 @@ async function concurrentSessions(sessionCount: number, cellsPerSession: number)
   }
 }
 
+/** 2 million rows, a thousand groups: a cell that does real work in the kernel. */
+const groupbySetupCode =
+  'import numpy as np, pandas as pd\nrng = np.random.default_rng(7)\nframe = pd.DataFrame({"k": rng.integers(0, 1000, 2_000_000), "v": rng.random(2_000_000)})';
+const groupbyCode = 'frame.groupby("k")["v"].agg(["sum", "mean", "count"]).shape';
+
+interface RuntimeSamples {
+  readyMs: number[];
+  acquireMs: number[];
+  trivialCellMs: number[];
+  groupbyMs: number[];
+}
+
+async function runtimeRound(runtime: SandboxRuntimeName, samples: RuntimeSamples): Promise<void> {
+  const started = performance.now();
+  const session = await createSandbox({ runtime });
+  try {
+    await session.execute('import pandas as pd\n1 + 1');
+    samples.readyMs.push(performance.now() - started);
+    for (let warm = 0; warm < 10; warm++) await session.execute('1 + 1');
+    for (let run = 0; run < 50; run++) {
+      const cellStarted = performance.now();
+      await session.execute('1 + 1');
+      samples.trivialCellMs.push(performance.now() - cellStarted);
+    }
+    const setup = await session.execute(groupbySetupCode);
+    if (setup.status !== 'ok') throw new Error(`groupby setup under ${runtime}: ${setup.status}`);
+    await session.execute(groupbyCode);
+    for (let run = 0; run < 3; run++) {
+      const cellStarted = performance.now();
+      const result = await session.execute(groupbyCode);
+      samples.groupbyMs.push(performance.now() - cellStarted);
+      if (result.value !== '(1000, 3)') throw new Error(`groupby under ${runtime}: ${result.value}`);
+    }
+  } finally {
+    await session.close();
+  }
+  // The warm pool, as a server keeps one: wait until it is full, then take a session.
+  const pool = createWarmPool({ size: 1, runtime });
+  try {
+    for (let run = 0; run < 2; run++) {
+      while (pool.stats.ready < 1) {
+        if (pool.stats.starting === 0 && pool.stats.lastStartError) throw pool.stats.lastStartError;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const acquiring = performance.now();
+      const pooled = await pool.acquire();
+      samples.acquireMs.push(performance.now() - acquiring);
+      await pooled.close();
+    }
+  } finally {
+    await pool.close();
+  }
+}
+
+/** runc and runsc in alternating order, round by round, so that load drifts hit both alike. */
+async function compareRuntimes(rounds: number) {
+  const samples = Object.fromEntries(
+    sandboxRuntimeNames.map((runtime) => [
+      runtime,
+      { readyMs: [], acquireMs: [], trivialCellMs: [], groupbyMs: [] } as RuntimeSamples,
+    ]),
+  ) as Record<SandboxRuntimeName, RuntimeSamples>;
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? sandboxRuntimeNames : [...sandboxRuntimeNames].reverse();
+    for (const runtime of order) {
+      await runtimeRound(runtime, samples[runtime]);
+      progress(`runtimes: round ${round + 1}/${rounds}, ${runtime} done`);
+    }
+  }
+  const summarize = (runtime: SandboxRuntimeName) => ({
+    readyWithPandasMs: distribution(samples[runtime].readyMs),
+    poolAcquireMs: distribution(samples[runtime].acquireMs),
+    trivialCellMs: distribution(samples[runtime].trivialCellMs),
+    groupby2MRowsMs: distribution(samples[runtime].groupbyMs),
+  });
+  const runc = summarize('runc');
+  const runsc = summarize('runsc');
+  const rows: [string, keyof typeof runc][] = [
+    ['ready with pandas imported', 'readyWithPandasMs'],
+    ['warm-pool acquire', 'poolAcquireMs'],
+    ['trivial cell (1 + 1)', 'trivialCellMs'],
+    ['groupby, 2M rows x 1000 groups', 'groupby2MRowsMs'],
+  ];
+  progress(
+    `${'p50 (ms)'.padEnd(34)}${'runc'.padStart(10)}${'runsc'.padStart(10)}${'runsc/runc'.padStart(12)}`,
+  );
+  for (const [label, key] of rows) {
+    progress(
+      `${label.padEnd(34)}${String(runc[key].p50).padStart(10)}${String(runsc[key].p50).padStart(10)}${String(round(runsc[key].p50 / runc[key].p50)).padStart(12)}`,
+    );
+  }
+  return {
+    rounds,
+    runc,
+    runsc,
+    ratioRunscToRunc: Object.fromEntries(rows.map(([, key]) => [key, round(runsc[key].p50 / runc[key].p50)])),
+    targets: { runscPoolAcquireP50AtMost5Ms: runsc.poolAcquireMs.p50 <= 5 },
+  };
+}
+
 async function main(): Promise<void> {
+  if (process.argv.includes('--runtimes')) {
+    const { image } = await ensureRunnerImage({ onProgress: progress });
+    progress(`runner image: ${image}`);
+    await (await createSandbox()).close();
+    const runtimes = await compareRuntimes(3);
+    process.stdout.write(JSON.stringify({ image, runtimes }, null, 2) + '\n');
+    return;
+  }
   const { image } = await ensureRunnerImage({ onProgress: progress });
   progress(`runner image: ${image}`);
 
@@ -335,6 +449,8 @@ async function main(): Promise<void> {
     `8 sessions x 20 cells at once: ${concurrency.cellsTotalMs} ms for the cells, ${concurrency.totalMsIncludingStarts} ms with the starts, ${concurrency.errors} errors`,
   );
 
+  const runtimes = await compareRuntimes(3);
+
   const ratio = (baseline: Distribution, ours: Distribution) => round(baseline.p50 / ours.p50);
   const summary = {
     image,
@@ -365,6 +481,7 @@ async function main(): Promise<void> {
       dockerExecVsBaselineShapedCell: ratio(dockerExec, warm.baselineShapedCellMs),
     },
     concurrency,
+    runtimes,
     targets: {
       trivialWarmCellP50AtMost10Ms: warm.hostMs.p50 <= 10,
       atLeast30xFasterThanPerCellProcess:

@@ -1,6 +1,14 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI directly through tsx (no build step to forget).
-import { register } from 'tsx/esm/api';
+// From a clone (src/ beside bin/) the CLI runs from its TypeScript source
+// through tsx, so there is no build step to forget; the published package
+// holds no src/ and runs the compiled dist/.
+import { existsSync } from 'node:fs';
 
-register();
-await import('../src/cli/main.ts');
+const source = new URL('../src/cli/main.ts', import.meta.url);
+if (existsSync(source)) {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import(source.href);
+} else {
+  await import('../dist/cli/main.js');
+}

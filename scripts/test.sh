@@ -7,11 +7,15 @@ source scripts/lib.sh
 
 bash scripts/setup.sh
 # Browser tests drive Debian's Chromium with playwright-core (no browser download).
-[ -x /usr/bin/chromium ] || apt_install chromium fonts-dejavu-core
+apt_install chromium fonts-dejavu-core poppler-utils
 # The local (unisolated) backend's tests run the kernel with Debian's own Python.
 apt_install python3 python3-pandas python3-matplotlib python3-openpyxl python3-altair
-# The engine-outage test runs a second dockerd with a bridge of its own (ip, from iproute2).
-apt_install iproute2
+# The engine-outage and remote-engine tests run a second dockerd with a bridge of its own
+# (ip, from iproute2; the remote one also in a network namespace, with TLS made by openssl).
+apt_install iproute2 openssl
+# The runsc project re-runs the hostile and kernel tests under gVisor: install Debian's
+# runsc and register it with the engine (daemon.json merged, the engine reloaded by SIGHUP).
+node bin/datalyst.js setup --gvisor --quiet
 
 log "type-checking"
 npx tsc --noEmit

@@ -1,7 +1,139 @@
-// The public library API: each folder names its exports in its own index.ts.
-export * from './errors/index.ts';
-export * from './trace/index.ts';
-export * from './sandbox/index.ts';
-export * from './agent/index.ts';
-export * from './config/index.ts';
-export * from './report/index.ts';
+// The public library API of the `datalyst` package, named one by one: what a
+// program needs to run analyses, use the sandbox, render reports, talk to a
+// model, handle errors and read events and traces. Everything else (container
+// create bodies, formatting helpers, the tag parser, the report's inner steps,
+// the CLI's settings) is internal: the folders' own index.ts files name what
+// other folders may use, this file names what users may use. README.md
+// ("The library") lists it; test/package/ checks it from an installed tarball.
+
+export { VERSION } from './version.ts';
+
+// Analysis: one-shot runs, streamed as typed events.
+export { analyze, streamAnalysis } from './agent/agent-loop.ts';
+export type { AnalyzeOptions, SandboxFactory } from './agent/analyze-options.ts';
+export type { AgentEvent, AnalysisResult } from './agent/events.ts';
+export type { ExecuteTextOptions } from './agent/execute-text.ts';
+export type { FirstMessageLimits } from './agent/first-message.ts';
+export {
+  answered,
+  roundCountIs,
+  deadlinePassed,
+  contextBudgetSpent,
+  noProgressFor,
+  sameFailureRepeated,
+  failed,
+  defaultStopConditions,
+  firstStop,
+} from './agent/stop-conditions.ts';
+export type { StopCondition, StopDecision, LoopState } from './agent/stop-conditions.ts';
+
+// The model: any OpenAI-compatible endpoint, or the built-in offline analyst.
+export type {
+  ChatRole,
+  ChatMessage,
+  ModelRequest,
+  ModelChunk,
+  LanguageModel,
+} from './agent/language-model.ts';
+export { createOpenAIChatModel } from './agent/openai-chat-model.ts';
+export type { OpenAIChatModelOptions } from './agent/openai-chat-model.ts';
+export { defaultRetryPolicy } from './agent/retry-policy.ts';
+export type { RetryPolicy } from './agent/retry-policy.ts';
+export { chatProfile, deepAnalyzeProfile, resolveModelProfile } from './agent/model-profile.ts';
+export type { ModelProfile, ModelProfileName } from './agent/model-profile.ts';
+export { createOfflineAnalyst, OFFLINE_ANALYST_ID } from './agent/offline-analyst/index.ts';
+export type { OfflineAnalystOptions } from './agent/offline-analyst/index.ts';
+
+// Sandbox sessions: a persistent Python kernel in a hardened container.
+export { createSandbox } from './sandbox/create-sandbox.ts';
+export { defaultSandboxLimits } from './sandbox/sandbox-limits.ts';
+export { createWarmPool } from './sandbox/warm-pool.ts';
+export type { AcquireOptions, WarmPool, WarmPoolOptions, WarmPoolStats } from './sandbox/warm-pool.ts';
+export { runnerImageTag } from './sandbox/runner-image.ts';
+export { LOCAL_BACKEND_WARNING } from './sandbox/local-backend.ts';
+export type {
+  SandboxBackendName,
+  SandboxLimits,
+  SandboxOptions,
+  SandboxSession,
+  ExecuteOptions,
+  OutputChunk,
+  CollectedFile,
+  ReadFilesOptions,
+} from './sandbox/sandbox.ts';
+export { cellResultSchema } from './sandbox/cell-result.ts';
+export type {
+  CellStatus,
+  CapturedText,
+  CellError,
+  Figure,
+  Chart,
+  Table,
+  FileChange,
+  CellResult,
+} from './sandbox/cell-result.ts';
+export { workspaceProfileSchema } from './sandbox/workspace-profile.ts';
+export type {
+  ColumnProfile,
+  ReadOptions,
+  TableProfile,
+  FileFormat,
+  FileProfile,
+  WorkspaceProfile,
+} from './sandbox/workspace-profile.ts';
+
+// Reports: rendered from a run's trace at any time.
+export { renderReport, renderRunFolder, allReportFormats } from './report/render-report.ts';
+export type {
+  ReportFormat,
+  RenderReportOptions,
+  RenderRunFolderOptions,
+  RenderedReport,
+} from './report/render-report.ts';
+export { ChartPool } from './report/chart-pool.ts';
+export type { ChartPoolOptions, ChartJobOptions } from './report/chart-pool.ts';
+export type { RenderedChart } from './report/rendered-chart.ts';
+export type { Notebook, NotebookCell, NotebookOutput } from './report/notebook-schema.ts';
+
+// The trace: the one record of a run, versioned.
+export { TRACE_VERSION, traceRecordSchema, traceDocumentSchema } from './trace/schema.ts';
+export type {
+  StepKind,
+  TerminationReason,
+  Usage,
+  InputFile,
+  ModelInfo,
+  TraceRecord,
+  RunStartRecord,
+  StepRecord,
+  OmittedFigure,
+  OmittedChart,
+  TraceCellResult,
+  NoticeKind,
+  ExecutionRecord,
+  ArtifactRecord,
+  NoticeRecord,
+  RunEndRecord,
+  ModelTurnRecord,
+  TraceDocument,
+} from './trace/schema.ts';
+export { readTrace } from './trace/reader.ts';
+export type { ReadTrace, ReadTraceOptions } from './trace/reader.ts';
+
+// Errors: one base class; a stable code, the fix, whose fault, the cause.
+export {
+  DatalystError,
+  SandboxUnavailableError,
+  ImageMissingError,
+  SandboxFailureError,
+  ModelUnavailableError,
+  WorkspaceError,
+  ConfigError,
+  TraceError,
+  CancelledError,
+} from './errors/datalyst-error.ts';
+export type { Fault, DatalystErrorOptions } from './errors/datalyst-error.ts';
+
+// The config file read by the CLI (`datalyst.config.json`), for tools that write one.
+export { configFileSchema } from './config/config-file.ts';
+export type { ConfigFile } from './config/config-file.ts';

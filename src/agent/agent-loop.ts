@@ -110,7 +110,7 @@ class AnalysisRun {
   async *run(): AsyncGenerator<AgentEvent, void, undefined> {
     // Listed before anything is written (a missing workspace leaves no run
     // folder); hashed while the sandbox starts, not before it.
-    const listedInputs = await listInputFiles(this.options.workspaceDir);
+    const listedInputs = await listInputFiles(this.options.workspaceDir, this.options.sandbox?.excludeDirs);
     this.startedAtMs = Date.now();
     this.startedAt = new Date(this.startedAtMs).toISOString();
     // The run has begun once its trace is open and the caller's signal and the deadline are armed.

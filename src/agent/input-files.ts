@@ -23,10 +23,14 @@ export async function sha256File(filePath: string, signal?: AbortSignal): Promis
  * sorted by path. No limit here: the sandbox checks its own. Throws
  * WorkspaceError when the folder is missing or not a folder.
  */
-export function listInputFiles(workspaceDir: string): Promise<WorkspaceFile[]> {
+export function listInputFiles(
+  workspaceDir: string,
+  excludeDirs: readonly string[] = [],
+): Promise<WorkspaceFile[]> {
   return listWorkspaceFiles(workspaceDir, {
     maxFiles: Number.POSITIVE_INFINITY,
     maxTotalBytes: Number.POSITIVE_INFINITY,
+    excludeDirs,
   });
 }
 
@@ -57,6 +61,10 @@ export async function hashInputFiles(
 }
 
 /** `listInputFiles` then `hashInputFiles`. */
-export async function hashWorkspaceFiles(workspaceDir: string, signal?: AbortSignal): Promise<InputFile[]> {
-  return hashInputFiles(await listInputFiles(workspaceDir), signal);
+export async function hashWorkspaceFiles(
+  workspaceDir: string,
+  signal?: AbortSignal,
+  excludeDirs: readonly string[] = [],
+): Promise<InputFile[]> {
+  return hashInputFiles(await listInputFiles(workspaceDir, excludeDirs), signal);
 }

@@ -55,10 +55,24 @@ function imageOf(options: AnalyzeOptions, session: SandboxSession | null): strin
   return options.sandbox?.image ?? null;
 }
 
+/**
+ * The OCI runtime, for the trace: the session's; when no session opened, the
+ * one it would have had (the caller's, DATALYST_RUNTIME, runc); none for the
+ * local backend.
+ */
+function runtimeOf(options: AnalyzeOptions, session: SandboxSession | null, backend: string): string | null {
+  if (session?.runtime !== undefined) return session.runtime;
+  if (backend !== 'docker') return null;
+  return options.sandbox?.runtime ?? environmentOrNothing()?.runtime ?? 'runc';
+}
+
 /** The trace's first record: what was asked, of which data, with which model, under which limits. */
 export function runStartRecord(input: RunStartInput): RunStartRecord {
   const { options, session } = input;
   const limits = effectiveLimits(options, session);
+  const sandboxBackend =
+    session?.backend ?? options.sandbox?.backend ?? environmentOrNothing()?.backend ?? 'docker';
+  const runtime = runtimeOf(options, session, sandboxBackend);
   return {
     type: 'run-start',
     version: TRACE_VERSION,
@@ -83,9 +97,9 @@ export function runStartRecord(input: RunStartInput): RunStartRecord {
     environment: {
       datalystVersion,
       nodeVersion: process.version,
-      sandboxBackend:
-        session?.backend ?? options.sandbox?.backend ?? environmentOrNothing()?.backend ?? 'docker',
+      sandboxBackend,
       image: imageOf(options, session),
+      ...(runtime === null ? {} : { runtime }),
     },
   };
 }

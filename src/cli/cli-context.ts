@@ -1,4 +1,4 @@
-import type { DatalystEnvironment } from '../index.ts';
+import type { DatalystEnvironment } from '../config/index.ts';
 import type { SandboxFactory } from '../index.ts';
 
 /** One output stream of the CLI. */
@@ -17,6 +17,8 @@ export interface CliOutput {
 export type SandboxPreparer = (request: {
   backend: 'docker' | 'local';
   image: string | null;
+  /** The limits the run asks for, checked against what the engine has (a ConfigError when it cannot give them). */
+  limits?: { cpus: number; memoryMb: number };
   onProgress: (line: string) => void;
   signal: AbortSignal;
 }) => Promise<string | undefined>;

@@ -18,6 +18,18 @@ export interface DockerFacts {
   swapLimit: boolean;
   pidsLimit: boolean;
   cgroupVersion: string | null;
+  /** The OCI runtimes the engine has registered (`runc`, `runsc`, …), by name, sorted. */
+  runtimes: EngineRuntime[];
+  /** The runtime a container gets when it names none; null when the engine does not say. */
+  defaultRuntime: string | null;
+}
+
+export interface EngineRuntime {
+  name: string;
+  /** The binary, when the engine says (`/usr/bin/runsc`). */
+  path: string | null;
+  /** Arguments the engine passes to it (daemon.json `runtimeArgs`). */
+  args: string[];
 }
 
 // Only the fields used here: the engine's answers are outside data.
@@ -32,7 +44,19 @@ const infoSchema = z.object({
   SwapLimit: z.boolean().optional(),
   PidsLimit: z.boolean().optional(),
   CgroupVersion: z.string().optional(),
+  Runtimes: z
+    .record(z.string(), z.object({ path: z.string().optional(), runtimeArgs: z.array(z.string()).nullish() }))
+    .nullish(),
+  DefaultRuntime: z.string().optional(),
 });
+
+/** The runtimes of an Engine API `/info` answer. */
+export function engineRuntimes(info: unknown): EngineRuntime[] {
+  const runtimes = infoSchema.parse(info).Runtimes ?? {};
+  return Object.entries(runtimes)
+    .map(([name, runtime]) => ({ name, path: runtime.path ?? null, args: runtime.runtimeArgs ?? [] }))
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
 
 export function engineFix(dockerHost: string | undefined): string {
   return dockerHost !== undefined
@@ -75,6 +99,8 @@ export async function probeDocker(
       swapLimit: i.SwapLimit ?? false,
       pidsLimit: i.PidsLimit ?? false,
       cgroupVersion: i.CgroupVersion ?? null,
+      runtimes: engineRuntimes(info),
+      defaultRuntime: i.DefaultRuntime ?? null,
     };
   } catch (error) {
     throw new SandboxUnavailableError(

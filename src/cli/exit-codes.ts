@@ -78,3 +78,13 @@ export const exitCodeHelp = `Exit codes:
   4    sandbox unavailable (Docker engine, runner image, local Python)
   5    model unavailable (endpoint unreachable, model not served)
   130  cancelled (Ctrl-C)`;
+
+/**
+ * The exit codes one command can end with, each with what it means for that
+ * command, as its `--help` shows them (a script calling `datalyst doctor`
+ * should not have to read about answers and rounds).
+ */
+export function exitCodeHelpFor(codes: readonly (readonly [ExitCodeValue, string])[]): string {
+  const width = Math.max(...codes.map(([code]) => String(code).length)) + 2;
+  return `Exit codes:\n${codes.map(([code, meaning]) => `  ${String(code).padEnd(width)}${meaning}`).join('\n')}`;
+}

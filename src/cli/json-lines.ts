@@ -1,12 +1,15 @@
 import { DatalystError } from '../errors/index.ts';
 import type { AgentEvent } from '../index.ts';
+import { JSON_LINES_SCHEMA_VERSION } from './json-line-schema.ts';
 
 /**
  * `--json`: one JSON object per line on stdout, for scripts. Agent events
  * keep their shape, except that image bytes (`dataBase64` of figures) are
  * left out (the report and the trace hold them) and errors become plain
- * objects. The CLI adds its own lines: `workspace-check`, `report-end` and
- * `cli-error`, so a script sees where the report went and why a run failed.
+ * objects. The CLI adds its own lines: `workspace-check`, `preflight`,
+ * `report-end` and `cli-error`, so a script sees where the report went and
+ * why a run failed. Every line carries `time` (ISO 8601) and `schemaVersion`;
+ * json-line-schema.ts holds the schema of all of them.
  */
 
 /** A line the CLI writes itself (not an agent event). */
@@ -14,10 +17,13 @@ export type CliJsonLine =
   | {
       type: 'workspace-check';
       dir: string;
+      /** Folders left out: Datalyst's own output. */
+      excluded: string[];
       totalBytes: number;
       dataFiles: string[];
       skipped: { path: string; reason: string }[];
     }
+  | { type: 'preflight'; step: string; detail: string }
   | { type: 'report-end'; outDir: string; files: { format: string; path: string }[] }
   | {
       type: 'cli-error';
@@ -36,6 +42,9 @@ function replacer(key: string, value: unknown): unknown {
   return value;
 }
 
-export function toJsonLine(event: AgentEvent | CliJsonLine): string {
-  return `${JSON.stringify(event, replacer)}\n`;
+export function toJsonLine(event: AgentEvent | CliJsonLine, time: Date = new Date()): string {
+  // `type` first, then when and in which format, then the event's own fields.
+  const { type, ...fields } = event;
+  const stamped = { type, time: time.toISOString(), schemaVersion: JSON_LINES_SCHEMA_VERSION, ...fields };
+  return `${JSON.stringify(stamped, replacer)}\n`;
 }

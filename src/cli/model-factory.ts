@@ -1,5 +1,7 @@
-import { createOfflineAnalyst, createOpenAIChatModel, deepAnalyzeExtraBody } from '../index.ts';
-import type { LanguageModel, ModelSettings } from '../index.ts';
+import { deepAnalyzeExtraBody } from '../agent/index.ts';
+import type { ModelSettings } from '../config/index.ts';
+import { createOfflineAnalyst, createOpenAIChatModel } from '../index.ts';
+import type { LanguageModel } from '../index.ts';
 import { OPENAI_DEFAULT_BASE_URL } from './openai-default.ts';
 
 /** The model a run talks to: the built-in offline analyst, or an OpenAI-compatible endpoint. */

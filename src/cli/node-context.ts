@@ -1,5 +1,6 @@
 import { readDatalystEnvironment } from '../config/env.ts';
 import type { CliContext } from './cli-context.ts';
+import { pipeSafeOutput } from './pipe-output.ts';
 
 // Docker, the sandbox and their dependencies load when a command first needs
 // them: `datalyst report`, `--help` and the like start without them.
@@ -11,12 +12,8 @@ const prepareDockerSandbox: CliContext['prepareSandbox'] = async (request) =>
 /** The context of the real process: its streams, environment, signals and Docker. */
 export function createNodeContext(): CliContext {
   return {
-    stdout: {
-      write: (text) => process.stdout.write(text),
-      isTTY: process.stdout.isTTY === true,
-      ...(process.stdout.columns === undefined ? {} : { columns: process.stdout.columns }),
-    },
-    stderr: { write: (text) => process.stderr.write(text), isTTY: process.stderr.isTTY === true },
+    stdout: pipeSafeOutput(process.stdout),
+    stderr: pipeSafeOutput(process.stderr),
     env: readDatalystEnvironment(process.env),
     cwd: process.cwd(),
     now: () => new Date(),

@@ -1,9 +1,11 @@
 import { Command, CommanderError } from 'commander';
-import packageJson from '../../package.json' with { type: 'json' };
 import { DatalystError } from '../errors/index.ts';
+import { VERSION } from '../version.ts';
 import type { CliContext } from './cli-context.ts';
 import { defineAnalyzeCommand } from './commands/analyze.ts';
+import { defineChartCommand } from './commands/chart.ts';
 import { defineDoctorCommand } from './commands/doctor.ts';
+import { defineNotebookCommand } from './commands/notebook.ts';
 import { defineReportCommand } from './commands/report.ts';
 import { defineSetupCommand } from './commands/setup.ts';
 import { ExitCode, exitCodeForError, exitCodeHelp } from './exit-codes.ts';
@@ -29,7 +31,7 @@ export function createProgram(context: CliContext, setExitCode: ExitCodeSink): C
     .description(
       'Analyse a folder of data files with a language model (or the built-in offline analyst) in a Docker sandbox, and write a report with charts.',
     )
-    .version(packageJson.version, '-V, --version')
+    .version(VERSION, '-V, --version')
     .exitOverride()
     .configureOutput({
       writeOut: (text) => context.stdout.write(text),
@@ -42,6 +44,8 @@ export function createProgram(context: CliContext, setExitCode: ExitCodeSink): C
   defineReportCommand(program, context, setExitCode);
   defineSetupCommand(program, context, setExitCode);
   defineDoctorCommand(program, context, setExitCode);
+  defineChartCommand(program, context, setExitCode);
+  defineNotebookCommand(program, context, setExitCode);
   return program;
 }
 

@@ -1,5 +1,6 @@
 import { formatBytes, formatDuration } from './format.ts';
 import type { AgentEvent, CellResult, DatalystError, StepKind, WorkspaceProfile } from '../index.ts';
+import { clipToWidth } from './clip-to-width.ts';
 import { createTerminalStyle, sanitizeForTerminal, type TerminalStyle } from './terminal-style.ts';
 
 /**
@@ -194,6 +195,10 @@ export class ProgressRenderer {
     this.emit(`${text}\n`);
   }
 
+  // The one-line status ("E3 running · 4.2 s") is drawn by hand rather than with log-update:
+  // log-update owns the bottom of the terminal and redraws whole frames, while here the model's
+  // text streams in as partial lines between redraws; clearing one line (\r, erase line) before
+  // each write and drawing it again after is all the status needs, and stays correct in a pipe.
   private clearStatusLine(): void {
     if (!this.statusLineShown) return;
     this.options.write('\r\x1b[2K');
@@ -204,7 +209,7 @@ export class ProgressRenderer {
     if (!this.options.live || this.running === null || this.statusLineShown || this.streaming !== null)
       return;
     const elapsed = formatDuration(this.now() - this.running.startedAt);
-    const text = `  ⏵ ${this.running.outputId} running · ${elapsed}`.slice(0, this.columns - 1);
+    const text = clipToWidth(`  ⏵ ${this.running.outputId} running · ${elapsed}`, this.columns - 1);
     this.options.write(this.style.yellow(text));
     this.statusLineShown = true;
   }
@@ -386,7 +391,7 @@ export class ProgressRenderer {
     if (lines.length === 1 && lines[0] === '') return;
     const width = this.columns - 6;
     for (const text of lines.slice(0, this.previewLines)) {
-      const clipped = text.length > width ? `${text.slice(0, width - 1)}…` : text;
+      const clipped = clipToWidth(text, width);
       this.line(this.style.dim(`    ┆ ${clipped}`));
     }
     if (lines.length > this.previewLines)

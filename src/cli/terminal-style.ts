@@ -1,6 +1,6 @@
 import picocolors from 'picocolors';
 import stripAnsi from 'strip-ansi';
-import type { DatalystEnvironment } from '../index.ts';
+import type { DatalystEnvironment } from '../config/index.ts';
 
 /** The colour functions; all of them return the text unchanged when colours are off. */
 export type TerminalStyle = ReturnType<typeof picocolors.createColors>;

@@ -44,6 +44,8 @@ export interface WorkspaceEntry {
 
 export interface WorkspaceCheck {
   dir: string;
+  /** Folders left out (Datalyst's own output), as given in the options. */
+  excluded: string[];
   entries: WorkspaceEntry[];
   /** Bytes of all regular files (what the sandbox copies). */
   totalBytes: number;
@@ -55,6 +57,8 @@ export interface WorkspaceCheck {
 export interface CheckWorkspaceOptions {
   /** Refuse a workspace whose files add up to more than this. */
   maxTotalBytes: number;
+  /** Workspace-relative folders left out with everything in them (see own-output.ts). */
+  excludeDirs?: readonly string[];
 }
 
 function errorCode(error: unknown): string | undefined {
@@ -158,8 +162,10 @@ export async function checkWorkspace(dir: string, options: CheckWorkspaceOptions
       error,
     );
   }
+  const excluded = options.excludeDirs ?? [];
   const entries = (await Promise.all(dirents.map((entry) => classify(dir, entry))))
     .filter((entry): entry is WorkspaceEntry => entry !== null)
+    .filter((entry) => !excluded.some((folder) => entry.path.startsWith(`${folder}/`)))
     .sort((a, b) => a.path.localeCompare(b.path));
   if (entries.length === 0) {
     throw new WorkspaceError(
@@ -189,5 +195,5 @@ export async function checkWorkspace(dir: string, options: CheckWorkspaceOptions
       `Add data files (${supportedList}).`,
     );
   }
-  return { dir, entries, totalBytes, dataFiles, skipped };
+  return { dir, excluded: [...excluded], entries, totalBytes, dataFiles, skipped };
 }

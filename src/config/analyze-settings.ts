@@ -2,8 +2,10 @@ import path from 'node:path';
 import { ConfigError } from '../errors/index.ts';
 import {
   modelProfileNames,
+  defaultReportFormatNames,
   reportFormatNames,
   sandboxBackendNames,
+  sandboxRuntimeNames,
   type LoadedConfigFile,
   type ModelProfileName,
   type ReportFormatName,
@@ -23,7 +25,8 @@ export const analyzeDefaults = {
   maxWorkspaceMb: 2048,
   runsDir: 'runs',
   sandbox: 'docker',
-  formats: reportFormatNames,
+  runtime: 'runc',
+  formats: defaultReportFormatNames,
 } as const;
 
 /**
@@ -47,6 +50,7 @@ export interface AnalyzeFlags {
   memory?: string | undefined;
   cpus?: string | undefined;
   sandbox?: string | undefined;
+  runtime?: string | undefined;
   maxWorkspaceMb?: string | undefined;
 }
 
@@ -83,6 +87,8 @@ export interface AnalyzeSettings {
   memoryMb: number;
   cpus: number;
   sandbox: 'docker' | 'local';
+  /** OCI runtime of a Docker session: `runc` or `runsc` (gVisor). */
+  runtime: (typeof sandboxRuntimeNames)[number];
   /** An image to use instead of the built one (`DATALYST_IMAGE`). */
   image: string | null;
   maxWorkspaceBytes: number;
@@ -285,6 +291,13 @@ export function resolveAnalyzeSettings(input: ResolveAnalyzeSettingsInput): Anal
         : (file?.cpus ??
           (env.cpus !== undefined ? parsePositiveNumber(env.cpus, 'DATALYST_CPUS') : analyzeDefaults.cpus)),
     sandbox: oneOf(sandboxText, sandboxBackendNames, '--sandbox'),
+    runtime:
+      flags.runtime !== undefined
+        ? oneOf(flags.runtime, sandboxRuntimeNames, '--runtime')
+        : (file?.runtime ??
+          (env.runtime !== undefined
+            ? oneOf(env.runtime, sandboxRuntimeNames, 'DATALYST_RUNTIME')
+            : analyzeDefaults.runtime)),
     image: env.image ?? null,
     maxWorkspaceBytes: Math.round(
       (flags.maxWorkspaceMb !== undefined

@@ -24,6 +24,8 @@ export interface DatalystEnvironment {
   sandbox: string | undefined;
   /** `DATALYST_IMAGE`: a runner image to use instead of the one built from docker/python-runner. */
   image: string | undefined;
+  /** `DATALYST_RUNTIME`: `runc` or `runsc` (gVisor), the OCI runtime of Docker sessions (the sandbox reads the same name). */
+  runtime: string | undefined;
   /** `DATALYST_CELL_TIMEOUT_MS`, `DATALYST_MEMORY_MB`, `DATALYST_CPUS`: sandbox limits (the sandbox reads the same names). */
   cellTimeoutMs: string | undefined;
   memoryMb: string | undefined;
@@ -32,6 +34,8 @@ export interface DatalystEnvironment {
   dockerHost: string | undefined;
   /** `DATALYST_CONFIG`: a config file to read when `--config` is not given. */
   configPath: string | undefined;
+  /** `DATALYST_CHROMIUM`: the Chromium or Chrome binary that prints PDFs (default /usr/bin/chromium). */
+  chromium: string | undefined;
   /** `NO_COLOR` (any non-empty value, https://no-color.org) turns colours off. */
   noColor: boolean;
   /** `FORCE_COLOR`: `0` turns colours off, any other value on, even when not a terminal. */
@@ -50,11 +54,13 @@ export function readDatalystEnvironment(env: NodeJS.ProcessEnv = process.env): D
     profile: readEnv('DATALYST_PROFILE', env),
     sandbox: readEnv('DATALYST_SANDBOX', env),
     image: readEnv('DATALYST_IMAGE', env),
+    runtime: readEnv('DATALYST_RUNTIME', env),
     cellTimeoutMs: readEnv('DATALYST_CELL_TIMEOUT_MS', env),
     memoryMb: readEnv('DATALYST_MEMORY_MB', env),
     cpus: readEnv('DATALYST_CPUS', env),
     dockerHost: readEnv('DOCKER_HOST', env),
     configPath: readEnv('DATALYST_CONFIG', env),
+    chromium: readEnv('DATALYST_CHROMIUM', env),
     noColor: readEnv('NO_COLOR', env) !== undefined,
     forceColor: forceColor === undefined ? undefined : forceColor !== '0' && forceColor !== 'false',
     dumbTerminal: readEnv('TERM', env) === 'dumb',

@@ -115,3 +115,14 @@ export class CancelledError extends DatalystError {
     super('CANCELLED', 'The run was cancelled.', { fault: 'user', fix: 'Nothing to fix.', cause });
   }
 }
+
+/** Chromium, which prints PDFs, is not installed or does not start. */
+export class ChromiumUnavailableError extends DatalystError {
+  constructor(message: string, cause?: unknown) {
+    super('CHROMIUM_UNAVAILABLE', message, {
+      fault: 'system',
+      fix: 'Install Chromium (Debian: `apt-get install chromium`) or set DATALYST_CHROMIUM to a Chromium or Chrome binary; the other formats need no browser.',
+      cause,
+    });
+  }
+}

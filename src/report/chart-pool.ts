@@ -4,11 +4,12 @@ import { createHash } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { ChartDiskCache } from './chart-disk-cache.ts';
 import { DEFAULT_MAX_CHART_ROWS, failedChart } from './rendered-chart.ts';
 import type { RenderedChart } from './rendered-chart.ts';
 import { chartWorkerMessageSchema } from './chart-worker-protocol.ts';
 import { unlessAborted } from '../util/unless-aborted.ts';
-import type { ChartJob } from './chart-worker-protocol.ts';
+import type { ChartJob, ChartSource } from './chart-worker-protocol.ts';
 
 export interface ChartPoolOptions {
   /** Worker processes. Default: one per core, at most four. */
@@ -24,6 +25,12 @@ export interface ChartPoolOptions {
    * while a run goes on is not drawn again for its report. Default false.
    */
   cache?: boolean;
+  /**
+   * With `cache`, also keep drawn charts in this folder and take them from it
+   * (chart-disk-cache.ts): a run folder's `.chart-cache`, so that the report
+   * rendered again by another process draws nothing. Default: memory only.
+   */
+  cacheDir?: string;
 }
 
 export interface ChartJobOptions {
@@ -31,6 +38,8 @@ export interface ChartJobOptions {
   maxRows?: number;
   /** Also rasterize to PNG. Default true. */
   png?: boolean;
+  /** Make the SVG's ids unique to the chart, for a page of many charts. Default true. */
+  scopeIds?: boolean;
   signal?: AbortSignal;
 }
 
@@ -61,7 +70,12 @@ interface WorkerSlot {
 }
 
 const bootstrapPath = fileURLToPath(new URL('./chart-worker-bootstrap.mjs', import.meta.url));
-const workerEntryUrl = new URL('./chart-worker.ts', import.meta.url).href;
+// From a clone this module is TypeScript and so is the worker (the bootstrap
+// registers tsx); from the published package both are compiled JavaScript.
+const workerEntryUrl = new URL(
+  import.meta.url.endsWith('.ts') ? './chart-worker.ts' : './chart-worker.js',
+  import.meta.url,
+).href;
 // vega allocates a few objects per mark and channel; semi-spaces larger than
 // V8's 16 MB default roughly halve the collector's time on 5 000-point charts.
 const SEMI_SPACE_MB = 64;
@@ -120,6 +134,7 @@ export class ChartPool {
   private readonly queue: QueuedChart[] = [];
   private readonly slots = new Set<WorkerSlot>();
   private readonly drawn: Map<string, { png: boolean; chart: Promise<RenderedChart> }> | null;
+  private disk: ChartDiskCache | null = null;
   private nextId = 0;
   private startFailures = 0;
   private closed = false;
@@ -138,6 +153,12 @@ export class ChartPool {
     this.memoryMb = options.memoryMb ?? 512;
     this.idleTimeoutMs = options.idleTimeoutMs ?? null;
     this.drawn = options.cache === true ? new Map() : null;
+    if (options.cacheDir !== undefined) this.persistTo(options.cacheDir);
+  }
+
+  /** Keeps drawn charts in `dir` from now on (see `cacheDir`); for a pool made before its run folder was. */
+  persistTo(dir: string): void {
+    if (this.drawn !== null && this.disk?.dir !== dir) this.disk = new ChartDiskCache(dir);
   }
 
   /** Draws one spec. Never rejects for a bad or hostile spec (that is an error chart); rejects when aborted or closed. */
@@ -145,7 +166,7 @@ export class ChartPool {
     if (options.signal?.aborted) return Promise.reject(options.signal.reason as Error);
     const hash = this.drawn === null ? null : contentHash(spec);
     if (this.drawn === null || hash === null) return this.enqueue(spec, options);
-    const key = `${options.maxRows ?? DEFAULT_MAX_CHART_ROWS}:${hash}`;
+    const key = `${options.maxRows ?? DEFAULT_MAX_CHART_ROWS}:${options.scopeIds ?? true}:${hash}`;
     const png = options.png ?? true;
     const known = this.drawn.get(key);
     // A chart drawn without its PNG does not serve one that needs it.
@@ -155,10 +176,34 @@ export class ChartPool {
     }
     // Drawn for whoever asks next, so one caller's abort does not stop it.
     const { signal: _signal, ...shared } = options;
-    const chart: Promise<RenderedChart> = this.enqueue(spec, shared, () => this.forget(key, chart));
+    const disk = this.disk;
+    const draw = (): Promise<RenderedChart> => this.enqueue(spec, shared, () => this.forget(key, chart));
+    const chart: Promise<RenderedChart> =
+      disk === null
+        ? draw()
+        : disk.read(key, png).then((kept) => {
+            if (kept !== null) {
+              this.stats.reused += 1;
+              return kept;
+            }
+            return draw().then((drawn) => {
+              disk.write(key, drawn);
+              return drawn;
+            });
+          });
     this.drawn.set(key, { png, chart });
     chart.catch(() => this.forget(key, chart));
     return unlessAborted(chart, options.signal);
+  }
+
+  /**
+   * Draws a spec given as files (`datalyst chart`): the spec's text and an
+   * optional data file, both parsed in the worker under its limits, never in
+   * this process. Not cached. Never rejects for a bad file (that is an error chart).
+   */
+  renderSource(source: ChartSource, options: ChartJobOptions = {}): Promise<RenderedChart> {
+    if (options.signal?.aborted) return Promise.reject(options.signal.reason as Error);
+    return this.enqueue(null, options, undefined, source);
   }
 
   /** Drops a cache entry (a rejection, or a failure that was the pool's and not the spec's), unless a newer one replaced it. */
@@ -188,12 +233,14 @@ export class ChartPool {
     const unfinished = [...this.queue.splice(0), ...[...this.slots].flatMap(chartsOf)];
     for (const entry of unfinished) this.settle(entry, () => entry.reject(closedError));
     await Promise.all([...this.slots].map((slot) => this.stop(slot)));
+    await this.disk?.flush();
   }
 
   private enqueue(
     spec: unknown,
     options: ChartJobOptions,
     onPoolFailure?: () => void,
+    source?: ChartSource,
   ): Promise<RenderedChart> {
     if (this.closed) return Promise.reject(new Error('The chart pool is closed.'));
     return new Promise<RenderedChart>((resolve, reject) => {
@@ -201,8 +248,10 @@ export class ChartPool {
         job: {
           id: this.nextId++,
           spec,
+          ...(source === undefined ? {} : { source }),
           maxRows: options.maxRows ?? DEFAULT_MAX_CHART_ROWS,
           png: options.png ?? true,
+          scopeIds: options.scopeIds ?? true,
         },
         resolve,
         reject,

@@ -1,5 +1,6 @@
 import { renderAsync } from '@resvg/resvg-js';
 import * as vega from 'vega';
+import { scopeSvgIds, sanitizeChartSvg } from './chart-svg.ts';
 import { expressionInterpreter } from './vega-expression-interpreter.js';
 import * as vegaLite from 'vega-lite';
 import { z } from 'zod';
@@ -28,6 +29,12 @@ export interface ChartRenderOptions {
   signal?: AbortSignal;
   /** Called when the SVG is done, before the PNG is made (off this thread). */
   onDrawn?: () => void;
+  /**
+   * Make the SVG's ids (gradients, clip paths) unique to this chart, so that
+   * many charts can share one HTML page. Default true; false gives vega's own
+   * ids, as `vl2svg` writes them.
+   */
+  scopeIds?: boolean;
 }
 
 // Just enough to tell vega from vega-lite; vega-lite's compiler checks the rest.
@@ -60,7 +67,11 @@ export async function renderChart(spec: unknown, options: ChartRenderOptions = {
       expr: expressionInterpreter,
       logLevel: vega.None,
     });
+    // vega numbers gradients and clip paths with counters global to the process: restarted for
+    // each chart, so that a chart is drawn the same whatever the worker drew before.
+    vega.resetSVGDefIds();
     svg = sanitizeChartSvg(await view.toSVG());
+    if (options.scopeIds !== false) svg = scopeSvgIds(svg);
   } catch (error) {
     return failedChart(`The chart could not be drawn: ${messageOf(error)}`, notes);
   } finally {
@@ -207,28 +218,11 @@ function largestDataset(spec: Record<string, unknown>): number {
   return largest;
 }
 
-/**
- * Defence in depth for markup made from untrusted specs: vega escapes text,
- * but hrefs (the `href` channel) and url() paint references could point
- * outside the report. Only in-document references and data: images survive.
- * One pass over the markup: charts of 5 000 points make SVGs of a megabyte.
- */
-export function sanitizeChartSvg(svg: string): string {
-  return svg.replace(
-    /\s((?:xlink:)?href|on[a-z]+)="([^"]*)"|url\(([^)]*)\)|<script\b[\s\S]*?<\/script>/gi,
-    (match, attribute: string | undefined, value: string | undefined, target: string | undefined) => {
-      if (attribute !== undefined) {
-        const isLink = /href$/i.test(attribute);
-        return isLink && /^(?:#|data:image\/(?:png|jpeg|gif|webp);)/i.test((value ?? '').trim()) ? match : '';
-      }
-      if (target !== undefined) return /^\s*['"]?#/.test(target) ? match : 'none';
-      return '';
-    },
-  );
-}
-
 function svgSize(svg: string): { widthPx: number; heightPx: number } {
   const width = /<svg[^>]*\swidth="([\d.]+)"/.exec(svg)?.[1];
   const height = /<svg[^>]*\sheight="([\d.]+)"/.exec(svg)?.[1];
   return { widthPx: Math.round(Number(width ?? 0)), heightPx: Math.round(Number(height ?? 0)) };
 }
+
+// Re-exported for the tests that import them from here.
+export { sanitizeChartSvg, scopeSvgIds };

@@ -2,7 +2,10 @@
 // Node loads it without the TypeScript loader: the libraries, most of the
 // start-up time, are imported natively while tsx starts (through tsx's hooks
 // each of their modules costs a round trip to its loader thread: zod alone
-// added 0.1 s); then the TypeScript worker module named by the first argument runs.
+// added 0.1 s); then the worker module named by the first argument runs. The
+// TypeScript loader is only for a clone: the published package's worker is
+// compiled JavaScript and tsx is not among its dependencies.
+const workerUrl = process.argv[2];
 const libraries = Promise.all([
   import('vega'),
   import('vega-lite'),
@@ -10,7 +13,11 @@ const libraries = Promise.all([
   import('@resvg/resvg-js'),
   import('zod'),
 ]);
-const { register } = await import('tsx/esm/api');
-await libraries;
-register();
-await import(process.argv[2]);
+if (workerUrl.endsWith('.ts')) {
+  const { register } = await import('tsx/esm/api');
+  await libraries;
+  register();
+} else {
+  await libraries;
+}
+await import(workerUrl);

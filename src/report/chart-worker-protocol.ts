@@ -10,11 +10,34 @@ const MAX_PNG_BYTES = 64 * 1024 * 1024;
  * boundary.
  */
 
+/** Largest spec file the chart command reads; read as bytes in the main process, parsed in the worker. */
+export const MAX_SPEC_FILE_BYTES = 16 * 1024 * 1024;
+/** Largest data file the chart command reads (it is parsed in the worker, under its heap limit). */
+export const MAX_DATA_FILE_BYTES = 64 * 1024 * 1024;
+
+/** Files the chart command hands over unparsed: the worker parses them, under its limits. */
+export const chartSourceSchema = z.object({
+  /** The spec file's text (vega-lite or vega JSON). */
+  specText: z.string().max(MAX_SPEC_FILE_BYTES),
+  /** A data file that replaces the spec's top-level data; its type is told by its extension. */
+  data: z
+    .object({
+      fileName: z.string().max(4096),
+      text: z.string().max(MAX_DATA_FILE_BYTES),
+    })
+    .optional(),
+});
+export type ChartSource = z.infer<typeof chartSourceSchema>;
+
 export const chartJobSchema = z.object({
   id: z.number().int().nonnegative(),
   spec: z.unknown(),
+  /** When set, the spec comes from these files instead of `spec`. */
+  source: chartSourceSchema.optional(),
   maxRows: z.number().int().positive(),
   png: z.boolean(),
+  /** Make the SVG's ids unique to the chart (reports); false keeps vega's own (`datalyst chart`). */
+  scopeIds: z.boolean(),
 });
 export type ChartJob = z.infer<typeof chartJobSchema>;
 

@@ -1,4 +1,6 @@
 import { renderChart } from './chart-renderer.ts';
+import { specFromSource } from './chart-source.ts';
+import { failedChart } from './rendered-chart.ts';
 import { chartJobSchema } from './chart-worker-protocol.ts';
 import type { ChartWorkerMessage } from './chart-worker-protocol.ts';
 
@@ -32,8 +34,15 @@ process.on('message', (raw: unknown) => {
       });
     return;
   }
-  const { id, spec, maxRows, png } = job.data;
-  renderChart(spec, { maxRows, png, onDrawn: () => post({ type: 'drawn', id }) }).then(
+  const { id, maxRows, png, source, scopeIds } = job.data;
+  // Files from `datalyst chart` are parsed here, under this worker's limits.
+  const fromSource = source === undefined ? null : specFromSource(source);
+  if (fromSource?.error) {
+    post({ type: 'chart', id, chart: failedChart(fromSource.error) });
+    return;
+  }
+  const spec = fromSource === null ? job.data.spec : fromSource.spec;
+  renderChart(spec, { maxRows, png, scopeIds, onDrawn: () => post({ type: 'drawn', id }) }).then(
     (chart) => post({ type: 'chart', id, chart }),
     (error: unknown) =>
       post({ type: 'failed', id, message: error instanceof Error ? error.message : String(error) }),

@@ -36,3 +36,9 @@ export type {
 export { buildRunView } from './run-view.ts';
 export type { RunView, RunOutcome, ProcessEntry } from './run-view.ts';
 export { tableToCsv } from './csv-export.ts';
+export { renderChartFiles, chartFileFormats } from './chart-files.ts';
+export type { ChartFileFormat, ChartFileResult, RenderChartFilesOptions } from './chart-files.ts';
+export { PdfPrinter, DEFAULT_CHROMIUM_PATH } from './pdf.ts';
+export type { PdfPrinterOptions, PdfPageSize } from './pdf.ts';
+export { compareNotebooks } from './notebook-diff.ts';
+export type { NotebookComparison, NotebookCellDifference } from './notebook-diff.ts';

@@ -111,13 +111,23 @@ export function renderNotebook(report: PreparedReport): Notebook {
  * frames to the 80-column console (`display.max_columns` 0 instead of
  * IPython's 20) and matplotlib draws off-screen. The first cell sets the
  * same, so that the notebook prints what the run printed; `%matplotlib
- * inline` shows the figures that the run captured.
+ * inline` shows the figures that the run captured. Altair's default
+ * renderer adds HTML that loads vega from a CDN, so a re-run chart would be
+ * blank offline: the `mimetype` renderer (Altair 4 and 5, Debian trixie has
+ * 5.0) outputs only the vega-lite spec, as the recorded outputs have it,
+ * which JupyterLab, VS Code and nbviewer draw with their own vega.
  */
 const kernelSetupCode = [
   "# Datalyst: make Jupyter print like the run's kernel (a plain Python process).",
   '%matplotlib inline',
   'import pandas as pd',
   "pd.set_option('display.max_columns', 0)",
+  'try:',
+  '    import altair as alt',
+  '    # Charts as the vega-lite spec, drawn offline, not HTML that loads vega from a CDN.',
+  "    alt.renderers.enable('mimetype')",
+  'except ImportError:',
+  '    pass',
 ].join('\n');
 
 function notebookOutputs(

@@ -101,6 +101,10 @@ export async function prepareReport(
       ['Datalyst', view.start.environment.datalystVersion],
       ['Node.js (run)', view.start.environment.nodeVersion],
       ['Sandbox', view.start.environment.sandboxBackend],
+      // Traces written before the runtime was recorded have none.
+      ...(view.start.environment.runtime === undefined
+        ? []
+        : [['Container runtime', runtimeLabel(view.start.environment.runtime)] as [string, string]]),
       ['Runner image', view.start.environment.image ?? 'none'],
       ['Node.js (report)', process.version],
       ['vega', installedPackageVersion('vega')],
@@ -109,6 +113,10 @@ export async function prepareReport(
     ],
     generatedAt: (options.now ?? new Date()).toISOString(),
   };
+}
+
+function runtimeLabel(runtime: string): string {
+  return runtime === 'runsc' ? 'runsc (gVisor)' : runtime;
 }
 
 /** Every chart of the trace, drawn in worker processes (see chart-pool.ts), in trace order. */

@@ -10,17 +10,21 @@ import type { ArtifactImages } from './html-report.ts';
 import { renderMarkdownReport } from './markdown-report.ts';
 import { renderNotebook } from './notebook.ts';
 import type { GroundingSummary } from './number-grounding.ts';
+import type { PdfPrinter } from './pdf.ts';
 import { prepareReport } from './prepared-report.ts';
 
-export type ReportFormat = 'html' | 'md' | 'ipynb' | 'json';
+export type ReportFormat = 'html' | 'md' | 'ipynb' | 'json' | 'pdf';
 
+/** The formats written by default; `pdf` only when asked for (it needs Chromium). */
 export const allReportFormats: readonly ReportFormat[] = ['html', 'md', 'ipynb', 'json'];
 
 export interface RenderReportOptions {
   /** The folder the report files are written to (usually the run folder). */
   outDir: string;
-  /** Default: all of `html`, `md`, `ipynb`, `json`. */
+  /** Default: all of `html`, `md`, `ipynb`, `json`. `pdf` prints the HTML report with headless Chromium (pdf.ts). */
   formats?: readonly ReportFormat[];
+  /** The Chromium that prints `pdf`; default /usr/bin/chromium. */
+  chromiumPath?: string;
   /** Where the run's artifacts are; default `<outDir>/artifacts`. Copied into `<outDir>/artifacts` when elsewhere. */
   artifactsDir?: string;
   /** Rows kept per inline chart dataset. Default 5 000. */
@@ -62,12 +66,30 @@ export async function renderReport(
   trace: TraceDocument | readonly TraceRecord[],
   options: RenderReportOptions,
 ): Promise<RenderedReport> {
+  if (!(options.formats ?? allReportFormats).includes('pdf')) return renderFormats(trace, options, null);
+  // Chromium starts while the charts are drawn; a missing one fails the PDF only, after the other formats.
+  const printer = startPdfPrinter(options.chromiumPath);
+  try {
+    return await renderFormats(trace, options, printer);
+  } finally {
+    await printer.then(
+      (started) => started.close(),
+      () => undefined,
+    );
+  }
+}
+
+async function renderFormats(
+  trace: TraceDocument | readonly TraceRecord[],
+  options: RenderReportOptions,
+  printer: Promise<PdfPrinter> | null,
+): Promise<RenderedReport> {
   const records = 'records' in trace ? trace.records : trace;
   const formats = new Set(options.formats ?? allReportFormats);
   const outDir = resolve(options.outDir);
   const artifactsDir = resolve(options.artifactsDir ?? join(outDir, 'artifacts'));
   const files: string[] = [];
-  const timingsMs: RenderedReport['timingsMs'] = { prepare: 0, html: 0, md: 0, ipynb: 0, json: 0 };
+  const timingsMs: RenderedReport['timingsMs'] = { prepare: 0, html: 0, md: 0, ipynb: 0, json: 0, pdf: 0 };
   const timed = async <T>(
     stage: keyof RenderedReport['timingsMs'],
     work: () => Promise<T> | T,
@@ -100,9 +122,11 @@ export async function renderReport(
       : new Map();
 
   let htmlBytes = 0;
-  if (formats.has('html')) {
+  let html = '';
+  if (formats.has('html') || formats.has('pdf')) {
     await timed('html', async () => {
-      const html = renderHtmlReport(report, { artifactImages });
+      html = renderHtmlReport(report, { artifactImages });
+      if (!formats.has('html')) return;
       htmlBytes = Buffer.byteLength(html);
       files.push(await write(join(outDir, 'report.html'), html));
     });
@@ -128,6 +152,12 @@ export async function renderReport(
     await timed('json', async () => {
       const document: TraceDocument = { version: TRACE_VERSION, records: [...records] };
       files.push(await write(join(outDir, 'trace.json'), JSON.stringify(document)));
+    });
+  }
+  if (printer) {
+    await timed('pdf', async () => {
+      const pdf = await (await printer).print(html);
+      files.push(await write(join(outDir, 'report.pdf'), pdf));
     });
   }
   const charts = [...report.charts.values()];
@@ -174,6 +204,16 @@ async function findTrace(runDir: string): Promise<string> {
       return path;
   }
   throw new TraceError(`No trace.jsonl or trace.json in ${runDir}.`);
+}
+
+/** Launches Chromium for the PDF, loading playwright only then; a failure surfaces where the PDF is printed. */
+function startPdfPrinter(chromiumPath: string | undefined): Promise<PdfPrinter> {
+  const started = import('./pdf.ts').then(({ PdfPrinter }) =>
+    PdfPrinter.launch(chromiumPath === undefined ? {} : { executablePath: chromiumPath }),
+  );
+  // Awaited later (after the other formats): not an unhandled rejection meanwhile.
+  started.catch(() => undefined);
+  return started;
 }
 
 async function write(path: string, content: string | Uint8Array): Promise<string> {

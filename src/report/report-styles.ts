@@ -88,8 +88,13 @@ footer { margin-top: 3rem; color: var(--muted); font-size: .85rem; }
   nav.toc { display: none; }
   pre, pre.stdout, pre.stderr, pre.error, .table-wrap { max-height: none; overflow: visible; white-space: pre-wrap; overflow-wrap: anywhere; }
   table.data th { position: static; }
-  figure, .output, .banner { break-inside: avoid; }
-  h2, h3 { break-after: avoid; }
+  figure, .output, .banner, .grounding, .instruction, tr { break-inside: avoid; }
+  h1, h2, h3, .label { break-after: avoid; }
+  /* A figure never splits: one taller than a page is scaled down to fit it (A4 less the margins). */
+  figure svg, figure img { max-height: 23cm; }
+  .gallery { display: block; }
+  .gallery figure { margin-bottom: .8rem; }
+  thead { display: table-header-group; }
   a { color: inherit; text-decoration: none; }
   .num-verified { background: none; }
   .num-unverified { background: none; }

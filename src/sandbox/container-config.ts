@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { containerLabels, processStartedMs } from './container-labels.ts';
-import type { SandboxLimits } from './sandbox.ts';
+import type { SandboxLimits, SandboxRuntimeName } from './sandbox.ts';
 import { defaultSandboxLimits } from './sandbox-limits.ts';
 import { seccompSecurityOption } from './seccomp-profile.ts';
 
@@ -18,10 +18,29 @@ export const containerUser = '1000:1000';
 
 const MIB = 1024 * 1024;
 
+/**
+ * Under gVisor the host's OOM killer sees the sandbox's own kernel (the
+ * Sentry), not the worker: past the memory limit it kills the whole
+ * container, and the session with it (measured: exit 137, every later cell
+ * failed). So under runsc every process also gets an address-space limit
+ * (RLIMIT_AS, which gVisor enforces; Docker's --ulimit has no `as`, hence
+ * prlimit) below the cgroup's limit: a memory bomb then ends in the cell's
+ * `MemoryError`, the variables kept, and the session lives on. The rest of
+ * the limit is for the Sentry, the supervisor and the tmpfs files.
+ */
+export const RUNSC_ADDRESS_SPACE_SHARE = 0.8;
+
+/** The address-space limit of every process of a runsc session, in bytes. */
+export function runscAddressSpaceBytes(limits: SandboxLimits): number {
+  return Math.round(limits.memoryMb * MIB * RUNSC_ADDRESS_SPACE_SHARE);
+}
+
 export interface ContainerConfigInput {
   sessionId: string;
   image: string;
   limits: SandboxLimits;
+  /** OCI runtime (HostConfig.Runtime). Default `runc`. */
+  runtime?: SandboxRuntimeName;
   /** Epoch ms of creation; the deadline label is this plus `sessionTimeoutMs`. */
   nowMs: number;
   ownerPid?: number;
@@ -71,9 +90,14 @@ function inputsMount(inputs: NonNullable<ContainerConfigInput['inputs']>): Recor
 export function containerCreateBody(input: ContainerConfigInput): Record<string, unknown> {
   const { limits } = input;
   const memoryBytes = Math.round(limits.memoryMb * MIB);
+  const runtime = input.runtime ?? 'runc';
+  const supervisor = ['python3', '-u', containerPaths.supervisor, '--workdir', containerPaths.workdir];
   return {
     Image: input.image,
-    Cmd: ['python3', '-u', containerPaths.supervisor, '--workdir', containerPaths.workdir],
+    Cmd:
+      runtime === 'runsc'
+        ? ['prlimit', `--as=${runscAddressSpaceBytes(limits)}`, '--', ...supervisor]
+        : supervisor,
     User: containerUser,
     WorkingDir: containerPaths.workdir,
     Env: [
@@ -96,6 +120,8 @@ export function containerCreateBody(input: ContainerConfigInput): Record<string,
     StopSignal: 'SIGKILL',
     NetworkDisabled: true,
     HostConfig: {
+      // Named, not left to the engine's default, so that the trace records what ran.
+      Runtime: runtime,
       NetworkMode: 'none',
       CapDrop: ['ALL'],
       // Our own seccomp allowlist replaces Docker's default (see seccomp-profile.ts).
@@ -116,9 +142,16 @@ export function containerCreateBody(input: ContainerConfigInput): Record<string,
         { Name: 'nofile', Soft: Math.round(limits.maxOpenFiles), Hard: Math.round(limits.maxOpenFiles) },
         { Name: 'fsize', Soft: Math.round(limits.maxFileBytes), Hard: Math.round(limits.maxFileBytes) },
         { Name: 'core', Soft: 0, Hard: 0 },
-        // RLIMIT_NPROC counts every process of uid 1000 on the host (other sessions
-        // too), so it is only a backstop; the pids cgroup above is the real limit.
-        { Name: 'nproc', Soft: processBackstop(limits), Hard: processBackstop(limits) },
+        // Under runc, RLIMIT_NPROC counts every process of uid 1000 on the host (other
+        // sessions too), so it is only a backstop; the pids cgroup above is the real
+        // limit. Under runsc the pids cgroup sees the Sentry's threads, not the cell's
+        // tasks, while gVisor counts RLIMIT_NPROC in its own kernel, for this
+        // sandbox alone: there it is the real limit.
+        {
+          Name: 'nproc',
+          Soft: processLimitOf(limits, runtime),
+          Hard: processLimitOf(limits, runtime),
+        },
       ],
       Init: true,
       // No json log file on the host: a stdout flood must not fill its disk.
@@ -135,6 +168,8 @@ function seccompOption(): string {
   return cachedSeccompOption;
 }
 
-function processBackstop(limits: SandboxLimits): number {
-  return Math.max(1024, Math.round(limits.pidsLimit) * 4);
+function processLimitOf(limits: SandboxLimits, runtime: SandboxRuntimeName): number {
+  return runtime === 'runsc'
+    ? Math.round(limits.pidsLimit)
+    : Math.max(1024, Math.round(limits.pidsLimit) * 4);
 }

@@ -57,21 +57,35 @@ export async function createSandboxWithBackend(
   const files: WorkspaceFile[] =
     options.workspaceDir === undefined
       ? []
-      : await listWorkspaceFiles(options.workspaceDir, workspaceListLimits(limits));
+      : await listWorkspaceFiles(options.workspaceDir, {
+          ...workspaceListLimits(limits),
+          ...(options.excludeDirs === undefined ? {} : { excludeDirs: options.excludeDirs }),
+        });
   if (backend.name === 'local') checkCopyLimits(files, limits);
   const image = options.image ?? sandboxEnvironment().image ?? (await runnerImageTag());
+  const runtime = options.runtime ?? sandboxEnvironment().runtime;
   const sessionId = randomBytes(6).toString('hex');
   const kernel: KernelProcess = await backend.start({
     sessionId,
     image,
     limits,
     ...(options.workspaceDir === undefined ? {} : { workspace: { dir: options.workspaceDir, files } }),
+    ...(runtime === undefined ? {} : { runtime }),
     ...(signal ? { signal } : {}),
   });
   const connection = new KernelConnection(kernel);
   // The Docker backend runs exactly the image it was asked for; the local one runs none.
   const startedImage = kernel.image ?? (backend.name === 'docker' ? image : null);
-  const session = new KernelSession(sessionId, backend.name, limits, kernel, connection, startedImage);
+  const startedRuntime = kernel.runtime ?? (backend.name === 'docker' ? (runtime ?? 'runc') : null);
+  const session = new KernelSession(
+    sessionId,
+    backend.name,
+    limits,
+    kernel,
+    connection,
+    startedImage,
+    startedRuntime,
+  );
   const onAbort = () => {
     connection.fail('Starting the session was cancelled.');
   };

@@ -125,10 +125,12 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Sandbox
       const docker = options.docker ?? new Docker();
       await pingDocker(docker, pingTimeoutMs, signal);
       if (options.reapOrphans ?? true) ensureReaperRunning(options.docker);
+      const runtime = request.runtime ?? 'runc';
       const config: ContainerConfigInput = {
         sessionId: request.sessionId,
         image: request.image,
         limits: request.limits,
+        ...(request.runtime === undefined ? {} : { runtime: request.runtime }),
         nowMs: Date.now(),
       };
       // The workspace: a read-only bind of the host folder, or a volume filled
@@ -202,7 +204,11 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Sandbox
           throw new CancelledError(signal.reason);
         }
         await removeVolume();
-        throw mapDockerError(error, { action: 'create the session container', image: request.image });
+        throw mapDockerError(error, {
+          action: 'create the session container',
+          image: request.image,
+          runtime: runtime,
+        });
       }
       const container = docker.getContainer(created.Id);
       let stream: Duplex | undefined;
@@ -269,9 +275,10 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Sandbox
           stdin: attached,
           stdout,
           stderr,
-          description: `container ${created.Id.slice(0, 12)}`,
+          description: `container ${created.Id.slice(0, 12)}${runtime === 'runc' ? '' : ` (${runtime})`}`,
           image: request.image,
           ...(delivery ? { inputs: delivery } : {}),
+          runtime,
           dispose,
         };
       } catch (error) {

@@ -72,11 +72,28 @@ const unreachableCodes = new Set([
  * socket errors mean the engine is unreachable, 404 on create means the image
  * is missing, everything else is a failure of the sandbox.
  */
-export function mapDockerError(error: unknown, context: { action: string; image?: string }): DatalystError {
+export function mapDockerError(
+  error: unknown,
+  context: { action: string; image?: string; runtime?: string },
+): DatalystError {
   if (DatalystError.isInstance(error)) return error;
   const code = fieldsOf(error).code;
   if (code !== undefined && unreachableCodes.has(code)) return dockerUnreachableError(error);
   const status = dockerStatusCode(error);
+  // The engine says "Unknown runtime specified runsc" with a 400 and no code of
+  // its own, so its text is the only sign that the runtime is not registered.
+  if (status === 400 && context.runtime !== undefined && /unknown runtime/i.test(dockerErrorMessage(error))) {
+    return new SandboxUnavailableError(
+      `The Docker engine at ${describeDockerHost()} has no runtime named ${context.runtime}.`,
+      {
+        fix:
+          context.runtime === 'runsc'
+            ? "Install and register gVisor: `datalyst setup --gvisor` (Debian, as root), or see https://gvisor.dev/docs/user_guide/install/; `datalyst doctor` lists the engine's runtimes. Or use --runtime runc."
+            : `Register ${context.runtime} with the engine (daemon.json "runtimes"), or use --runtime runc; \`datalyst doctor\` lists the engine's runtimes.`,
+        cause: error,
+      },
+    );
+  }
   // On POST /containers/create, 404 means exactly "no such image" (Engine API).
   if (status === 404 && context.image !== undefined) {
     return new ImageMissingError(context.image, error);

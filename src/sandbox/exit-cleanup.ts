@@ -77,6 +77,8 @@ export function trackForExitCleanup(kernel: KernelProcess): KernelProcess {
     stderr: kernel.stderr,
     description: kernel.description,
     ...(kernel.inputs ? { inputs: kernel.inputs } : {}),
+    ...(kernel.image === undefined ? {} : { image: kernel.image }),
+    ...(kernel.runtime === undefined ? {} : { runtime: kernel.runtime }),
     dispose: () => {
       liveKernels.delete(tracked);
       return kernel.dispose();

@@ -1,6 +1,11 @@
 export { createSandbox, createSandboxWithBackend } from './create-sandbox.ts';
 export { formatCellOutput } from './format-cell-output.ts';
-export { defaultSandboxLimits, readSandboxEnvironment, resolveSandboxLimits } from './sandbox-limits.ts';
+export {
+  defaultSandboxLimits,
+  isSandboxRuntimeName,
+  readSandboxEnvironment,
+  resolveSandboxLimits,
+} from './sandbox-limits.ts';
 export type { InputTransfer } from './sandbox-limits.ts';
 export type { SandboxEnvironment } from './sandbox-limits.ts';
 export { containerLabels } from './container-labels.ts';
@@ -26,8 +31,10 @@ export type { KernelProcess, KernelStartRequest, SandboxBackend } from './kernel
 export { isSafeWorkspacePath, listWorkspaceFiles } from './workspace-files.ts';
 export type { WorkspaceFile, WorkspaceListLimits } from './workspace-files.ts';
 export { runnerImageTag, ensureRunnerImage } from './runner-image.ts';
+export { sandboxRuntimeNames } from './sandbox.ts';
 export type {
   SandboxBackendName,
+  SandboxRuntimeName,
   SandboxLimits,
   SandboxOptions,
   SandboxSession,

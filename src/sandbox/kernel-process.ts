@@ -1,5 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
-import type { SandboxBackendName, SandboxLimits } from './sandbox.ts';
+import type { SandboxBackendName, SandboxLimits, SandboxRuntimeName } from './sandbox.ts';
 import type { WorkspaceFile } from './workspace-files.ts';
 
 /**
@@ -16,6 +16,8 @@ export interface KernelProcess {
   readonly description: string;
   /** The image the container runs; absent where there is none (the local backend). */
   readonly image?: string;
+  /** The OCI runtime the container runs under; absent where there is none (the local backend). */
+  readonly runtime?: SandboxRuntimeName;
   /**
    * Present when the backend gives the kernel the workspace itself, read-only
    * (a bind mount or a volume); absent when the caller copies it in through
@@ -48,6 +50,8 @@ export interface KernelStartRequest {
   sessionId: string;
   image: string;
   limits: SandboxLimits;
+  /** The OCI runtime, for backends that have one (Docker). Default `runc`. */
+  runtime?: SandboxRuntimeName;
   /**
    * The workspace, for a backend that mounts it (see `KernelProcess.inputs`);
    * `'later'`: make room for one that comes after the start (the warm pool).

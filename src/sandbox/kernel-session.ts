@@ -9,6 +9,7 @@ import type {
   ReadFilesOptions,
   SandboxBackendName,
   SandboxLimits,
+  SandboxRuntimeName,
   SandboxSession,
 } from './sandbox.ts';
 import type { WorkspaceProfile } from './workspace-profile.ts';
@@ -39,7 +40,13 @@ export class KernelSession implements SandboxSession {
     private readonly connection: KernelConnection,
     /** The image the session was started from, when the caller knows it better than the kernel handle. */
     private readonly startedImage?: string | null,
+    /** The runtime the session was started under, when the caller knows it better than the kernel handle. */
+    private readonly startedRuntime?: SandboxRuntimeName | null,
   ) {}
+
+  get runtime(): SandboxRuntimeName | null {
+    return this.startedRuntime ?? this.kernel.runtime ?? null;
+  }
 
   get image(): string | null {
     // A wrapped handle (exit cleanup) may not carry the image; the starter then says it.

@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors/index.ts';
-import type { SandboxBackendName, SandboxLimits } from './sandbox.ts';
+import {
+  sandboxRuntimeNames,
+  type SandboxBackendName,
+  type SandboxLimits,
+  type SandboxRuntimeName,
+} from './sandbox.ts';
 
 /** Every limit's default, in one place (the CLI's defaults match these). */
 export const defaultSandboxLimits: Readonly<Required<SandboxLimits>> = Object.freeze({
@@ -33,6 +38,8 @@ export interface SandboxEnvironment {
   backend: SandboxBackendName | undefined;
   /** `DATALYST_IMAGE`: a runner image to use instead of the one built from docker/python-runner. */
   image: string | undefined;
+  /** `DATALYST_RUNTIME`: the OCI runtime of Docker sessions, `runc` or `runsc` (gVisor). */
+  runtime: SandboxRuntimeName | undefined;
   /**
    * `DATALYST_CELL_TIMEOUT_MS`, `DATALYST_MEMORY_MB`, `DATALYST_CPUS`, `DATALYST_SESSION_TIMEOUT_MS`,
    * `DATALYST_MAX_WORKSPACE_MB`, `DATALYST_MAX_WORKSPACE_FILES`.
@@ -83,6 +90,13 @@ export function readSandboxEnvironment(env: NodeJS.ProcessEnv = process.env): Sa
       'Set DATALYST_SANDBOX to docker or local.',
     );
   }
+  const runtime = readVariable(env, 'DATALYST_RUNTIME');
+  if (runtime !== undefined && !isSandboxRuntimeName(runtime)) {
+    throw new ConfigError(
+      `DATALYST_RUNTIME=${runtime} is not a container runtime Datalyst knows.`,
+      `Set DATALYST_RUNTIME to ${sandboxRuntimeNames.join(' or ')}, or unset it.`,
+    );
+  }
   const inputTransfer = readVariable(env, 'DATALYST_INPUT_TRANSFER');
   if (inputTransfer !== undefined && !inputTransfers.includes(inputTransfer as InputTransfer)) {
     throw new ConfigError(
@@ -93,9 +107,14 @@ export function readSandboxEnvironment(env: NodeJS.ProcessEnv = process.env): Sa
   return {
     backend,
     image: readVariable(env, 'DATALYST_IMAGE'),
+    runtime,
     limits,
     inputTransfer: inputTransfer as InputTransfer | undefined,
   };
+}
+
+export function isSandboxRuntimeName(value: string): value is SandboxRuntimeName {
+  return (sandboxRuntimeNames as readonly string[]).includes(value);
 }
 
 let cachedEnvironment: SandboxEnvironment | undefined;

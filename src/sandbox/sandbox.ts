@@ -3,6 +3,15 @@ import type { WorkspaceProfile } from './workspace-profile.ts';
 
 export type SandboxBackendName = 'docker' | 'local';
 
+/** The OCI runtimes a Docker session can run under. */
+export const sandboxRuntimeNames = ['runc', 'runsc'] as const;
+/**
+ * `runc`: Linux namespaces and cgroups on the host's kernel (Docker's default).
+ * `runsc`: gVisor, a kernel of its own in user space between the cell and the
+ * host's kernel; slower to start and at syscalls, for untrusted, multi-tenant use.
+ */
+export type SandboxRuntimeName = (typeof sandboxRuntimeNames)[number];
+
 /** Limits of one session. Every field has a default; see `defaultSandboxLimits`. */
 export interface SandboxLimits {
   /** Wall-clock limit of one cell. Default 120 000 (`DATALYST_CELL_TIMEOUT_MS`). */
@@ -54,8 +63,19 @@ export interface SandboxOptions {
    * the local backend). The original is never written.
    */
   workspaceDir?: string;
+  /**
+   * Folders of the workspace (relative, `/`-separated) not copied in, e.g.
+   * the runs folder of `datalyst analyze .`, so a run never reads its own output.
+   */
+  excludeDirs?: readonly string[];
   /** Runner image; default the tag computed from `docker/python-runner` (see `runnerImageTag`). */
   image?: string;
+  /**
+   * OCI runtime of the Docker container (HostConfig.Runtime): `runc` or
+   * `runsc` (gVisor, which the engine must have registered: `datalyst setup
+   * --gvisor`). Default `runc` (`DATALYST_RUNTIME`). The local backend has none.
+   */
+  runtime?: SandboxRuntimeName;
   limits?: Partial<SandboxLimits>;
   signal?: AbortSignal;
 }
@@ -107,6 +127,11 @@ export interface SandboxSession extends AsyncDisposable {
    * only so that test doubles written before it still compile.
    */
   readonly image?: string | null;
+  /**
+   * The OCI runtime of a Docker session (`runc`, `runsc`); null for the local
+   * backend. Optional only so that test doubles written before it still compile.
+   */
+  readonly runtime?: SandboxRuntimeName | null;
   /**
    * Runs one cell. A failing cell is a result, not a throw. Throws
    * `SandboxFailureError` only when the sandbox is gone and cannot be restarted.

@@ -7,7 +7,7 @@ import { KernelConnection } from './kernel-connection.ts';
 import type { KernelProcess, SandboxBackend } from './kernel-process.ts';
 import { KernelSession } from './kernel-session.ts';
 import { runnerImageTag } from './runner-image.ts';
-import type { SandboxLimits, SandboxSession } from './sandbox.ts';
+import type { SandboxLimits, SandboxRuntimeName, SandboxSession } from './sandbox.ts';
 import { resolveSandboxLimits, sandboxEnvironment } from './sandbox-limits.ts';
 import { listWorkspaceFiles, workspaceListLimits } from './workspace-files.ts';
 
@@ -35,6 +35,8 @@ export interface WarmPoolOptions {
   backend?: SandboxBackend;
   /** Runner image; default as `createSandbox`. */
   image?: string;
+  /** OCI runtime of every pooled session; default as `createSandbox` (`DATALYST_RUNTIME`, else `runc`). */
+  runtime?: SandboxRuntimeName;
   /** Limits of every pooled session (fixed when it starts). */
   limits?: Partial<SandboxLimits>;
 }
@@ -81,6 +83,7 @@ export function createWarmPool(options: WarmPoolOptions = {}): WarmPool {
   const size = Math.max(0, Math.floor(options.size ?? 2));
   const backend = options.backend ?? withExitCleanup(createDockerBackend());
   const limits = resolveSandboxLimits(options.limits);
+  const runtime = options.runtime ?? sandboxEnvironment().runtime;
   const image: Promise<string> = options.image
     ? Promise.resolve(options.image)
     : sandboxEnvironment().image
@@ -103,10 +106,24 @@ export function createWarmPool(options: WarmPoolOptions = {}): WarmPool {
     const sessionId = randomBytes(6).toString('hex');
     const pooled = { isReady: false, claimed: false } as PooledSession;
     pooled.ready = (async () => {
-      const kernel = await backend.start({ sessionId, image: await image, limits, workspace: 'later' });
+      const kernel = await backend.start({
+        sessionId,
+        image: await image,
+        limits,
+        workspace: 'later',
+        ...(runtime === undefined ? {} : { runtime }),
+      });
       const connection = new KernelConnection(kernel);
       pooled.kernel = kernel;
-      const session = new KernelSession(sessionId, backend.name, limits, kernel, connection);
+      const session = new KernelSession(
+        sessionId,
+        backend.name,
+        limits,
+        kernel,
+        connection,
+        kernel.image ?? (backend.name === 'docker' ? await image : null),
+        kernel.runtime ?? (backend.name === 'docker' ? (runtime ?? 'runc') : null),
+      );
       pooled.session = session;
       pooled.connection = connection;
       const timer = setTimeout(

@@ -16,6 +16,8 @@ export interface WorkspaceFile {
 export interface WorkspaceListLimits {
   maxFiles: number;
   maxTotalBytes: number;
+  /** Workspace-relative folders (`/`-separated) left out with everything in them. */
+  excludeDirs?: readonly string[];
 }
 
 /** The listing limits of a session's limits (defaults filled in). */
@@ -104,6 +106,7 @@ export async function listWorkspaceFiles(dir: string, limits: WorkspaceListLimit
     if (!entry.isFile()) continue;
     const absolutePath = join(entry.parentPath, entry.name);
     const path = relative(dir, absolutePath).split(sep).join('/');
+    if (limits.excludeDirs?.some((excluded) => path.startsWith(`${excluded}/`))) continue;
     if (!isSafeWorkspacePath(path)) continue;
     candidates.push({ path, absolutePath });
     if (candidates.length > limits.maxFiles) {

@@ -70,6 +70,11 @@ export const runStartSchema = z.object({
     nodeVersion: z.string(),
     sandboxBackend: z.enum(['docker', 'local']),
     image: z.string().nullable(),
+    /**
+     * The OCI runtime of the Docker session (`runc`, `runsc` for gVisor); absent
+     * for the local backend and in traces written before it was recorded.
+     */
+    runtime: z.string().max(100).optional(),
   }),
 });
 

@@ -11,6 +11,7 @@ import {
   type FakeOpenAIServer,
   type ScriptEntry,
 } from '../support/fake-openai-server.ts';
+import { shippedSchemaValidator } from '../support/json-schema-validator.ts';
 import {
   removeTemporaryDirs,
   runDatalyst,
@@ -111,6 +112,25 @@ describe('datalyst analyze (bad input)', () => {
     }
   });
 
+  it('says before the run, with the fix, that --format pdf needs a Chromium that is not there', async () => {
+    const ws = await workspace();
+    const cwd = await temporaryDir();
+    let sandboxPrepared = false;
+    const run = await runDatalyst(['analyze', ws, '--offline', '--format', 'html,pdf'], {
+      cwd,
+      env: { DATALYST_CHROMIUM: path.join(cwd, 'no-chromium') },
+      prepareSandbox: () => {
+        sandboxPrepared = true;
+        return Promise.resolve(undefined);
+      },
+    });
+    expect(run.exitCode).toBe(4);
+    expect(run.stderr).toContain('CHROMIUM_UNAVAILABLE');
+    expect(run.stderr).toContain('apt-get install chromium');
+    expect(sandboxPrepared).toBe(false);
+    expect(await readdir(cwd)).toEqual([]);
+  });
+
   it('refuses a workspace above --max-workspace-mb and shows its size', async () => {
     const cwd = await temporaryDir();
     await mkdir(path.join(cwd, 'big'));
@@ -135,7 +155,7 @@ describe('datalyst analyze (bad input)', () => {
     const configDir = await temporaryDir();
     await writeFile(path.join(configDir, 'team.json'), '{"maxRound": 4}');
     const cases: [string[], string][] = [
-      [['--format', 'html,pdf'], '"pdf"'],
+      [['--format', 'html,docx'], '"docx"'],
       [['--cell-timeout', 'soon'], '--cell-timeout'],
       [['--offline', '--model', 'm'], '--offline'],
       [['--sandbox', 'vm'], '--sandbox'],
@@ -308,16 +328,110 @@ describe('datalyst analyze (runs)', () => {
     expect(await exists(path.join(out, 'report.html'))).toBe(true);
   });
 
-  it('exits 5 when the endpoint does not serve the model', async () => {
-    const { run, out } = await analyze([{ type: 'text', text: answerReply }], [], {
+  it('exits 5 before the sandbox starts when the endpoint does not serve the model', async () => {
+    let prepared = false;
+    const { run, out, sandbox } = await analyze([{ type: 'text', text: answerReply }], [], {
       models: ['another-model'],
+      prepareSandbox: () => {
+        prepared = true;
+        return Promise.resolve(undefined);
+      },
     });
     expect(run.exitCode).toBe(5);
-    expect(run.stdout).toContain('✗ MODEL_UNAVAILABLE');
-    expect((await traceOf(out)).at(-1)).toMatchObject({
-      type: 'run-end',
-      termination: { reason: 'model-unavailable' },
+    expect(run.stderr).toContain('✗ MODEL_UNAVAILABLE');
+    expect(run.stderr).toMatch(/does not serve "fake-model"; it serves another-model/);
+    expect(prepared).toBe(false);
+    expect(sandbox.sessions).toHaveLength(0);
+    expect(await exists(out)).toBe(false);
+  });
+
+  it('exits 5 at once with the real cause when nothing listens at the endpoint (ECONNREFUSED)', async () => {
+    const closed = await startFakeOpenAIServer({ script: [] });
+    const baseUrl = closed.baseUrl;
+    await closed.close();
+    const port = new URL(baseUrl).port;
+    const ws = await workspace();
+    const out = path.join(await temporaryDir(), 'run');
+    const run = await runDatalyst([
+      'analyze',
+      ws,
+      '--model',
+      'm',
+      '--base-url',
+      baseUrl,
+      '--out',
+      out,
+      '--json',
+    ]);
+    expect(run.exitCode).toBe(5);
+    expect(run.stderr).toContain(`ECONNREFUSED 127.0.0.1:${port}`);
+    expect(run.stderr).not.toContain('Connection error.');
+    const lines = run.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string });
+    expect(lines.at(-1)).toMatchObject({
+      type: 'cli-error',
+      exitCode: 5,
+      error: { code: 'MODEL_UNAVAILABLE' },
     });
+    expect(await exists(out)).toBe(false);
+  });
+
+  it("exits 5 without a request when OpenAI's API is meant and no key is set", async () => {
+    const ws = await workspace();
+    const out = path.join(await temporaryDir(), 'run');
+    const run = await runDatalyst(['analyze', ws, '--model', 'gpt-4o-mini', '--out', out]);
+    expect(run.exitCode).toBe(5);
+    expect(run.stderr).toContain('https://api.openai.com/v1 needs an API key and none is set.');
+    expect(run.stderr).toContain('OPENAI_API_KEY');
+    expect(await exists(out)).toBe(false);
+  });
+
+  it('exits 2 before a run folder exists when the pre-flight refuses the limits', async () => {
+    const { ConfigError } = await import('../../src/index.ts');
+    const asked: unknown[] = [];
+    const { run, out } = await analyze(
+      [{ type: 'text', text: answerReply }],
+      ['--cpus', '3', '--memory', '1g'],
+      {
+        prepareSandbox: (request) => {
+          asked.push(request.limits);
+          return Promise.reject(
+            new ConfigError('The sandbox asks for 3 CPUs; the Docker engine has 2.', 'Ask for 2.'),
+          );
+        },
+      },
+    );
+    expect(asked).toEqual([{ cpus: 3, memoryMb: 1024 }]);
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toContain('✗ CONFIG_INVALID');
+    expect(await exists(out)).toBe(false);
+  });
+
+  it('says what the pre-flight found and that the sandbox is starting, before the first round', async () => {
+    const { run } = await analyze(
+      [
+        { type: 'text', text: analysisReply },
+        { type: 'text', text: answerReply },
+      ],
+      [],
+      {
+        prepareSandbox: ({ onProgress }) => {
+          onProgress('Docker engine answers: 2 CPUs, 23.4 GB of memory.');
+          return Promise.resolve(undefined);
+        },
+      },
+    );
+    expect(run.exitCode).toBe(0);
+    const order = [
+      'Model endpoint: http://127.0.0.1:',
+      'Docker engine answers: 2 CPUs',
+      'Starting the sandbox and profiling the workspace…',
+      '[round 1/30]',
+    ].map((text) => run.stdout.indexOf(text));
+    expect(order.every((index) => index >= 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
   });
 
   it('exits 4 when the sandbox pre-flight finds no engine, before a run folder exists', async () => {
@@ -350,6 +464,12 @@ describe('datalyst analyze (runs)', () => {
       .split('\n')
       .map((line) => JSON.parse(line) as { type: string });
     const types = lines.map((line) => line.type);
+    // Every line as the shipped schema describes it: time (ISO 8601), schemaVersion, its own fields.
+    const validate = shippedSchemaValidator('json-lines.schema.json');
+    for (const line of lines) {
+      expect(validate(line), JSON.stringify(line).slice(0, 200)).toEqual([]);
+      expect(line).toMatchObject({ time: new Date(2025, 2, 14, 9, 30, 15).toISOString(), schemaVersion: 1 });
+    }
     expect(types[0]).toBe('workspace-check');
     expect(types).toContain('run-start');
     expect(types).toContain('execution-end');

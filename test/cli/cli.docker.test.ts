@@ -4,7 +4,8 @@ import path from 'node:path';
 import Docker from 'dockerode';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
-import { notebookSchema, traceDocumentSchema, traceRecordSchema, type TraceRecord } from '../../src/index.ts';
+import { traceDocumentSchema, traceRecordSchema, type TraceRecord } from '../../src/index.ts';
+import { notebookSchema } from '../../src/report/index.ts';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../support/fake-openai-server.ts';
 import { removeTemporaryDirs, temporaryDir } from './support/cli-harness.ts';
 
@@ -189,7 +190,7 @@ describe('with a model endpoint', () => {
   let server: FakeOpenAIServer | undefined;
   afterAll(async () => server?.close());
 
-  it('exits 5 when the endpoint does not serve the model, and doctor says which models it serves', async () => {
+  it('exits 5 before the sandbox starts when the endpoint does not serve the model, and doctor says which models it serves', async () => {
     server = await startFakeOpenAIServer({ models: ['DeepAnalyze-8B'], script: [] });
     const out = path.join(await temporaryDir(), 'run');
     const run = await datalyst([
@@ -203,7 +204,10 @@ describe('with a model endpoint', () => {
       out,
     ]);
     expect(run.exitCode, run.all).toBe(5);
-    expect(run.stdout).toContain('MODEL_UNAVAILABLE');
+    // The pre-flight finds it before a container starts: no run folder.
+    expect(run.stderr).toContain('MODEL_UNAVAILABLE');
+    expect(run.stderr).toContain('it serves DeepAnalyze-8B');
+    expect(await exists(out)).toBe(false);
 
     const doctor = await datalyst(['doctor', '--model', 'gpt-nothing', '--base-url', server.baseUrl]);
     expect(doctor.exitCode, doctor.all).toBe(5);

@@ -1,10 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError, DatalystError } from '../../src/index.ts';
 import {
-  ConfigError,
   DEFAULT_INSTRUCTION,
-  DatalystError,
   defaultRunDir,
   inferProfile,
   loadConfigFile,
@@ -16,7 +15,7 @@ import {
   resolveAnalyzeSettings,
   type AnalyzeFlags,
   type LoadedConfigFile,
-} from '../../src/index.ts';
+} from '../../src/config/index.ts';
 import { removeTemporaryDirs, temporaryDir } from './support/cli-harness.ts';
 
 afterEach(removeTemporaryDirs);
@@ -82,9 +81,9 @@ describe('formats', () => {
   });
 
   it('refuses an unknown format by name', () => {
-    const error = errorOf(() => parseFormats(['html,pdf']));
+    const error = errorOf(() => parseFormats(['html,docx']));
     expect(error).toBeInstanceOf(ConfigError);
-    expect(error.message).toContain('"pdf"');
+    expect(error.message).toContain('"docx"');
   });
 });
 
@@ -118,6 +117,20 @@ describe('config file', () => {
     expect(error.fix).toContain('maxRounds');
   });
 
+  it('suggests the key that was meant ("did you mean")', () => {
+    const error = errorOf(() =>
+      parseConfigFile(
+        '{"maxRound": 3, "cellTimeout": 9, "colour": true, "model": {"id": "m", "baseURL": "http://x/v1"}}',
+        'cfg.json',
+      ),
+    );
+    expect(error.message).toContain('unknown key "maxRound" in (top level) (did you mean "maxRounds"?)');
+    expect(error.message).toContain('unknown key "baseURL" in model (did you mean "baseUrl"?)');
+    // Too far from every key to guess.
+    expect(error.message).toMatch(/unknown key "colour" in \(top level\)(;|\.)/);
+    expect(error.message).not.toContain('"cellTimeout" in (top level) (did you mean');
+  });
+
   it('refuses API keys in the file and says where a key goes', () => {
     const error = errorOf(() =>
       parseConfigFile('{"model": {"id": "gpt-4o-mini", "apiKey": "sk-secret"}}', 'cfg.json'),
@@ -144,6 +157,27 @@ describe('config file', () => {
     await writeFile(path.join(dir, 'datalyst.config.json'), '{"maxRounds": 7}');
     expect((await loadConfigFile(undefined, dir))?.config.maxRounds).toBe(7);
     await expect(loadConfigFile('missing.json', dir)).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
+  });
+
+  it('is found upward from the working directory, the nearest one winning', async () => {
+    const project = await temporaryDir();
+    const deep = path.join(project, 'analysis', 'q1', 'data');
+    await mkdir(deep, { recursive: true });
+    await writeFile(path.join(project, 'datalyst.config.json'), '{"maxRounds": 7}');
+    expect(await loadConfigFile(undefined, deep)).toEqual({
+      path: path.join(project, 'datalyst.config.json'),
+      config: { maxRounds: 7 },
+    });
+    await writeFile(
+      path.join(project, 'analysis', 'datalyst.config.json'),
+      '{"maxRounds": 9, "maxRound": 1}',
+    );
+    await expect(loadConfigFile(undefined, deep)).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: expect.stringContaining(path.join(project, 'analysis', 'datalyst.config.json')) as string,
+    });
+    await writeFile(path.join(project, 'analysis', 'datalyst.config.json'), '');
+    await expect(loadConfigFile(undefined, deep)).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
   });
 });
 

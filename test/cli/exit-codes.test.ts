@@ -9,8 +9,8 @@ import {
   SandboxUnavailableError,
   TraceError,
   WorkspaceError,
-  terminationReasonSchema,
 } from '../../src/index.ts';
+import { terminationReasonSchema } from '../../src/trace/index.ts';
 import {
   ExitCode,
   exitCodeForError,

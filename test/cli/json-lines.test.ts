@@ -36,12 +36,17 @@ describe('--json lines', () => {
   });
 
   it('write errors as objects with code, message, fix and fault', () => {
-    const line = toJsonLine({
-      type: 'error',
-      error: new ModelUnavailableError('No answer.', { fix: 'Start it.' }),
-    });
+    const line = toJsonLine(
+      {
+        type: 'error',
+        error: new ModelUnavailableError('No answer.', { fix: 'Start it.' }),
+      },
+      new Date(Date.UTC(2025, 0, 2, 3, 4, 5)),
+    );
     expect(JSON.parse(line)).toEqual({
       type: 'error',
+      time: '2025-01-02T03:04:05.000Z',
+      schemaVersion: 1,
       error: {
         name: 'ModelUnavailableError',
         code: 'MODEL_UNAVAILABLE',
@@ -50,5 +55,12 @@ describe('--json lines', () => {
         fault: 'third-party',
       },
     });
+  });
+
+  it('begin with type, time (ISO 8601) and schemaVersion, in that order', () => {
+    const line = toJsonLine({ type: 'round-start', round: 2 }, new Date(Date.UTC(2025, 0, 2, 3, 4, 5)));
+    expect(line).toBe(
+      '{"type":"round-start","time":"2025-01-02T03:04:05.000Z","schemaVersion":1,"round":2}\n',
+    );
   });
 });

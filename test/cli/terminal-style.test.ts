@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readDatalystEnvironment } from '../../src/index.ts';
+import { readDatalystEnvironment } from '../../src/config/index.ts';
 import { colorEnabled, liveProgressEnabled, sanitizeForTerminal } from '../../src/cli/terminal-style.ts';
 
 describe('terminal style', () => {

@@ -52,7 +52,45 @@ export interface HostileCase {
   verify(result: CellResult, context: HostileContext): void | Promise<void>;
   /** Cells run after `1 + 1` in the same session, each with its own check. */
   followUps?: FollowUp[];
+  /**
+   * Where the outcome under gVisor (the runsc project) differs and is still
+   * safe: what happens instead, and its check. Each is explained in
+   * src/sandbox/README.md ("Runtimes: runc, and gVisor").
+   */
+  underGvisor?: Partial<Pick<HostileCase, 'safeOutcome' | 'mayEndSession' | 'verify'>>;
 }
+
+/** The runtime the suite runs under: the docker project's runc, or the runsc project's gVisor. */
+export const hostileRuntime: 'runc' | 'runsc' =
+  process.env['DATALYST_RUNTIME'] === 'runsc' ? 'runsc' : 'runc';
+
+/** The cases as they must come out under `runtime`. */
+export function hostileCasesFor(runtime: 'runc' | 'runsc'): HostileCase[] {
+  return runtime === 'runc'
+    ? hostileCases
+    : hostileCases.map((hostileCase) => ({ ...hostileCase, ...hostileCase.underGvisor }));
+}
+
+/** gVisor answers these syscalls from its own kernel: any answer, the session goes on. */
+function expectGvisorAnswered(result: CellResult, names: string[]): void {
+  expectStatus(result, 'ok');
+  for (const name of names) {
+    expect(
+      stdoutLines(result).some((line) => line.startsWith(`${name} `)),
+      describeResult(result),
+    ).toBe(true);
+  }
+}
+
+/** Under gVisor, RLIMIT_AS below the memory limit turns a memory bomb into the cell's MemoryError. */
+function expectMemoryErrorStateKept(result: CellResult): void {
+  expectStatus(result, 'error');
+  expect(result.error?.name, describeResult(result)).toMatch(/MemoryError/);
+  expect(result.stateLost).toBe(false);
+}
+
+const sessionMayEndUnderGvisor =
+  'the process flood is charged to the sandbox as a whole (gVisor kernel included): the host may end the session with SandboxFailureError (no hang); a new session works';
 
 /**
  * Python source: `\` stays literal (String.raw), an interpolated block takes
@@ -183,6 +221,10 @@ export const hostileCases: HostileCase[] = [
     verify(result) {
       expectStatus(result, 'timeout', 'crashed');
     },
+    underGvisor: {
+      mayEndSession: true,
+      safeOutcome: `RLIMIT_NPROC (= pidsLimit under gVisor) caps it; ${sessionMayEndUnderGvisor}`,
+    },
   },
   {
     id: 'thread-bomb',
@@ -222,6 +264,10 @@ export const hostileCases: HostileCase[] = [
       expectStatus(result, 'memory');
       expect(result.stateLost).toBe(true);
     },
+    underGvisor: {
+      safeOutcome: 'MemoryError in the cell (RLIMIT_AS below the memory limit); state kept',
+      verify: expectMemoryErrorStateKept,
+    },
   },
   {
     id: 'memory-one-huge-allocation',
@@ -246,6 +292,10 @@ export const hostileCases: HostileCase[] = [
     verify(result) {
       expectStatus(result, 'memory');
       expect(result.stateLost).toBe(true);
+    },
+    underGvisor: {
+      safeOutcome: 'MemoryError in the cell (RLIMIT_AS below the memory limit); state kept',
+      verify: expectMemoryErrorStateKept,
     },
   },
   {
@@ -377,6 +427,10 @@ export const hostileCases: HostileCase[] = [
       expect(result.stdout.text).toContain('fork refused');
       context.note(oneLine(result.stdout.text, 80));
     },
+    underGvisor: {
+      mayEndSession: true,
+      safeOutcome: `fork is refused at RLIMIT_NPROC, or ${sessionMayEndUnderGvisor}`,
+    },
   },
   {
     id: 'signal-init-process',
@@ -398,6 +452,11 @@ export const hostileCases: HostileCase[] = [
     verify(result) {
       expectStatus(result, 'ok');
       expect(result.value).toBe("'survived'");
+    },
+    underGvisor: {
+      mayEndSession: true,
+      safeOutcome:
+        'gVisor lets the signals reach the container init and the session ends with SandboxFailureError at once (no hang); a new session works',
     },
   },
   {
@@ -757,7 +816,7 @@ export const hostileCases: HostileCase[] = [
       import os
       fields = dict(line.split(':\t', 1) for line in open('/proc/self/status').read().splitlines() if ':\t' in line)
       for name in ('CapEff', 'CapPrm', 'CapBnd', 'NoNewPrivs', 'Seccomp'):
-          print(name, fields[name].strip())
+          print(name, fields.get(name, 'absent').strip())
       print('uid', os.getuid(), os.geteuid())
     `,
     verify(result) {
@@ -769,6 +828,18 @@ export const hostileCases: HostileCase[] = [
       expect(text).toContain('NoNewPrivs 1');
       expect(text).toContain('Seccomp 2');
       expect(text).toContain('uid 1000 1000');
+    },
+    underGvisor: {
+      safeOutcome:
+        'no capabilities, uid 1000; gVisor shows no NoNewPrivs/Seccomp lines (the engine record has no-new-privileges)',
+      verify(result) {
+        expectStatus(result, 'ok');
+        const text = result.stdout.text;
+        expect(text).toContain('CapEff 0000000000000000');
+        expect(text).toContain('CapPrm 0000000000000000');
+        expect(text).toContain('CapBnd 0000000000000000');
+        expect(text).toContain('uid 1000 1000');
+      },
     },
   },
   {
@@ -812,15 +883,19 @@ export const hostileCases: HostileCase[] = [
           print('own copy runs as', subprocess.run(['./own-id', '-u'], capture_output=True, text=True).stdout.strip())
       except PermissionError as error:
           print('own copy refused to run:', error.strerror)
-      mount = subprocess.run(['/usr/bin/mount', '-t', 'tmpfs', 'none', '/mnt'], capture_output=True, text=True)
-      print('setuid mount exit', mount.returncode, mount.stderr.strip())
+      try:
+          mount = subprocess.run(['/usr/bin/mount', '-t', 'tmpfs', 'none', '/mnt'], capture_output=True, text=True)
+          print('setuid mount exit', mount.returncode, mount.stderr.strip())
+      except PermissionError as error:
+          print('setuid mount refused to run:', error.strerror)
     `,
     verify(result, context) {
       expectStatus(result, 'ok');
       expect(result.stdout.text).not.toContain('CHANGED');
       expect(result.stdout.text).toContain('own copy owner 1000');
       expect(result.stdout.text).toMatch(/own copy runs as 1000|own copy refused to run/);
-      expect(result.stdout.text).toMatch(/setuid mount exit [1-9]/);
+      // gVisor refuses to run a setuid binary under no_new_privs at all (EPERM).
+      expect(result.stdout.text).toMatch(/setuid mount exit [1-9]|setuid mount refused to run/);
       context.note(oneLine(result.stdout.text.split('\n').slice(3).join(' '), 160));
     },
   },
@@ -849,6 +924,11 @@ export const hostileCases: HostileCase[] = [
       expectSyscallsRefused(result, ['unshare', 'setns']);
       expect(result.stdout.text).toContain('os.unshare refused');
     },
+    underGvisor: {
+      safeOutcome:
+        "gVisor's own kernel answers (a namespace inside the sandbox holds no host capability); the session goes on",
+      verify: (result) => expectGvisorAnswered(result, ['unshare', 'setns']),
+    },
   },
   {
     id: 'keyctl',
@@ -870,6 +950,13 @@ export const hostileCases: HostileCase[] = [
     safeOutcome: 'EPERM or EACCES',
     code: `${syscallPrelude}\nprobe('perf_event_open', 0, 0, -1, -1, 0)`,
     verify: (result) => expectSyscallsRefused(result, ['perf_event_open']),
+    underGvisor: {
+      safeOutcome: 'refused by gVisor (ENODEV: no perf events)',
+      verify(result) {
+        expectStatus(result, 'ok');
+        expect(result.stdout.text).toMatch(/^perf_event_open -1 (EPERM|EACCES|ENOSYS|ENODEV)$/m);
+      },
+    },
   },
   {
     id: 'io-uring-setup',
@@ -877,6 +964,10 @@ export const hostileCases: HostileCase[] = [
     safeOutcome: 'EPERM (Datalyst seccomp profile; Docker 20.10 default profile allows it)',
     code: `${syscallPrelude}\nparams = ctypes.create_string_buffer(120)\nprobe('io_uring_setup', 1, params)`,
     verify: (result) => expectSyscallsRefused(result, ['io_uring_setup']),
+    underGvisor: {
+      safeOutcome: "gVisor's own io_uring answers; no host io_uring is reached",
+      verify: (result) => expectGvisorAnswered(result, ['io_uring_setup']),
+    },
   },
   {
     id: 'ptrace-supervisor',
@@ -921,6 +1012,14 @@ export const hostileCases: HostileCase[] = [
       expectStatus(result, 'ok');
       expect(result.stdout.text).not.toContain('WROTE');
       expect(stdoutLines(result).length).toBeGreaterThanOrEqual(4);
+    },
+    underGvisor: {
+      safeOutcome: 'every write refused; gVisor shows no cgroup files at all',
+      verify(result) {
+        expectStatus(result, 'ok');
+        expect(result.stdout.text).not.toContain('WROTE');
+        expect(stdoutLines(result).length).toBeGreaterThanOrEqual(3);
+      },
     },
   },
   {

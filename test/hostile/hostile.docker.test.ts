@@ -11,7 +11,14 @@ import {
   type SandboxLimits,
   type SandboxSession,
 } from '../../src/sandbox/index.ts';
-import { describeResult, hostileCases, oneLine, processListCode, type HostileCase } from './cases.ts';
+import {
+  describeResult,
+  hostileCasesFor,
+  hostileRuntime,
+  oneLine,
+  processListCode,
+  type HostileCase,
+} from './cases.ts';
 import { hashTree } from '../support/hash-tree.ts';
 
 /**
@@ -20,6 +27,10 @@ import { hashTree } from '../support/hash-tree.ts';
  * afterwards, that the host workspace kept every hash, and that closing the
  * session leaves no container. Writes test-artifacts/hostile-outcomes.md.
  */
+
+/** The suite runs under runc (docker project) and under gVisor (runsc project); each writes its own outcomes. */
+const runtime = hostileRuntime;
+const cases = hostileCasesFor(runtime);
 
 const hostCanary = `host-canary-${Math.random().toString(36).slice(2)}`;
 process.env['DATALYST_HOSTILE_CANARY'] = hostCanary;
@@ -143,9 +154,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(workspaceDir, { recursive: true, force: true });
   const lines = [
-    '# Hostile-code suite: outcomes',
+    `# Hostile-code suite: outcomes (${runtime})`,
     '',
-    `Measured on ${new Date().toISOString()} against the Docker sandbox. Each case ran in a fresh session; after it, the session (or, where marked, a new one) ran \`1 + 1\`, and the host workspace kept every SHA-256.`,
+    `Measured on ${new Date().toISOString()} against the Docker sandbox under ${runtime}. Each case ran in a fresh session; after it, the session (or, where marked, a new one) ran \`1 + 1\`, and the host workspace kept every SHA-256.`,
     '',
     '| # | case | attack | safe outcome required | observed | recovery | verdict |',
     '|---|------|--------|-----------------------|----------|----------|---------|',
@@ -158,7 +169,10 @@ afterAll(async () => {
     '',
   ];
   await mkdir('test-artifacts', { recursive: true });
-  await writeFile('test-artifacts/hostile-outcomes.md', lines.join('\n'));
+  await writeFile(
+    `test-artifacts/hostile-outcomes${runtime === 'runc' ? '' : `-${runtime}`}.md`,
+    lines.join('\n'),
+  );
 });
 
 /** A table cell: pipes escaped, control characters (a case writes raw bytes) shown as \xNN. */
@@ -173,11 +187,11 @@ function cell(text: string): string {
 
 describe('hostile code in the Docker sandbox', () => {
   it('has at least 30 cases with unique ids', () => {
-    expect(hostileCases.length).toBeGreaterThanOrEqual(30);
-    expect(new Set(hostileCases.map((hostileCase) => hostileCase.id)).size).toBe(hostileCases.length);
+    expect(cases.length).toBeGreaterThanOrEqual(30);
+    expect(new Set(cases.map((hostileCase) => hostileCase.id)).size).toBe(cases.length);
   });
 
-  for (const hostileCase of hostileCases) {
+  for (const hostileCase of cases) {
     it(`${hostileCase.id}: ${hostileCase.safeOutcome}`, async () => {
       const row: OutcomeRow = {
         id: hostileCase.id,

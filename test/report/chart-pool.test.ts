@@ -1,3 +1,6 @@
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ChartPool, workerEnvironment } from '../../src/report/chart-pool.ts';
@@ -101,6 +104,75 @@ describe('ChartPool', () => {
     expect(chart.widthPx * chart.heightPx).toBeGreaterThan(MAX_CHART_PNG_PIXELS);
     expect(chart.png).toBeNull();
     expect(chart.notes.join(' ')).toContain('million pixels a report rasterizes');
+  });
+
+  it('gives each chart of a page its own gradient ids, and draws a chart alike whatever its worker drew before', async () => {
+    // Regression: vega numbers gradients per process, so two heatmaps in one report both used
+    // gradient_0 and the second legend painted with the first one's colours; and a worker's
+    // second heatmap came out as gradient_1, unlike the same chart drawn first.
+    const heatmap = (title: string, scheme: string): Record<string, unknown> => ({
+      title,
+      data: { values: Array.from({ length: 12 }, (_, index) => ({ a: index % 3, b: index % 4, v: index })) },
+      mark: 'rect',
+      encoding: {
+        x: { field: 'a', type: 'ordinal' },
+        y: { field: 'b', type: 'ordinal' },
+        color: { field: 'v', type: 'quantitative', scale: { scheme } },
+      },
+    });
+    const single = new ChartPool({ size: 1 });
+    try {
+      const first = await single.render(heatmap('Blues', 'blues'), { png: false });
+      const second = await single.render(heatmap('Reds', 'reds'), { png: false });
+      const ids = (svg: string | null) =>
+        [...(svg ?? '').matchAll(/\sid="([^"]*gradient_\d+)"/g)].map((m) => m[1]);
+      const refs = (svg: string | null) =>
+        [...(svg ?? '').matchAll(/url\(#([^)]*gradient_\d+)\)/g)].map((m) => m[1]);
+      expect(ids(first.svg)).toHaveLength(1);
+      expect(ids(second.svg)).toHaveLength(1);
+      expect(ids(first.svg)[0]).not.toBe(ids(second.svg)[0]);
+      expect(refs(first.svg)).toEqual(ids(first.svg));
+      expect(refs(second.svg)).toEqual(ids(second.svg));
+      // Unscoped (`datalyst chart`): vega's own id, the same as in a fresh process.
+      const unscoped = await single.render(heatmap('Reds', 'reds'), { png: false, scopeIds: false });
+      expect(ids(unscoped.svg)).toEqual(['gradient_0']);
+      expect((await renderChart(heatmap('Reds', 'reds'), { png: false })).svg).toBe(second.svg);
+    } finally {
+      await single.close();
+    }
+  });
+
+  it('with a cache folder, a later pool (as in another process) takes the drawn charts from it and starts no worker', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'datalyst-chart-cache-'));
+    try {
+      const first = new ChartPool({ size: 1, cache: true, cacheDir: dir });
+      const drawn = await first.render(pointSpec(100, 'Kept'));
+      await first.close();
+      const later = new ChartPool({ size: 1, cache: true, cacheDir: dir });
+      const kept = await later.render(pointSpec(100, 'Kept'));
+      expect(kept.svg).toBe(drawn.svg);
+      expect(Array.from(kept.png ?? [])).toEqual(Array.from(drawn.png ?? []));
+      expect(later.stats).toEqual({ drawn: 0, reused: 1 });
+      expect(later.workerPids()).toEqual([]);
+
+      // What is read back is the user's file: checked, sanitized again, and drawn afresh when unreadable.
+      const files = (await readdir(dir)).filter((name) => name.endsWith('.json'));
+      expect(files).toHaveLength(1);
+      const entryPath = join(dir, files[0] as string);
+      const entry = JSON.parse(await readFile(entryPath, 'utf8')) as { svg: string };
+      await writeFile(
+        entryPath,
+        JSON.stringify({ ...entry, svg: entry.svg.replace('<g', '<script>alert(1)</script><g') }),
+      );
+      expect((await later.render(pointSpec(100, 'Kept'), { png: false })).svg).not.toContain('<script');
+      await writeFile(entryPath, '{"svg": 3');
+      const other = new ChartPool({ size: 1, cache: true, cacheDir: dir });
+      expect((await other.render(pointSpec(100, 'Kept'))).svg).toBe(drawn.svg);
+      expect(other.stats).toEqual({ drawn: 1, reused: 0 });
+      await Promise.all([later.close(), other.close()]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("gives workers none of this process's secrets", () => {

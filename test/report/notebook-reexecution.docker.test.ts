@@ -29,10 +29,14 @@ afterAll(async () => {
 });
 
 // nbclient has no CLI of its own (`python3 -m nbclient` is not one); this is its documented API.
+// nbformat.validate checks the notebook Datalyst wrote against the official nbformat v4 JSON schema
+// with Jupyter's own validator (nbformat.read only warns): the zod schema in src/report stays the
+// small runtime check of what the code needs, the official one is the test's.
 const executeNotebookPython = `
 import nbformat
 from nbclient import NotebookClient
 notebook = nbformat.read('analysis.ipynb', as_version=4)
+nbformat.validate(notebook)
 NotebookClient(notebook, timeout=300, kernel_name='python3', resources={'metadata': {'path': '.'}}).execute()
 nbformat.write(notebook, 'executed.ipynb')
 `;
@@ -160,6 +164,9 @@ describe('analysis.ipynb re-executed in the runner image', () => {
     };
     expect(kinds('E3')).toContain('image/png');
     expect(kinds('E5')).toContain('error');
+    // Re-run charts are the vega-lite spec (drawn offline), not HTML that loads vega from a CDN.
+    expect(kinds('E4')).toContain('application/vnd.vegalite.v5+json');
+    expect(kinds('E4')).not.toContain('text/html');
   });
 });
 

@@ -1,8 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
-import Docker from 'dockerode';
-import { execa } from 'execa';
+import type Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatalystError } from '../../src/errors/index.ts';
 import {
@@ -13,131 +9,30 @@ import {
   type SandboxBackend,
   type SandboxSession,
 } from '../../src/sandbox/index.ts';
+import { SecondDockerEngine } from '../support/second-docker-engine.ts';
 
 /**
- * The engine going away mid-session: a SECOND Docker engine of its own (own
- * socket, data root, exec root, a bridge of its own, no iptables), so that
- * stopping it disturbs nobody else on the machine. Not `--bridge none`: with
- * it dockerd deletes the interface named docker0 at start, the other engine's
- * bridge included (measured: the main engine's image builds then failed). The session on it must fail with a
- * clear SandboxFailureError (no hang), a new session must fail fast with
- * SandboxUnavailableError while it is down, and work must resume when it is
- * back. Needs root and the dockerd binary (as the test command's setup has).
+ * The engine going away mid-session: a SECOND Docker engine of its own (see
+ * SecondDockerEngine), so that stopping it disturbs nobody else on the
+ * machine. The session on it must fail with a clear SandboxFailureError (no
+ * hang), a new session must fail fast with SandboxUnavailableError while it
+ * is down, and work must resume when it is back.
  */
 
-// Paths of this run only: two test runs at once (a CI run and a developer's)
-// must not share a daemon's socket, pid file or data root.
-const runId = String(process.pid);
-const socketPath = `/tmp/datalyst-outage-${runId}.sock`;
-const dataRoot = `/var/tmp/datalyst-outage-${runId}`;
-const execRoot = `/tmp/datalyst-outage-${runId}-exec`;
-const pidFile = `/tmp/datalyst-outage-${runId}.pid`;
-const logFile = `/tmp/datalyst-outage-${runId}-dockerd.log`;
-/** A bridge for the test engine only (interface names have at most 15 characters). */
-const bridge = `dlo${runId.slice(-7)}`;
-const bridgeAddress = `10.213.${Number(runId) % 250}.1/24`;
-
-const engine = new Docker({ socketPath });
-let daemon: ChildProcess | undefined;
+const testEngine = new SecondDockerEngine({ name: 'outage', interfacePrefix: 'dlo', subnetOctet: 213 });
+const engine: Docker = testEngine.client();
+const startEngine = () => testEngine.start();
+const stopEngine = () => testEngine.stop();
 let image: string;
-
-async function linkExists(name: string): Promise<boolean> {
-  return (await execa('ip', ['link', 'show', name], { reject: false })).exitCode === 0;
-}
-
-async function createBridge(): Promise<void> {
-  if (await linkExists(bridge)) return;
-  await execa('ip', ['link', 'add', 'name', bridge, 'type', 'bridge']);
-  await execa('ip', ['addr', 'add', bridgeAddress, 'dev', bridge]);
-  await execa('ip', ['link', 'set', bridge, 'up']);
-}
-
-async function startEngine(): Promise<void> {
-  await mkdir(dataRoot, { recursive: true });
-  const log = await open(logFile, 'a');
-  daemon = spawn(
-    'dockerd',
-    [
-      '-H',
-      `unix://${socketPath}`,
-      '--data-root',
-      dataRoot,
-      '--exec-root',
-      execRoot,
-      '--pidfile',
-      pidFile,
-      '--bridge',
-      bridge,
-      '--iptables=false',
-      '--ip-masq=false',
-      '--ip-forward=false',
-    ],
-    { stdio: ['ignore', log.fd, log.fd] },
-  );
-  daemon.once('exit', () => void log.close());
-  for (let attempt = 0; attempt < 300; attempt++) {
-    if (
-      existsSync(socketPath) &&
-      (await engine.ping().then(
-        () => true,
-        () => false,
-      ))
-    )
-      return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`the test engine did not answer within 30 s; see ${logFile}`);
-}
-
-/** Stops the test engine the way a service manager does (SIGTERM) and waits for it to exit. */
-async function stopEngine(): Promise<void> {
-  const running = daemon;
-  if (!running || running.exitCode !== null) return;
-  const exited = new Promise<void>((resolve) => running.once('exit', () => resolve()));
-  running.kill('SIGTERM');
-  await exited;
-  daemon = undefined;
-}
-
-let mainBridgeExisted = false;
 
 beforeAll(async () => {
   image = process.env['DATALYST_IMAGE'] ?? (await runnerImageTag());
-  mainBridgeExisted = await linkExists('docker0');
-  await createBridge();
   await startEngine();
-  const present = await engine
-    .getImage(image)
-    .inspect()
-    .then(
-      () => true,
-      () => false,
-    );
-  if (!present) {
-    // The test engine has no registry either: copy the runner image over, from a
-    // saved copy kept between runs (saving 1 GB takes longer than loading it).
-    const archive = `/var/tmp/datalyst-outage-image-${image.replace(/[^A-Za-z0-9_.-]/g, '_')}.tar`;
-    if (!existsSync(archive)) {
-      // One archive at a time: the copies of older images go.
-      for (const name of await readdir('/var/tmp')) {
-        if (/^datalyst-outage-image-.*\.tar$/.test(name)) await rm(`/var/tmp/${name}`, { force: true });
-      }
-      await execa('docker', ['save', '-o', `${archive}.${runId}`, image]);
-      await rename(`${archive}.${runId}`, archive);
-    }
-    await execa('docker', ['-H', `unix://${socketPath}`, 'load', '-q', '-i', archive]);
-  }
+  await testEngine.loadImage(image);
 }, 600_000);
 
 afterAll(async () => {
-  await stopEngine();
-  if (await linkExists(bridge)) await execa('ip', ['link', 'del', bridge]);
-  // dockerd leaves its data root bind-mounted on itself.
-  await execa('umount', [dataRoot], { reject: false });
-  await rm(dataRoot, { recursive: true, force: true });
-  await rm(execRoot, { recursive: true, force: true });
-  // The test engine must not have touched the main engine's bridge.
-  expect(await linkExists('docker0')).toBe(mainBridgeExisted);
+  await testEngine.dispose();
 });
 
 describe('the engine going away mid-session', () => {

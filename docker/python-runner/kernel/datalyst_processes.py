@@ -56,11 +56,30 @@ def read_children(pid: int) -> list[int]:
         tasks = os.listdir('/proc/%d/task' % pid)
     except OSError:
         return children
+    if not os.path.exists('/proc/%d/task/%d/children' % (pid, pid)):
+        return children_by_parent(pid)
     for task in tasks:
         try:
             with open('/proc/%d/task/%s/children' % (pid, task), encoding='ascii') as handle:
                 children.extend(int(item) for item in handle.read().split())
         except (OSError, ValueError):
+            continue
+    return children
+
+
+def children_by_parent(pid: int) -> list[int]:
+    """The children of `pid` from every process's parent id: gVisor (runsc) has no
+    /proc/<pid>/task/<tid>/children file."""
+    children: list[int] = []
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % entry, encoding='ascii', errors='replace') as handle:
+                fields = handle.read().rsplit(')', 1)[1].split()
+            if int(fields[1]) == pid:
+                children.append(int(entry))
+        except (OSError, ValueError, IndexError):
             continue
     return children
 

@@ -30,18 +30,37 @@ def check_relative_path(path: object) -> list[str]:
     return parts
 
 
+def open_subdir(parent_fd: int, name: str) -> int:
+    """Opens a directory entry that is itself a directory, never a link to one.
+
+    O_NOFOLLOW alone is not enough everywhere: gVisor (runsc 2022-12) follows a
+    symlink to a directory when O_DIRECTORY is set. So the entry must be a
+    directory by lstat, and the directory opened must be that same inode (a
+    swap between the two calls is refused too).
+    """
+    before = os.stat(name, dir_fd=parent_fd, follow_symlinks=False)
+    if not stat.S_ISDIR(before.st_mode):
+        raise PathRefused('a path component is not a directory')
+    fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent_fd)
+    opened = os.fstat(fd)
+    if (opened.st_dev, opened.st_ino) != (before.st_dev, before.st_ino):
+        os.close(fd)
+        raise PathRefused('a path component changed while it was opened')
+    return fd
+
+
 def open_parent_dir(root_fd: int, parts: list[str], create: bool) -> int:
     """Walks to the parent directory of `parts` without following any symlink."""
     fd = os.dup(root_fd)
     try:
         for part in parts[:-1]:
             try:
-                next_fd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+                next_fd = open_subdir(fd, part)
             except FileNotFoundError:
                 if not create:
                     raise
                 os.mkdir(part, 0o755, dir_fd=fd)
-                next_fd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+                next_fd = open_subdir(fd, part)
             os.close(fd)
             fd = next_fd
         return fd

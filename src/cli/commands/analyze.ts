@@ -1,14 +1,17 @@
 import path from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { z } from 'zod';
 import { DEFAULT_INSTRUCTION, resolveAnalyzeSettings } from '../../config/analyze-settings.ts';
-import { loadConfigFile } from '../../config/config-file.ts';
+import { loadConfigFile, modelProfileNames, sandboxBackendNames } from '../../config/config-file.ts';
 import { CancelledError, DatalystError } from '../../errors/index.ts';
-import type { AnalysisResult, AnalyzeSettings, RenderedReport, SandboxLimits } from '../../index.ts';
+import type { AnalyzeSettings } from '../../config/index.ts';
+import type { AnalysisResult, RenderedReport, SandboxLimits } from '../../index.ts';
 import type { CliContext } from '../cli-context.ts';
 import { ExitCode, exitCodeForError, exitCodeForTermination, exitCodeHelp } from '../exit-codes.ts';
 import { formatBytes } from '../format.ts';
 import { handleInterrupts } from '../interrupt.ts';
+import { checkModelBeforeRun } from '../model-preflight.ts';
+import { findOwnOutput } from '../own-output.ts';
 import { toJsonLine } from '../json-lines.ts';
 import { displayPath, prepareOutDir } from '../output-dir.ts';
 import type { ExitCodeSink } from '../program.ts';
@@ -29,11 +32,13 @@ as it goes, then report.html, report.md (+ assets/), analysis.ipynb,
 trace.json and artifacts/. An existing non-empty --out is refused.
 
 Settings come from the options, then the config file (--config, DATALYST_CONFIG
-or ./datalyst.config.json; unknown keys are errors), then the environment:
+or the nearest datalyst.config.json here or above; unknown keys are errors,
+"did you mean" says which was meant), then the environment:
   DATALYST_MODEL, DATALYST_PROFILE      model name, protocol profile
   DATALYST_BASE_URL / OPENAI_BASE_URL   OpenAI-compatible endpoint
   DATALYST_API_KEY / OPENAI_API_KEY     its API key (never read from the config file)
   DATALYST_SANDBOX, DATALYST_IMAGE      sandbox backend, runner image
+  DATALYST_RUNTIME                      runc or runsc (gVisor; datalyst setup --gvisor)
   DATALYST_CELL_TIMEOUT_MS, DATALYST_MEMORY_MB, DATALYST_CPUS
   NO_COLOR                              no colours
 
@@ -66,6 +71,7 @@ const analyzeOptionsSchema = z.object({
   memory: z.string().optional(),
   cpus: z.string().optional(),
   sandbox: z.string().optional(),
+  runtime: z.string().optional(),
   maxWorkspaceMb: z.string().optional(),
   json: z.boolean().optional(),
   quiet: z.boolean().optional(),
@@ -87,15 +93,21 @@ export function defineAnalyzeCommand(program: Command, context: CliContext, setE
       'OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (env DATALYST_BASE_URL, OPENAI_BASE_URL)',
     )
     .option('--api-key <key>', 'API key for the endpoint (env DATALYST_API_KEY, OPENAI_API_KEY)')
-    .option(
-      '--profile <profile>',
-      'protocol profile: deepanalyze or chat (default: deepanalyze for DeepAnalyze models, else chat)',
+    // commander's choices() for closed sets: the usage error names the allowed values. Numbers, sizes
+    // and durations stay with resolveAnalyzeSettings, whose errors also cover the config file and the
+    // environment; the environment is read in one place (config/env.ts), not by commander's env(),
+    // which would rank it above the config file.
+    .addOption(
+      new Option(
+        '--profile <profile>',
+        'protocol profile (default: deepanalyze for DeepAnalyze models, else chat)',
+      ).choices(modelProfileNames),
     )
     .option('--offline', 'use the built-in offline analyst, no language model')
     .option('--out <dir>', 'run folder; must be new or empty (default: runs/<time>-<workspace>)')
     .option(
       '--format <formats>',
-      'report formats: html, md, ipynb, json; repeat or comma-separate (default: all)',
+      'report formats: html, md, ipynb, json, pdf; repeat or comma-separate (default: all but pdf)',
       collect,
     )
     .option('--max-rounds <n>', 'model turns at most (default: 30)')
@@ -106,11 +118,19 @@ export function defineAnalyzeCommand(program: Command, context: CliContext, setE
     )
     .option('--memory <size>', 'sandbox memory, e.g. 2g, 512m (default: 2g)')
     .option('--cpus <n>', 'sandbox CPU cores (default: 1.5)')
-    .option('--sandbox <backend>', 'docker or local (local: NO isolation) (default: docker)')
+    .addOption(
+      new Option('--sandbox <backend>', 'sandbox backend; local: NO isolation (default: docker)').choices(
+        sandboxBackendNames,
+      ),
+    )
+    .option('--runtime <name>', 'container runtime: runc, or runsc for gVisor (default: runc)')
     .option('--max-workspace-mb <mb>', 'refuse larger workspaces (default: 2048)')
     .option('--json', 'JSON lines on stdout instead of progress')
     .option('--quiet', 'print only warnings, errors and where the report is')
-    .option('--config <file>', 'config file (default: ./datalyst.config.json if present)')
+    .option(
+      '--config <file>',
+      'config file (default: the nearest datalyst.config.json, here or in a folder above)',
+    )
     .addHelpText('after', analyzeHelp)
     .action(async (workspace: string, instruction: string | undefined, rawOptions: unknown) => {
       setExitCode(await runAnalyze(context, workspace, instruction, analyzeOptionsSchema.parse(rawOptions)));
@@ -139,6 +159,8 @@ function describeWorkspace(renderer: ProgressRenderer, check: WorkspaceCheck, co
     `Workspace ${displayPath(check.dir, context.cwd)}: ${check.dataFiles.length} data file${check.dataFiles.length === 1 ? '' : 's'}, ${formatBytes(check.totalBytes)} in all`,
   );
   for (const entry of check.skipped) renderer.warn(`${entry.path}: ${entry.reason ?? entry.kind}; skipped`);
+  for (const folder of check.excluded)
+    renderer.info(`  ${folder}/ left out: Datalyst's own output (run folders)`);
 }
 
 /** The workspace is mounted read-only, outside the working directory: only its size cap is passed on. */
@@ -158,7 +180,8 @@ async function runAnalyze(
   options: AnalyzeCommandOptions,
 ): Promise<number> {
   const json = options.json === true;
-  const writeJson = (line: Parameters<typeof toJsonLine>[0]) => context.stdout.write(toJsonLine(line));
+  const writeJson = (line: Parameters<typeof toJsonLine>[0]) =>
+    context.stdout.write(toJsonLine(line, context.now()));
   let renderer = makeRenderer(context, options);
   const fail = (error: unknown): number => {
     renderer.close();
@@ -188,11 +211,20 @@ async function runAnalyze(
       now: context.now(),
     });
     renderer = makeRenderer(context, options, settings.maxRounds);
-    check = await checkWorkspace(settings.workspaceDir, { maxTotalBytes: settings.maxWorkspaceBytes });
+    // `datalyst analyze .` must not read its earlier reports, nor the folder it is writing to.
+    const excludeDirs = await findOwnOutput(settings.workspaceDir, {
+      outDir: settings.outDir,
+      runsDir: settings.outDirIsDefault ? path.dirname(settings.outDir) : null,
+    });
+    check = await checkWorkspace(settings.workspaceDir, {
+      maxTotalBytes: settings.maxWorkspaceBytes,
+      excludeDirs,
+    });
     if (json) {
       writeJson({
         type: 'workspace-check',
         dir: check.dir,
+        excluded: check.excluded,
         totalBytes: check.totalBytes,
         dataFiles: check.dataFiles.map((entry) => entry.path),
         skipped: check.skipped.map((entry) => ({ path: entry.path, reason: entry.reason ?? entry.kind })),
@@ -228,6 +260,11 @@ async function runAnalyze(
         '--sandbox local runs the generated code on THIS machine with NO isolation: it can read and change your files.',
       );
     }
+    // A PDF needs Chromium: said now, not after the run.
+    if (settings.formats.includes('pdf')) {
+      const { assertChromiumInstalled } = await import('../../report/pdf.ts');
+      await assertChromiumInstalled(context.env.chromium);
+    }
   } catch (error) {
     return fail(error);
   }
@@ -257,14 +294,27 @@ async function runAnalyze(
   try {
     let result: AnalysisResult | null = null;
     try {
+      // Pre-flight, before any container or run folder: the model endpoint, then the sandbox.
+      const preflight = (step: string, detail: string) => {
+        renderer.info(`  ${detail}`);
+        if (json) writeJson({ type: 'preflight', step, detail });
+      };
+      if (settings.model.kind === 'endpoint') {
+        const { detail, warning } = await checkModelBeforeRun(settings.model);
+        preflight('model', `Model endpoint: ${detail}.`);
+        if (warning !== null) renderer.warn(warning);
+      }
       const image = await context.prepareSandbox({
         backend: settings.sandbox,
         image: settings.image,
-        onProgress: (line) => renderer.info(`  ${line}`),
+        limits: { cpus: settings.cpus, memoryMb: settings.memoryMb },
+        onProgress: (line) => preflight('sandbox', line),
         signal: interrupts.signal,
       });
       // After the pre-flight: a run that cannot start leaves no folder behind.
       const outDir = await prepareOutDir(settings.outDir, settings.outDirIsDefault);
+      // Charts drawn during the run are kept in the run folder: `datalyst report` on it later draws none again.
+      charts.persistTo(path.join(outDir, '.chart-cache'));
       charts.warm();
       const model = createModel(settings.model);
       const events = streamAnalysis({
@@ -276,6 +326,8 @@ async function runAnalyze(
         sandbox: {
           backend: settings.sandbox,
           ...(image === undefined ? {} : { image }),
+          ...(settings.sandbox === 'docker' ? { runtime: settings.runtime } : {}),
+          excludeDirs: check.excluded,
           limits: sandboxLimitsFor(settings),
         },
         outDir,
@@ -286,6 +338,8 @@ async function runAnalyze(
       for await (const event of events) {
         if (json) writeJson(event);
         else renderer.handle(event);
+        // The container starts and the workspace is profiled before the first round (seconds).
+        if (event.type === 'run-start') renderer.info('Starting the sandbox and profiling the workspace…');
         if (event.type === 'execution-end') {
           // Drawn now for the report; whatever comes of it (an error box, or a redraw if the pool failed) is the report's.
           for (const chart of event.result.charts)
@@ -300,7 +354,11 @@ async function runAnalyze(
     }
     if (result === null) return fail(new Error('The analysis ended without a run-end event.'));
     const render = (outDir: string) =>
-      renderRunFolder(outDir, { formats: settings.formats, chartPool: charts });
+      renderRunFolder(outDir, {
+        formats: settings.formats,
+        chartPool: charts,
+        ...(context.env.chromium === undefined ? {} : { chromiumPath: context.env.chromium }),
+      });
     return await writeReport(context, result, renderer, render, json ? writeJson : null);
   } finally {
     interrupts.dispose();
@@ -347,5 +405,6 @@ function reportFormatOf(file: string): string {
   if (name === 'report.md') return 'md';
   if (name === 'analysis.ipynb') return 'ipynb';
   if (name === 'trace.json') return 'json';
+  if (name === 'report.pdf') return 'pdf';
   return 'asset';
 }

@@ -4,10 +4,12 @@ import { z } from 'zod';
 import { resolveModelSettings } from '../../config/analyze-settings.ts';
 import { loadConfigFile } from '../../config/config-file.ts';
 import { DatalystError } from '../../errors/index.ts';
-import type { ModelSettings } from '../../index.ts';
+import type { ModelSettings } from '../../config/index.ts';
 import type { CliContext } from '../cli-context.ts';
+import type { DoctorJson } from '../doctor-json-schema.ts';
+import { JSON_LINES_SCHEMA_VERSION } from '../json-line-schema.ts';
 import { engineFix, inspectImage, listImageTags, probeDocker, type DockerFacts } from '../docker-probe.ts';
-import { ExitCode, exitCodeForError, exitCodeHelp, type ExitCodeValue } from '../exit-codes.ts';
+import { ExitCode, exitCodeForError, exitCodeHelpFor, type ExitCodeValue } from '../exit-codes.ts';
 import { formatBytes } from '../format.ts';
 import { OPENAI_DEFAULT_BASE_URL } from '../openai-default.ts';
 import type { ExitCodeSink } from '../program.ts';
@@ -18,24 +20,29 @@ const doctorHelp = `
 Checks, and says what to fix for each:
   Docker        the engine answers (DOCKER_HOST or the local socket), its version
   Limits        the engine can enforce memory, swap and process limits (cgroups)
+  Runtimes      the engine's OCI runtimes (runc; runsc for --runtime runsc, gVisor)
   Runner image  built, and built from the current docker/python-runner
   Model         if one is configured: GET <base-url>/models answers and lists it
-
-Exit code 0 when nothing failed (warnings allowed), 4 when Docker, its limits or
-the image failed, 5 when only the model endpoint failed, 2 for a bad option or
-config file.
 
 Examples:
   $ datalyst doctor
   $ datalyst doctor --base-url http://localhost:8000/v1 --model DeepAnalyze-8B
+  $ datalyst doctor --json | jq '.checks[] | select(.status == "fail")'
 
-${exitCodeHelp}`;
+${exitCodeHelpFor([
+  [ExitCode.answered, 'nothing failed (warnings allowed)'],
+  [ExitCode.internal, 'internal error (a bug in Datalyst)'],
+  [ExitCode.usage, 'a bad option or config file'],
+  [ExitCode.sandboxUnavailable, 'Docker, its limits or the runner image failed'],
+  [ExitCode.modelUnavailable, 'only the model endpoint failed'],
+])}`;
 
 const doctorOptionsSchema = z.object({
   model: z.string().optional(),
   baseUrl: z.string().optional(),
   apiKey: z.string().optional(),
   config: z.string().optional(),
+  json: z.boolean().optional(),
 });
 type DoctorCommandOptions = z.infer<typeof doctorOptionsSchema>;
 
@@ -58,7 +65,14 @@ export function defineDoctorCommand(program: Command, context: CliContext, setEx
     .option('--model <name>', 'model to look for (env DATALYST_MODEL)')
     .option('--base-url <url>', 'endpoint to check (env DATALYST_BASE_URL, OPENAI_BASE_URL)')
     .option('--api-key <key>', 'API key for the endpoint (env DATALYST_API_KEY, OPENAI_API_KEY)')
-    .option('--config <file>', 'config file (default: ./datalyst.config.json if present)')
+    .option(
+      '--json',
+      'one JSON object on stdout: every check with its status, detail and fix, and the exit code',
+    )
+    .option(
+      '--config <file>',
+      'config file (default: the nearest datalyst.config.json, here or in a folder above)',
+    )
     .addHelpText('after', doctorHelp)
     .action(async (rawOptions: unknown) => {
       setExitCode(await runDoctor(context, doctorOptionsSchema.parse(rawOptions)));
@@ -103,6 +117,7 @@ async function checkDocker(
             failureExitCode: ExitCode.sandboxUnavailable,
           },
     );
+    checks.push(checkRuntimes(facts, context));
     return { checks, facts };
   } catch (error) {
     return {
@@ -118,6 +133,50 @@ async function checkDocker(
       facts: null,
     };
   }
+}
+
+/** The engine's runtimes; a failure only when the runtime asked for (DATALYST_RUNTIME) is not among them. */
+function checkRuntimes(facts: DockerFacts, context: CliContext): DoctorCheck {
+  const failureExitCode = ExitCode.sandboxUnavailable;
+  const listed = facts.runtimes
+    .map((runtime) => {
+      const args = runtime.args.length > 0 ? ` ${runtime.args.join(' ')}` : '';
+      return `${runtime.name}${runtime.name === facts.defaultRuntime ? ' (default)' : ''}${runtime.name === 'runsc' ? ` [gVisor${args}]` : ''}`;
+    })
+    .join(', ');
+  const runsc = facts.runtimes.find((runtime) => runtime.name === 'runsc');
+  const wanted = context.env.runtime;
+  if (wanted !== undefined && !facts.runtimes.some((runtime) => runtime.name === wanted)) {
+    return {
+      name: 'Runtimes',
+      status: 'fail',
+      detail: `DATALYST_RUNTIME=${wanted}, but the engine has only ${listed || 'none it names'}`,
+      fix:
+        wanted === 'runsc'
+          ? '`datalyst setup --gvisor` installs and registers gVisor (Debian, as root), or unset DATALYST_RUNTIME.'
+          : 'Unset DATALYST_RUNTIME, or set it to runc or runsc.',
+      failureExitCode,
+    };
+  }
+  if (runsc === undefined) {
+    return {
+      name: 'Runtimes',
+      status: 'info',
+      detail: `${listed}; no gVisor (runsc)`,
+      fix: '`datalyst setup --gvisor`, then --runtime runsc (stronger isolation, slower start and syscalls).',
+      failureExitCode,
+    };
+  }
+  if (!runsc.args.includes('--network=none')) {
+    return {
+      name: 'Runtimes',
+      status: 'warn',
+      detail: `${listed}; runsc is registered without --network=none, so sessions (no network) cannot start under it`,
+      fix: '`datalyst setup --gvisor` adds the argument (or add "runtimeArgs": ["--network=none"] to its daemon.json entry and reload the engine).',
+      failureExitCode,
+    };
+  }
+  return { name: 'Runtimes', status: 'ok', detail: listed, fix: null, failureExitCode };
 }
 
 async function checkImage(docker: Docker, context: CliContext): Promise<DoctorCheck> {
@@ -272,7 +331,16 @@ async function runDoctor(context: CliContext, options: DoctorCommandOptions): Pr
     model = resolveModelSettings({ flags: options, env: context.env, configFile });
   } catch (error) {
     printError(context, error);
-    return exitCodeForError(error);
+    const exitCode = exitCodeForError(error);
+    if (options.json === true && DatalystError.isInstance(error)) {
+      writeDoctorJson(context, [], exitCode, {
+        code: error.code,
+        message: error.message,
+        fix: error.fix,
+        fault: error.fault,
+      });
+    }
+    return exitCode;
   }
   const checks: DoctorCheck[] = [
     { name: 'Node.js', status: 'ok', detail: process.version, fix: null, failureExitCode: ExitCode.internal },
@@ -302,10 +370,35 @@ async function runDoctor(context: CliContext, options: DoctorCommandOptions): Pr
         failureExitCode: ExitCode.modelUnavailable,
       });
   }
-  printChecks(context, checks);
+  const exitCode = doctorExitCode(checks);
+  if (options.json === true) writeDoctorJson(context, checks, exitCode, null);
+  else printChecks(context, checks);
+  return exitCode;
+}
+
+function doctorExitCode(checks: readonly DoctorCheck[]): ExitCodeValue {
   const failed = checks.filter((check) => check.status === 'fail');
   if (failed.length === 0) return ExitCode.answered;
   return failed.some((check) => check.failureExitCode === ExitCode.sandboxUnavailable)
     ? ExitCode.sandboxUnavailable
     : (failed[0]?.failureExitCode ?? ExitCode.internal);
+}
+
+/** `doctor --json`: the checks for scripts and CI, in the same versioned frame as analyze's lines. */
+function writeDoctorJson(
+  context: CliContext,
+  checks: readonly DoctorCheck[],
+  exitCode: number,
+  error: DoctorJson['error'],
+): void {
+  const report: DoctorJson = {
+    type: 'doctor',
+    time: context.now().toISOString(),
+    schemaVersion: JSON_LINES_SCHEMA_VERSION,
+    ok: exitCode === ExitCode.answered,
+    exitCode,
+    checks: checks.map(({ name, status, detail, fix }) => ({ name, status, detail, fix })),
+    error,
+  };
+  context.stdout.write(`${JSON.stringify(report)}\n`);
 }

@@ -1,13 +1,14 @@
+import { existsSync, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { parseFormats } from '../../config/analyze-settings.ts';
-import { reportFormatNames } from '../../config/config-file.ts';
+import { defaultReportFormatNames, reportFormatNames } from '../../config/config-file.ts';
 import { TraceError } from '../../errors/index.ts';
 import { readTrace } from '../../trace/reader.ts';
 import type { CliContext } from '../cli-context.ts';
-import { ExitCode, exitCodeForError, exitCodeHelp } from '../exit-codes.ts';
+import { ExitCode, exitCodeForError, exitCodeHelpFor } from '../exit-codes.ts';
 import { prepareOutDir } from '../output-dir.ts';
 import type { ExitCodeSink } from '../program.ts';
 import { printError } from '../program.ts';
@@ -26,7 +27,14 @@ Examples:
   $ datalyst report runs/20250314-093015-sales/trace.jsonl --format html
   $ datalyst report runs/20250314-093015-sales --out /tmp/sales-report
 
-${exitCodeHelp}`;
+${exitCodeHelpFor([
+  [ExitCode.answered, 'the report was written (whatever the run it shows ended with)'],
+  [ExitCode.internal, 'internal error (a bug in Datalyst)'],
+  [
+    ExitCode.usage,
+    'not a trace or run folder, a bad option, an --out folder that is not new or empty, a write failure',
+  ],
+])}`;
 
 const reportOptionsSchema = z.object({
   out: z.string().optional(),
@@ -45,7 +53,7 @@ export function defineReportCommand(program: Command, context: CliContext, setEx
     .option('--out <dir>', 'write the report here instead of next to the trace')
     .option(
       '--format <formats>',
-      `formats: ${reportFormatNames.join(', ')}; repeat or comma-separate (default: all)`,
+      `formats: ${reportFormatNames.join(', ')}; repeat or comma-separate (default: all but pdf, which needs Chromium)`,
       collect,
     )
     .option('--quiet', 'print only errors and where the report is')
@@ -53,6 +61,15 @@ export function defineReportCommand(program: Command, context: CliContext, setEx
     .action(async (trace: string, rawOptions: unknown) => {
       setExitCode(await runReport(context, trace, reportOptionsSchema.parse(rawOptions)));
     });
+}
+
+/** The run folder a target names (itself, or the folder of a trace file), before any check. */
+function runFolderOf(target: string): string {
+  try {
+    return statSync(target).isFile() ? path.dirname(target) : target;
+  } catch {
+    return target;
+  }
 }
 
 /** A run folder or a trace file, resolved to the trace file and the folder that holds its artifacts. */
@@ -90,12 +107,18 @@ async function runReport(
   // workers start first, while the report module loads and the trace is read:
   // they take about half a second.
   const { ChartPool } = await import('../../report/chart-pool.ts');
-  const charts = new ChartPool();
-  charts.warm();
+  // Cached in the run folder: charts drawn while the run went on, or by an earlier report, are not
+  // drawn again; workers start early only when nothing was drawn before (they would take CPU from the report).
+  const charts = new ChartPool({ cache: true });
+  const cacheDir = path.join(runFolderOf(path.resolve(context.cwd, target)), '.chart-cache');
+  charts.persistTo(cacheDir);
+  if (!existsSync(cacheDir)) charts.warm();
   try {
     const { renderReport } = await import('../../report/index.ts');
-    const formats = options.format === undefined ? [...reportFormatNames] : parseFormats(options.format);
+    const formats =
+      options.format === undefined ? [...defaultReportFormatNames] : parseFormats(options.format);
     const { tracePath, runDir } = await locateTrace(path.resolve(context.cwd, target));
+    charts.persistTo(path.join(runDir, '.chart-cache'));
     const trace = await readTrace(tracePath);
     if (trace.partial)
       renderer.warn(
@@ -112,6 +135,7 @@ async function runReport(
       formats,
       artifactsDir: path.join(runDir, 'artifacts'),
       chartPool: charts,
+      ...(context.env.chromium === undefined ? {} : { chromiumPath: context.env.chromium }),
     });
     describeRenderedReport(renderer, rendered.files, rendered, context.cwd);
     return ExitCode.answered;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { DatalystError, SandboxUnavailableError } from '../../errors/index.ts';
 import type { CliContext } from '../cli-context.ts';
 import { probeDocker } from '../docker-probe.ts';
-import { ExitCode, exitCodeForError, exitCodeHelp } from '../exit-codes.ts';
+import { ExitCode, exitCodeForError, exitCodeHelpFor } from '../exit-codes.ts';
 import { formatDuration } from '../format.ts';
 import { handleInterrupts } from '../interrupt.ts';
 import type { ExitCodeSink } from '../program.ts';
@@ -20,17 +20,31 @@ debootstrap) or DATALYST_BASE_IMAGE.
 The Docker engine itself is not installed here: start Docker yourself, or on
 Debian/Ubuntu as root run scripts/setup-engine.sh (npm run demo does both).
 
+--gvisor also installs gVisor (Debian's runsc, as root) and registers it with
+the local engine: one "runsc" entry merged into /etc/docker/daemon.json (with
+runtimeArgs --network=none; other keys kept), then the engine reloaded with
+SIGHUP (running containers are kept). For a remote engine, without root or
+off Debian it prints the steps to do by hand. Then use --runtime runsc.
+
 Examples:
   $ datalyst setup
+  $ datalyst setup --gvisor
   $ datalyst setup --force
   $ datalyst setup --base-image debian:trixie-slim
 
-${exitCodeHelp}`;
+${exitCodeHelpFor([
+  [ExitCode.answered, 'the runner image is built (now or before)'],
+  [ExitCode.internal, 'internal error (a bug in Datalyst)'],
+  [ExitCode.usage, 'a bad option'],
+  [ExitCode.sandboxUnavailable, 'no Docker engine answers, or the image build failed'],
+  [ExitCode.cancelled, 'cancelled (Ctrl-C)'],
+])}`;
 
 const setupOptionsSchema = z.object({
   force: z.boolean().optional(),
   baseImage: z.string().optional(),
   quiet: z.boolean().optional(),
+  gvisor: z.boolean().optional(),
 });
 type SetupCommandOptions = z.infer<typeof setupOptionsSchema>;
 
@@ -40,6 +54,7 @@ export function defineSetupCommand(program: Command, context: CliContext, setExi
     .description('Build the runner image the sandbox runs code in.')
     .option('--force', 'build even when an image with the same inputs exists')
     .option('--base-image <image>', 'base image to build on (env DATALYST_BASE_IMAGE)')
+    .option('--gvisor', 'also install and register gVisor (runsc) with the local engine')
     .option('--quiet', 'print only errors and the result')
     .addHelpText('after', setupHelp)
     .action(async (rawOptions: unknown) => {
@@ -80,6 +95,24 @@ async function runSetup(context: CliContext, options: SetupCommandOptions): Prom
         ? `Built ${ensured.image} from ${ensured.baseImage ?? 'its base'} in ${formatDuration(ensured.durationMs)}.`
         : `The runner image ${ensured.image} is up to date.`,
     );
+    if (options.gvisor === true) {
+      const { setUpGvisor } = await import('../gvisor-setup.ts');
+      const outcome = await setUpGvisor({
+        docker,
+        dockerHost: context.env.dockerHost,
+        log: (line) => renderer.info(line),
+        signal: interrupts.signal,
+      });
+      if (outcome.status === 'manual') {
+        renderer.warn(`gVisor was not set up: ${outcome.reason}. To set it up by hand:`);
+        for (const [index, step] of outcome.steps.entries()) renderer.warn(`  ${index + 1}. ${step}`);
+        return ExitCode.sandboxUnavailable;
+      }
+      for (const change of outcome.changed) renderer.info(`  ${change}`);
+      renderer.result(
+        `gVisor is ready: the engine runs runsc (${outcome.runtime.path ?? 'runsc'} ${outcome.runtime.args.join(' ')}); use --runtime runsc or DATALYST_RUNTIME=runsc.`,
+      );
+    }
     return ExitCode.answered;
   } catch (error) {
     if (interrupts.interrupted) {

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { SandboxFactory } from '../../../src/index.ts';
-import { readDatalystEnvironment } from '../../../src/index.ts';
+import { readDatalystEnvironment } from '../../../src/config/index.ts';
 import type { CliContext, SandboxPreparer } from '../../../src/cli/cli-context.ts';
 import { runCli } from '../../../src/cli/program.ts';
 

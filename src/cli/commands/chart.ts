@@ -1,0 +1,105 @@
+import path from 'node:path';
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { ConfigError } from '../../errors/index.ts';
+import type { CliContext } from '../cli-context.ts';
+import { ExitCode, exitCodeForError, exitCodeHelp } from '../exit-codes.ts';
+import { handleInterrupts } from '../interrupt.ts';
+import type { ExitCodeSink } from '../program.ts';
+import { printError } from '../program.ts';
+import { colorEnabled, createTerminalStyle } from '../terminal-style.ts';
+
+const chartHelp = `
+Draws vega-lite (or vega) specs headless, without a browser for SVG and PNG,
+in the same worker processes and limits as a report's charts: each chart has
+30 s and 512 MB; inline data is cut at --max-rows; nothing is fetched
+(data.url is dropped, use --data). A data file is parsed (CSV, TSV, JSON
+by its extension), never run, and replaces each spec's top-level data.
+PDF is printed by headless Chromium (DATALYST_CHROMIUM, default /usr/bin/chromium).
+
+-o names a file for one spec (its extension gives the format) or a folder
+(one <spec name>.<format> per spec; created if missing).
+
+Examples:
+  $ datalyst chart sales.vl.json -o sales.svg
+  $ datalyst chart charts/*.vl.json --format png -o out/
+  $ datalyst chart bars.vl.json --data q2.csv -o q2-bars.pdf
+
+${exitCodeHelp}`;
+
+const chartOptionsSchema = z.object({
+  out: z.string(),
+  data: z.string().optional(),
+  format: z.enum(['svg', 'png', 'pdf']).optional(),
+  maxRows: z.coerce.number().int().positive().optional(),
+  quiet: z.boolean().optional(),
+});
+type ChartCommandOptions = z.infer<typeof chartOptionsSchema>;
+
+export function defineChartCommand(program: Command, context: CliContext, setExitCode: ExitCodeSink): void {
+  program
+    .command('chart')
+    .description('Draw vega-lite specs to SVG, PNG or PDF.')
+    .argument('<specs...>', 'vega-lite spec files (*.vl.json)')
+    .requiredOption('-o, --out <file|dir>', 'output file (one spec) or folder')
+    .option('--data <file>', 'a .csv, .tsv or .json file whose rows replace each spec’s data')
+    .option('--format <format>', 'svg, png or pdf (default: the extension of -o, else svg)')
+    .option('--max-rows <n>', 'rows kept per dataset (default 5000)')
+    .option('--quiet', 'print only errors')
+    .addHelpText('after', chartHelp)
+    .action(async (specs: string[], rawOptions: unknown) => {
+      setExitCode(await runChart(context, specs, rawOptions));
+    });
+}
+
+async function runChart(context: CliContext, specs: string[], rawOptions: unknown): Promise<number> {
+  const style = createTerminalStyle(colorEnabled(context.stderr.isTTY, context.env));
+  const interrupts = handleInterrupts({
+    source: context.signals,
+    onFirst: () => context.stderr.write('Stopping… press Ctrl-C again to quit at once.\n'),
+    onSecond: () => context.exit(ExitCode.cancelled),
+  });
+  try {
+    const parsed = chartOptionsSchema.safeParse(rawOptions);
+    if (!parsed.success)
+      throw new ConfigError(
+        `Invalid option: ${parsed.error.issues[0]?.path.join('.') ?? ''} ${parsed.error.issues[0]?.message ?? ''}`,
+        'See `datalyst chart --help`: --format is svg, png or pdf; --max-rows a positive whole number.',
+      );
+    const options: ChartCommandOptions = parsed.data;
+    const { renderChartFiles, PdfPrinter } = await import('../../report/index.ts');
+    const resolve = (file: string): string => path.resolve(context.cwd, file);
+    const shown = (file: string): string => path.relative(context.cwd, file) || file;
+    const started = performance.now();
+    const results = await renderChartFiles({
+      specPaths: specs.map(resolve),
+      out: resolve(options.out),
+      ...(options.data === undefined ? {} : { dataPath: resolve(options.data) }),
+      ...(options.format === undefined ? {} : { format: options.format }),
+      ...(options.maxRows === undefined ? {} : { maxRows: options.maxRows }),
+      launchPdfPrinter: () =>
+        PdfPrinter.launch(context.env.chromium === undefined ? {} : { executablePath: context.env.chromium }),
+      signal: interrupts.signal,
+      onChart: (result) => {
+        if (result.error !== null)
+          context.stderr.write(`${style.red('✗')} ${shown(result.specPath)}: ${result.error}\n`);
+        else if (options.quiet !== true)
+          context.stdout.write(`${style.green('✓')} ${shown(result.outPath ?? '')}\n`);
+        for (const note of result.notes) context.stderr.write(`  ${style.yellow('note:')} ${note}\n`);
+      },
+    });
+    const failed = results.filter((result) => result.error !== null).length;
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    if (options.quiet !== true || failed > 0)
+      (failed > 0 ? context.stderr : context.stdout).write(
+        `${results.length - failed} of ${results.length} chart${results.length === 1 ? '' : 's'} drawn in ${seconds} s${failed > 0 ? `; ${failed} failed` : ''}.\n`,
+      );
+    // A spec that does not draw is the input's fault, as a bad argument is.
+    return failed > 0 ? ExitCode.usage : ExitCode.answered;
+  } catch (error) {
+    printError(context, error);
+    return exitCodeForError(error);
+  } finally {
+    interrupts.dispose();
+  }
+}

@@ -1,0 +1,96 @@
+import { access, constants } from 'node:fs/promises';
+import type { Browser, BrowserContext } from 'playwright-core';
+import { ChromiumUnavailableError } from '../errors/index.ts';
+
+/** Where Debian installs Chromium; `DATALYST_CHROMIUM` (read by the CLI) names another. */
+export const DEFAULT_CHROMIUM_PATH = '/usr/bin/chromium';
+
+// Headless, no GPU, and no update checks or other traffic of Chromium's own.
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'];
+
+export interface PdfPrinterOptions {
+  /** The Chromium (or Chrome) binary. Default `/usr/bin/chromium`. */
+  executablePath?: string;
+}
+
+export interface PdfPageSize {
+  widthPx: number;
+  heightPx: number;
+}
+
+/**
+ * Prints HTML to PDF with headless Chromium (playwright-core drives Debian's
+ * Chromium; no browser is downloaded). The pages it prints are Datalyst's own
+ * (a report, a chart's SVG): scripts are disabled and every request but
+ * `data:` is refused, so printing is as offline as opening the report.
+ * One browser serves many prints; `close()` ends it.
+ */
+export class PdfPrinter {
+  private constructor(
+    private readonly browser: Browser,
+    private readonly context: BrowserContext,
+  ) {}
+
+  /** Starts Chromium; a ChromiumUnavailableError (with the fix) when it is missing or does not start. */
+  static async launch(options: PdfPrinterOptions = {}): Promise<PdfPrinter> {
+    const executablePath = options.executablePath ?? DEFAULT_CHROMIUM_PATH;
+    await assertChromiumInstalled(executablePath);
+    const { chromium } = await import('playwright-core');
+    let browser: Browser;
+    try {
+      browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+    } catch (error) {
+      throw new ChromiumUnavailableError(`Chromium (${executablePath}) did not start.`, error);
+    }
+    const context = await browser.newContext({ javaScriptEnabled: false, offline: true });
+    await context.route(/^(?!data:)/, (route) => route.abort());
+    return new PdfPrinter(browser, context);
+  }
+
+  /**
+   * Prints one HTML document. Without `pageSize`, A4 pages with margins (the
+   * report's print CSS decides the breaks); with it, one page of that size
+   * and no margin (a chart).
+   */
+  async print(html: string, pageSize?: PdfPageSize): Promise<Uint8Array> {
+    const page = await this.context.newPage();
+    try {
+      await page.setContent(html, { waitUntil: 'load' });
+      await page.emulateMedia({ media: 'print' });
+      const pdf = pageSize
+        ? await page.pdf({
+            width: `${Math.max(1, Math.ceil(pageSize.widthPx))}px`,
+            height: `${Math.max(1, Math.ceil(pageSize.heightPx))}px`,
+            printBackground: true,
+            pageRanges: '1',
+          })
+        : await page.pdf({
+            format: 'A4',
+            printBackground: true,
+            margin: { top: '14mm', bottom: '14mm', left: '12mm', right: '12mm' },
+          });
+      return new Uint8Array(pdf);
+    } finally {
+      await page.close();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.browser.close();
+  }
+}
+
+/** Fails with the fix when there is no Chromium to run at `executablePath` (default /usr/bin/chromium). */
+export async function assertChromiumInstalled(executablePath = DEFAULT_CHROMIUM_PATH): Promise<void> {
+  await access(executablePath, constants.X_OK).catch((error: unknown) => {
+    throw new ChromiumUnavailableError(
+      `There is no Chromium at ${executablePath} to print the PDF with.`,
+      error,
+    );
+  });
+}
+
+/** A page that holds one chart's SVG and nothing else, for a one-page PDF of the chart's size. */
+export function chartPageHtml(svg: string): string {
+  return `<!DOCTYPE html><html><head><meta charset="utf-8"><style>@page{margin:0}html,body{margin:0;padding:0;background:white}svg{display:block}</style></head><body>${svg}</body></html>`;
+}

@@ -1,0 +1,111 @@
+import { readFile, readdir, truncate, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { execa } from 'execa';
+import { afterAll, describe, expect, it } from 'vitest';
+import { pointSpec } from '../support/chart-specs.ts';
+import { removeTemporaryDirs, runDatalyst, temporaryDir } from './support/cli-harness.ts';
+
+const pngMagic = [0x89, 0x50, 0x4e, 0x47];
+const vl2svg = path.resolve(import.meta.dirname, '../../node_modules/vega-lite/bin/vl2svg');
+
+afterAll(removeTemporaryDirs);
+
+const barSpec = {
+  $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+  title: 'Sales by region',
+  data: { url: 'sales.csv' },
+  mark: 'bar',
+  encoding: {
+    x: { field: 'region', type: 'nominal' },
+    y: { field: 'sales', type: 'quantitative' },
+  },
+};
+const salesCsv = 'region,sales\nNorth,120.5\nSouth,98\nEast,143.25\nWest,77\n';
+
+describe('datalyst chart', () => {
+  it('draws one spec to the SVG that vega-lite’s own vl2svg draws, byte for byte', async () => {
+    const dir = await temporaryDir();
+    const specPath = path.join(dir, 'points.vl.json');
+    await writeFile(specPath, JSON.stringify(pointSpec(200, 'Two hundred points')));
+    const run = await runDatalyst(['chart', specPath, '-o', path.join(dir, 'points.svg')], { cwd: dir });
+    expect(run.stderr).toBe('');
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toContain('1 of 1 chart drawn');
+    const ours = await readFile(path.join(dir, 'points.svg'), 'utf8');
+    const { stdout: theirs } = await execa('node', [vl2svg, specPath], { stripFinalNewline: false });
+    expect(ours).toContain('>Two hundred points</text>');
+    expect(ours).toBe(theirs);
+  });
+
+  it('binds a CSV given with --data as vega loads it from data.url', async () => {
+    const dir = await temporaryDir();
+    const specPath = path.join(dir, 'bars.vl.json');
+    await writeFile(specPath, JSON.stringify(barSpec));
+    await writeFile(path.join(dir, 'sales.csv'), salesCsv);
+    const run = await runDatalyst(['chart', 'bars.vl.json', '--data', 'sales.csv', '-o', 'bars.svg'], {
+      cwd: dir,
+    });
+    expect(run.exitCode).toBe(0);
+    const ours = await readFile(path.join(dir, 'bars.svg'), 'utf8');
+    // vl2svg loads data.url from the spec's folder; datalyst never fetches, it binds --data.
+    const { stdout: theirs } = await execa('node', [vl2svg, specPath], { stripFinalNewline: false });
+    expect(ours).toContain('>East</text>');
+    expect(ours).toBe(theirs);
+  });
+
+  it('draws many specs into a folder as PNG, and reports a broken one without losing the others', async () => {
+    const dir = await temporaryDir();
+    const names = ['first.vl.json', 'second.json', 'broken.vl.json'];
+    await writeFile(path.join(dir, names[0] as string), JSON.stringify(pointSpec(30, 'First')));
+    await writeFile(path.join(dir, names[1] as string), JSON.stringify(pointSpec(40, 'Second')));
+    await writeFile(path.join(dir, names[2] as string), '{"mark": "point", ');
+    const run = await runDatalyst(['chart', ...names, '--format', 'png', '-o', 'out'], { cwd: dir });
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toContain('broken.vl.json: The spec file is not valid JSON');
+    expect(run.stderr).toContain('2 of 3 charts drawn');
+    expect((await readdir(path.join(dir, 'out'))).sort()).toEqual(['first.png', 'second.png']);
+    const png = await readFile(path.join(dir, 'out', 'first.png'));
+    expect(Array.from(png.subarray(0, 4))).toEqual(pngMagic);
+  });
+
+  it('never fetches: a spec’s data.url without --data draws empty, with a note', async () => {
+    const dir = await temporaryDir();
+    await writeFile(path.join(dir, 'bars.vl.json'), JSON.stringify(barSpec));
+    const run = await runDatalyst(['chart', 'bars.vl.json', '-o', 'bars.svg'], { cwd: dir });
+    expect(run.exitCode).toBe(0);
+    expect(run.stderr).toContain('Remote data (sales.csv) was not loaded');
+    expect(await readFile(path.join(dir, 'bars.svg'), 'utf8')).not.toContain('>East</text>');
+  });
+
+  it('refuses what it cannot do before drawing, with the fix', async () => {
+    const dir = await temporaryDir();
+    await writeFile(path.join(dir, 'a.vl.json'), JSON.stringify(pointSpec(5)));
+    await writeFile(path.join(dir, 'b.vl.json'), JSON.stringify(pointSpec(5)));
+    const twoIntoOne = await runDatalyst(['chart', 'a.vl.json', 'b.vl.json', '-o', 'one.svg'], { cwd: dir });
+    expect(twoIntoOne.exitCode).toBe(2);
+    expect(twoIntoOne.stderr).toContain('CONFIG_INVALID');
+    expect(twoIntoOne.stderr).toContain('Name a folder with -o');
+
+    await writeFile(path.join(dir, 'a.svg'), 'not a spec');
+    const overInput = await runDatalyst(['chart', 'a.svg', '-o', 'a.svg'], { cwd: dir });
+    expect(overInput.exitCode).toBe(2);
+    expect(overInput.stderr).toContain('is one of the input files');
+    expect(await readFile(path.join(dir, 'a.svg'), 'utf8')).toBe('not a spec');
+
+    // A data file past the limit is refused unread (a sparse file: no disk used).
+    await writeFile(path.join(dir, 'huge.csv'), '');
+    await truncate(path.join(dir, 'huge.csv'), 65 * 1024 * 1024);
+    const huge = await runDatalyst(['chart', 'a.vl.json', '--data', 'huge.csv', '-o', 'a-out.svg'], {
+      cwd: dir,
+    });
+    expect(huge.exitCode).toBe(2);
+    expect(huge.stderr).toContain('more than the 64 MB a chart reads');
+
+    await writeFile(path.join(dir, 'data.xlsx'), 'PK');
+    const badData = await runDatalyst(['chart', 'a.vl.json', '--data', 'data.xlsx', '-o', 'a-out.svg'], {
+      cwd: dir,
+    });
+    expect(badData.exitCode).toBe(2);
+    expect(badData.stderr).toContain('must be .csv, .tsv or .json');
+  });
+});
