@@ -76,6 +76,7 @@ export function trackForExitCleanup(kernel: KernelProcess): KernelProcess {
     stdout: kernel.stdout,
     stderr: kernel.stderr,
     description: kernel.description,
+    ...(kernel.inputs ? { inputs: kernel.inputs } : {}),
     ...(kernel.image === undefined ? {} : { image: kernel.image }),
     ...(kernel.runtime === undefined ? {} : { runtime: kernel.runtime }),
     dispose: () => {

@@ -6,6 +6,7 @@ export {
   readSandboxEnvironment,
   resolveSandboxLimits,
 } from './sandbox-limits.ts';
+export type { InputTransfer } from './sandbox-limits.ts';
 export type { SandboxEnvironment } from './sandbox-limits.ts';
 export { containerLabels } from './container-labels.ts';
 export type { ContainerLabelName } from './container-labels.ts';

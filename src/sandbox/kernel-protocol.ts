@@ -43,6 +43,8 @@ export type KernelRequest =
     }
   | { type: 'write-file'; id: RequestId; path: string; dataBase64: string; append: boolean }
   | { type: 'read-files'; id: RequestId; paths: string[]; maxTotalBytes: number; maxFiles: number }
+  /** Links each input of the read-only inputs folder by its relative path in the working directory. */
+  | { type: 'link-inputs'; id: RequestId; paths: string[] }
   | { type: 'cancel'; id: RequestId; target: RequestId }
   | { type: 'ping'; id: RequestId }
   | { type: 'shutdown'; id: RequestId };

@@ -35,6 +35,7 @@ import time
 from typing import Callable
 
 from datalyst_host_channel import HelloRefused, HostChannel, read_hello
+from datalyst_inputs import link_inputs
 from datalyst_job import Job
 from datalyst_processes import (become_subreaper, become_undumpable, is_running, memory_headroom_bytes,
                                 oom_kill_count, read_children)
@@ -204,6 +205,9 @@ class Supervisor:
                 self.send({'type': 'ok', 'id': request_id})
             elif kind == 'read-files':
                 self.send(self.read_files(request))
+            elif kind == 'link-inputs':  # links, not files: never in a snapshot, never an artifact
+                link_inputs(self.workdir, request.get('paths'))
+                self.send({'type': 'ok', 'id': request_id})
             elif kind == 'cancel':
                 self.cancel(request.get('target'))
                 self.send({'type': 'ok', 'id': request_id})

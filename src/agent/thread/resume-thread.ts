@@ -198,7 +198,7 @@ export async function resumeThread(runDir: string, options: ResumeThreadOptions)
   return new Thread(
     threadOptions,
     recorder,
-    inputFiles,
+    Promise.resolve(inputFiles),
     { runId: start.runId, outDir },
     {
       instruction: start.instruction,

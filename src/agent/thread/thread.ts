@@ -10,7 +10,7 @@ import { ContextManager } from '../context-manager.ts';
 import type { AgentEvent, AnalysisResult, TurnResult } from '../events.ts';
 import { defaultExecuteTextOptions } from '../execute-text.ts';
 import { defaultFirstMessageLimits, formatFirstMessage } from '../first-message.ts';
-import { hashWorkspaceFiles } from '../input-files.ts';
+import { hashInputFiles, listInputFiles } from '../input-files.ts';
 import { resolveModelProfile, type ModelProfile } from '../model-profile.ts';
 import { replayNote, threadFullText } from '../model-notes.ts';
 import { RunControl } from '../run-control.ts';
@@ -135,10 +135,13 @@ export class Thread implements AsyncDisposable {
   constructor(
     private readonly options: ThreadOptions,
     private readonly recorder: TraceRecorder,
-    private readonly inputFiles: InputFile[],
+    /** Hashed while the first sandbox starts (see `openThread`); awaited when run-start is written. */
+    private readonly inputFiles: Promise<InputFile[]>,
     identity: { runId: string; outDir: string },
     restored: RestoredThread | null,
   ) {
+    // A failure surfaces where it is awaited; unawaited, it must not crash the process.
+    inputFiles.catch(() => {});
     this.runId = identity.runId;
     this.outDir = identity.outDir;
     this.workspaceDir = path.resolve(options.workspaceDir);
@@ -377,7 +380,7 @@ export class Thread implements AsyncDisposable {
             options: { ...this.options, instruction: question },
             runId: this.runId,
             startedAt: this.startedAt,
-            inputFiles: this.inputFiles,
+            inputFiles: await this.inputFiles,
             profile: this.profile,
             maxRounds: this.maxRounds,
             deadlineMs: this.deadlineMs,
@@ -592,7 +595,7 @@ export class Thread implements AsyncDisposable {
       );
       profile = {
         truncated: false,
-        files: this.inputFiles.map((file) => ({
+        files: (await this.inputFiles).map((file) => ({
           path: file.path,
           sizeBytes: file.sizeBytes,
           format: 'unsupported' as const,
@@ -621,11 +624,10 @@ export class Thread implements AsyncDisposable {
  * const second = await thread.ask('Now by month.').result; // the kernel still holds the DataFrame
  */
 export async function openThread(options: ThreadOptions): Promise<Thread> {
-  const inputFiles = await hashWorkspaceFiles(
-    options.workspaceDir,
-    options.signal,
-    options.sandbox?.excludeDirs,
-  );
+  // Listed now (a missing workspace throws before the run folder exists); hashed
+  // in the background, so a large workspace's SHA-256 overlaps the sandbox's start.
+  const listed = await listInputFiles(options.workspaceDir, options.sandbox?.excludeDirs);
+  const inputFiles = hashInputFiles(listed, options.signal);
   const runId = options.runId ?? newRunId();
   const outDir = path.resolve(options.outDir ?? path.join(options.runsDir ?? 'runs', runId));
   const recorder = TraceRecorder.open(outDir, {

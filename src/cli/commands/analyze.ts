@@ -184,14 +184,13 @@ export function describeWorkspace(
     renderer.info(`  ${folder}/ left out: Datalyst's own output (run folders)`);
 }
 
-/** The working directory is a tmpfs in the container: make room for the copy of the workspace. */
-export function sandboxLimitsFor(settings: AnalyzeSettings, check: WorkspaceCheck): Partial<SandboxLimits> {
-  const workspaceMb = check.totalBytes / 1024 / 1024;
+/** The workspace is mounted read-only, outside the working directory: only its size cap is passed on. */
+export function sandboxLimitsFor(settings: AnalyzeSettings): Partial<SandboxLimits> {
   return {
     cellTimeoutMs: settings.cellTimeoutMs,
     memoryMb: Math.round(settings.memoryMb),
     cpus: settings.cpus,
-    workdirMb: Math.max(1024, Math.ceil(workspaceMb * 1.25 + 256)),
+    maxWorkspaceMb: settings.maxWorkspaceBytes / 1024 / 1024,
   };
 }
 
@@ -350,7 +349,7 @@ async function runAnalyze(
           ...(image === undefined ? {} : { image }),
           ...(settings.sandbox === 'docker' ? { runtime: settings.runtime } : {}),
           excludeDirs: check.excluded,
-          limits: sandboxLimitsFor(settings, check),
+          limits: sandboxLimitsFor(settings),
         },
         outDir,
         maxRounds: settings.maxRounds,

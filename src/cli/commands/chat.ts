@@ -207,7 +207,7 @@ async function runChat(
       sandbox: {
         backend: settings.sandbox,
         ...(image === undefined ? {} : { image }),
-        limits: sandboxLimitsFor(settings, check),
+        limits: sandboxLimitsFor(settings),
       },
       outDir,
       maxRounds: settings.maxRounds,
@@ -372,7 +372,7 @@ export async function runContinue(
         sandbox: {
           backend: settings.sandbox,
           ...(image === undefined ? {} : { image }),
-          limits: sandboxLimitsFor(settings, check),
+          limits: sandboxLimitsFor(settings),
         },
         maxRounds: settings.maxRounds,
         deadlineMs: settings.deadlineMs,
