@@ -5,6 +5,7 @@ import type { CliContext } from './cli-context.ts';
 import { defineAnalyzeCommand } from './commands/analyze.ts';
 import { defineDoctorCommand } from './commands/doctor.ts';
 import { defineReportCommand } from './commands/report.ts';
+import { defineServeCommand } from './commands/serve.ts';
 import { defineSetupCommand } from './commands/setup.ts';
 import { ExitCode, exitCodeForError, exitCodeHelp } from './exit-codes.ts';
 import { colorEnabled, createTerminalStyle } from './terminal-style.ts';
@@ -19,6 +20,7 @@ Examples:
   $ datalyst analyze data/ "Which method works better?" --model gpt-4o-mini
   $ datalyst report runs/20250314-093015-sales       render the report again
   $ datalyst doctor                                  check Docker, the image and the model
+  $ datalyst serve                                   HTTP API on 127.0.0.1:8200 (DeepAnalyze/OpenAI-compatible)
 
 ${exitCodeHelp}`;
 
@@ -42,6 +44,7 @@ export function createProgram(context: CliContext, setExitCode: ExitCodeSink): C
   defineReportCommand(program, context, setExitCode);
   defineSetupCommand(program, context, setExitCode);
   defineDoctorCommand(program, context, setExitCode);
+  defineServeCommand(program, context, setExitCode);
   return program;
 }
 
