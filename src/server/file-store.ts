@@ -9,6 +9,10 @@ import { z } from 'zod';
 import { tooLarge } from './http-error.ts';
 import { fileObjectSchema, type FileObject } from './openai-schemas.ts';
 
+/** The file object on disk, with the upload time in milliseconds (the object has only seconds). */
+const storedFileSchema = fileObjectSchema.extend({ created_ms: z.number() });
+type StoredFile = z.infer<typeof storedFileSchema>;
+
 /**
  * Uploaded files, stored by content: `files/blobs/<sha256>` holds the bytes
  * once however often they are uploaded, `files/meta/<id>.json` the file
@@ -20,6 +24,8 @@ export class FileStore {
   readonly #metaDir: string;
   readonly #tmpDir: string;
   readonly #maxFileBytes: number;
+  /** Orders uploads within one millisecond. */
+  #sequence = 0;
 
   constructor(dataDir: string, maxFileBytes: number) {
     this.#blobsDir = path.join(dataDir, 'files', 'blobs');
@@ -77,24 +83,39 @@ export class FileStore {
       status: 'processed',
       sha256,
     };
-    await writeFile(this.#metaPath(file.id), JSON.stringify(file));
+    await this.#write(file, Date.now() + this.#sequence++ / 1000);
     return file;
   }
 
   async setPurpose(file: FileObject, purpose: string): Promise<FileObject> {
+    const record = await this.#read(file.id);
     const next = { ...file, purpose };
-    await writeFile(this.#metaPath(file.id), JSON.stringify(next));
+    await this.#write(next, record?.created_ms ?? Date.now());
     return next;
   }
 
   async get(id: string): Promise<FileObject | null> {
+    const record = await this.#read(id);
+    if (record === null) return null;
+    const { created_ms: _createdMs, ...file } = record;
+    return file;
+  }
+
+  async #read(id: string): Promise<StoredFile | null> {
     if (!/^file-[0-9a-f]{24}$/.test(id)) return null;
     try {
-      return fileObjectSchema.parse(JSON.parse(await readFile(this.#metaPath(id), 'utf8')));
+      return storedFileSchema.parse(JSON.parse(await readFile(this.#metaPath(id), 'utf8')));
     } catch (error) {
       if (isMissing(error)) return null;
       throw error;
     }
+  }
+
+  async #write(file: FileObject, createdMs: number): Promise<void> {
+    const record: StoredFile = { ...file, created_ms: createdMs };
+    const tmp = `${this.#metaPath(file.id)}.${randomBytes(6).toString('hex')}.tmp`;
+    await writeFile(tmp, JSON.stringify(record));
+    await rename(tmp, this.#metaPath(file.id));
   }
 
   async list(): Promise<FileObject[]> {

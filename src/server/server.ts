@@ -93,6 +93,8 @@ export async function createServerApp(
     return503OnClosing: true,
   });
   await app.register(multipart, {
+    // The name as the client sent it, folders included, so that a path is refused rather than cut to its base.
+    preservePath: true,
     limits: { fileSize: maxFileBytes, files: 1, fields: 8, fieldSize: 1024, parts: 10 },
   });
 
