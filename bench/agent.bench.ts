@@ -16,7 +16,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { streamAnalysis } from '../src/agent/agent-loop.ts';
+import { streamAnalysis } from '../src/agent/analyze.ts';
 import type { SandboxFactory } from '../src/agent/analyze-options.ts';
 import type { AgentEvent } from '../src/agent/events.ts';
 import type { LanguageModel, ModelChunk } from '../src/agent/language-model.ts';

@@ -2,7 +2,8 @@ import type { ChatMessage } from './language-model.ts';
 import { capMiddle } from './execute-text.ts';
 
 /** What a message in the conversation is, so compaction knows what it may shorten. */
-export type ConversationEntryKind = 'system' | 'first' | 'assistant' | 'execute' | 'nudge';
+/** `question`: a later question of a thread (or the user's reply to an <Ask>). */
+export type ConversationEntryKind = 'system' | 'first' | 'question' | 'assistant' | 'execute' | 'nudge';
 
 export interface ConversationEntry {
   kind: ConversationEntryKind;

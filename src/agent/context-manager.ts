@@ -66,6 +66,52 @@ export class ContextManager {
   }
 
   /**
+   * Adds the next question of a thread (a follow-up, or the reply to an
+   * <Ask>). Merged into a user message that is already last, such as the
+   * results of a cancelled turn's cells (templates want alternating roles).
+   */
+  addQuestion(text: string): void {
+    const last = this.entries.at(-1);
+    if (last !== undefined && last.message.role === 'user' && last.kind !== 'first') {
+      this.entries[this.entries.length - 1] = {
+        kind: last.kind,
+        message: { role: 'user', content: `${last.message.content}\n\n${text}` },
+      };
+      return;
+    }
+    this.entries.push({ kind: 'question', message: { role: 'user', content: text } });
+  }
+
+  /**
+   * Before a new question of a thread (already added): the outputs of
+   * earlier turns are shortened first, every one of them if need be; then
+   * says whether a reply still fits in the thread's budget. Returns the
+   * conversation's size and what was done, for the trace.
+   */
+  prepareNewTurn(): { fits: boolean; tokens: number; notices: ContextNotice[] } {
+    const notices: ContextNotice[] = [];
+    const { contextBudgetTokens, replyReserveTokens } = this.settings;
+    const compactAt = Math.floor(contextBudgetTokens * 0.7);
+    let tokens = this.tokens();
+    if (tokens > compactAt) {
+      const before = tokens;
+      const { shortened } = compactConversation(this.entries, {
+        keepRecent: 0,
+        maxCharsPerOldResult: 1500,
+        charsToSave: Math.ceil((tokens - compactAt * 0.8) * 3.5),
+      });
+      if (shortened > 0) {
+        tokens = this.tokens();
+        notices.push({
+          kind: 'compaction',
+          text: `Shortened ${shortened} execution output${shortened === 1 ? '' : 's'} of earlier turns (about ${before} → ${tokens} tokens).`,
+        });
+      }
+    }
+    return { fits: tokens + replyReserveTokens <= contextBudgetTokens, tokens, notices };
+  }
+
+  /**
    * Before the next turn: shortens old outputs when the conversation grows,
    * and asks once for the final answer near the budget or before the last
    * round. Returns what it did, for the trace.

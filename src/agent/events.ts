@@ -16,6 +16,38 @@ export interface AnalysisResult {
   durationMs: number;
 }
 
+/** One question of a thread and how it ended: what `thread.ask()` resolves to and `turn-end` carries. */
+export interface TurnResult {
+  /** 1 for the first question of the thread. */
+  turn: number;
+  question: string;
+  answer: string | null;
+  /** The model's question to the user when the turn ended `asked`: reply with the next `ask()`. */
+  ask: string | null;
+  /** The turn's own named termination (the thread stays usable whatever it is). */
+  termination: { reason: TerminationReason; detail: string };
+  /** Rounds of this turn; round numbers in events and the trace go on across turns. */
+  rounds: number;
+  usage: Usage;
+  durationMs: number;
+  /** Output ids of the cells the turn ran, in order, e.g. `['E4', 'E5']`. */
+  outputIds: string[];
+  /** Files the turn's code wrote, copied into the run folder's `artifacts/` (`path` is relative to it). */
+  artifacts: { outputId: string | null; path: string; sizeBytes: number }[];
+}
+
+/** What a resumed thread's replay found. */
+export interface ReplaySummary {
+  /** Cells in the record. */
+  cells: number;
+  replayed: number;
+  /** Cells whose output now differs from the record, with what differs. */
+  mismatches: { outputId: string; detail: string }[];
+  /** Cells not run again (they had timed out, crashed, run out of memory or been cancelled). */
+  skipped: { outputId: string; detail: string }[];
+  durationMs: number;
+}
+
 /**
  * The streaming form of a run: a discriminated union with noun-verb names.
  * Errors travel as events too; the stream always ends with `run-end`.
@@ -30,7 +62,17 @@ export type AgentEvent =
   | { type: 'step-end'; round: number; kind: StepKind; text: string; closed: boolean }
   | { type: 'code-end'; round: number; code: string }
   | { type: 'execution-start'; round: number; outputId: string; code: string }
+  /** What a running cell printed, as it arrives (bounded in size; merged when it comes fast). */
+  | { type: 'execution-output'; round: number; outputId: string; stream: 'stdout' | 'stderr'; text: string }
   | { type: 'execution-end'; round: number; outputId: string; result: CellResult }
+  /** The model asked the user a question. `reply` is the fixed reply of a one-shot run; null when the turn ends to wait for the user. */
+  | { type: 'ask'; round: number; question: string; reply: string | null }
+  /** A question of a thread begins (turn 1 is the instruction of a run). */
+  | { type: 'turn-start'; turn: number; question: string; replyToAsk: boolean }
+  | { type: 'turn-end'; result: TurnResult }
+  /** A thread whose sandbox was gone runs its recorded cells again in a fresh one. */
+  | { type: 'replay-start'; cells: number }
+  | { type: 'replay-end'; summary: ReplaySummary }
   | { type: 'artifact-saved'; outputId: string | null; path: string; sizeBytes: number }
   | { type: 'notice'; round: number; kind: NoticeKind; text: string }
   | { type: 'answer-end'; round: number; answer: string }

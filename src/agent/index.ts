@@ -1,6 +1,14 @@
-export { analyze, streamAnalysis } from './agent-loop.ts';
+export { analyze, streamAnalysis } from './analyze.ts';
 export type { AnalyzeOptions, SandboxFactory } from './analyze-options.ts';
-export type { AgentEvent, AnalysisResult } from './events.ts';
+export type { AgentEvent, AnalysisResult, TurnResult, ReplaySummary } from './events.ts';
+export { Thread, ThreadTurn, openThread, resumeThread } from './thread/index.ts';
+export type {
+  ThreadOptions,
+  ResumeThreadOptions,
+  AskOptions,
+  ThreadSummary,
+  ThreadSandboxState,
+} from './thread/index.ts';
 export type { ChatRole, ChatMessage, ModelRequest, ModelChunk, LanguageModel } from './language-model.ts';
 export { createOpenAIChatModel, closingTagToAppend } from './openai-chat-model.ts';
 export type { OpenAIChatModelOptions } from './openai-chat-model.ts';
@@ -20,6 +28,7 @@ export type { TagParser, ParsedStep, ParsedStepKind, ParserEvent } from './tag-p
 export { stripCodeFence } from './code-fence.ts';
 export {
   answered,
+  asked,
   roundCountIs,
   deadlinePassed,
   contextBudgetSpent,
@@ -31,6 +40,7 @@ export {
 } from './stop-conditions.ts';
 export type { StopCondition, StopDecision, LoopState } from './stop-conditions.ts';
 export { formatExecuteText, capMiddle } from './execute-text.ts';
+export { askUnansweredReply } from './model-notes.ts';
 export type { ExecuteTextOptions } from './execute-text.ts';
 export { estimateTokens } from './context-budget.ts';
 export { hashWorkspaceFiles } from './input-files.ts';

@@ -32,3 +32,32 @@ export const finalAnswerRequest =
 /** Once, before the last round the run allows. */
 export const lastRoundAnswerRequest =
   'This is your last turn: the run has reached its limit of rounds. Write your final <Answer> now, from the results so far. Do not write more code.';
+
+/** The reply to an <Ask> when nobody can answer (a one-shot run): the model goes on with a stated assumption. */
+export const askUnansweredReply =
+  'No one can answer your question in this run, and no more information is available. Make a reasonable assumption, state it in your analysis and in your answer, and continue.';
+
+/** Told to the model before the first question after a thread resumed in a fresh sandbox. */
+export function replayNote(
+  replayed: number,
+  differences: readonly string[],
+  skipped: readonly string[],
+): string {
+  const parts = [
+    `The sandbox was restarted and the ${replayed} earlier cell${replayed === 1 ? ' was' : 's were'} run again in order, so the variables are back.`,
+  ];
+  if (differences.length > 0) {
+    parts.push(
+      `These outputs now differ from the ones you saw: ${differences.join('; ')}. Check before relying on them.`,
+    );
+  } else {
+    parts.push('Their outputs match the ones you saw.');
+  }
+  if (skipped.length > 0) parts.push(`Not run again: ${skipped.join('; ')}.`);
+  return parts.join(' ');
+}
+
+/** When a new question cannot fit in what is left of the thread's context budget. */
+export function threadFullText(tokens: number, budget: number): string {
+  return `The conversation of this thread (about ${tokens} tokens) leaves no room for another question within its budget of ${budget} tokens. Start a new thread (a new run) to ask it.`;
+}

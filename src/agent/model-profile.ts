@@ -18,7 +18,7 @@ export interface ModelProfile {
   stop: readonly string[];
 }
 
-const protocolStops = ['</Code>', '</Answer>'] as const;
+const protocolStops = ['</Code>', '</Answer>', '</Ask>'] as const;
 
 /**
  * DeepAnalyze-8B served by vLLM: trained without a system prompt, on results
@@ -51,6 +51,9 @@ Answer in tags, one step at a time:
 - <Understand>what the last results tell you</Understand>
 - <Code>Python to run</Code> — it runs in a persistent kernel (variables survive between cells); matplotlib figures are captured automatically. Write one <Code> block per reply, then stop: the system runs it and answers with <Execute>the output</Execute>. Never write <Execute> yourself.
 - <Answer>your final answer, in Markdown</Answer> — once the results support it. Use only numbers that the outputs showed.
+- <Ask>a question for the user</Ask> — only when the data cannot settle something you need to know (which column is meant, which period), instead of guessing; then stop and wait for the reply. If the reply says nobody can answer, make a reasonable assumption, state it, and go on.
+
+The conversation can go on after your answer: the user may ask follow-up questions. The kernel keeps its variables, so build on what earlier cells loaded and computed.
 
 Example:
 <Analyze>I will load the sales table and compare the mean revenue by region.</Analyze>

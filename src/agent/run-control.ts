@@ -37,6 +37,11 @@ export class RunControl {
     this.removeAbortListener();
   }
 
+  /** Cancels from inside (the caller stopped reading, or the thread is closing). */
+  cancel(reason?: unknown): void {
+    this.stop('cancelled', reason ?? new Error('cancelled'));
+  }
+
   private stop(cause: StopCause, reason: unknown): void {
     this.cause ??= cause;
     this.controller.abort(reason);

@@ -10,6 +10,8 @@ export interface LoopState {
   readonly round: number;
   /** The final answer, once the model gave one. */
   readonly answer: string | null;
+  /** The model's question to the user (`<Ask>`) when the turn is to wait for the reply. */
+  readonly ask?: string | null;
   readonly elapsedMs: number;
   /** Wall-clock limit of the run; null for none. */
   readonly deadlineMs: number | null;
@@ -75,6 +77,15 @@ export const answered = (): StopCondition => (state) => {
   return { reason: 'answered', detail: `The model answered in round ${state.round}.` };
 };
 
+/** The model asked the user something and the turn waits for the reply (threads only; a one-shot run replies itself). */
+export const asked = (): StopCondition => (state) =>
+  state.ask === undefined || state.ask === null
+    ? null
+    : {
+        reason: 'asked',
+        detail: `The model asked a question in round ${state.round} and waits for the reply.`,
+      };
+
 export const roundCountIs =
   (maxRounds: number): StopCondition =>
   (state) =>
@@ -133,6 +144,7 @@ export function defaultStopConditions(options: DefaultStopOptions): StopConditio
   return [
     failed(),
     answered(),
+    asked(),
     deadlinePassed(),
     sameFailureRepeated(options.maxRepeatedFailures),
     noProgressFor(options.maxStalledTurns),

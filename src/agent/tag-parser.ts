@@ -14,7 +14,9 @@ import { stripCodeFence } from './code-fence.ts';
  * - Inside `<Code>` only `</Code>` closes the step, and only when it is not
  *   inside an open ``` fence: `print("</Code>")` in fenced code stays code.
  *   Other tags inside code are code text.
- * - Inside Analyze/Understand/Answer, an opening tag of another step closes the
+ * - `<Ask>` is the model's question to the user (DeepAnalyze's newer
+ *   protocol); it is read like Answer.
+ * - Inside Analyze/Understand/Answer/Ask, an opening tag of another step closes the
  *   current one (models forget closing tags); so does any closing tag.
  * - `<Execute>` is the system's tag. A model that writes it is inventing
  *   results; the parser reports it as an `execute` step so the caller can drop
@@ -47,6 +49,7 @@ const tagNames: Readonly<Record<string, Exclude<ParsedStepKind, 'text'>>> = {
   understand: 'understand',
   code: 'code',
   answer: 'answer',
+  ask: 'ask',
   execute: 'execute',
 };
 
@@ -55,6 +58,7 @@ const canonicalTagNames: Readonly<Record<Exclude<ParsedStepKind, 'text'>, string
   understand: 'Understand',
   code: 'Code',
   answer: 'Answer',
+  ask: 'Ask',
   execute: 'Execute',
 };
 

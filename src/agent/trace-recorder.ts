@@ -1,5 +1,5 @@
 import type { CellResult } from '../sandbox/cell-result.ts';
-import type { NoticeKind, RunEndRecord, TraceRecord } from '../trace/schema.ts';
+import type { NoticeKind, RunEndRecord, TraceCellResult, TraceRecord } from '../trace/schema.ts';
 import { TraceWriter } from '../trace/writer.ts';
 import { errorText } from './clip-text.ts';
 import type { AgentEvent } from './events.ts';
@@ -51,6 +51,12 @@ export class TraceRecorder {
     return new TraceRecorder(writer, options.maxFigureBytes);
   }
 
+  /** Reopens the trace of an earlier run or thread to add to it (a thread that resumes). */
+  static reopen(outDir: string, options: TraceRecorderOptions): TraceRecorder {
+    const writer = TraceWriter.reopen(outDir, options.sync === undefined ? {} : { sync: options.sync });
+    return new TraceRecorder(writer, options.maxFigureBytes);
+  }
+
   get tracePath(): string {
     return this.writer.jsonlPath;
   }
@@ -88,6 +94,15 @@ export class TraceRecorder {
     });
     if (kept.omitted.figures + kept.omitted.charts === 0) return null;
     return this.notice(round, 'warning', this.omissionText(outputId, kept.omitted));
+  }
+
+  /** Records a cell stopped by a cancel, with what it printed so far (it has no figures). Never throws. */
+  cancelledExecution(round: number, outputId: string, code: string, result: TraceCellResult): void {
+    try {
+      this.writer.append({ type: 'execution', round, at: nowIso(), outputId, code, result, executeText: '' });
+    } catch {
+      // The cancel is what matters now; the trace keeps what it could.
+    }
   }
 
   private omissionText(outputId: string, omitted: OmittedOutputs): string {
@@ -128,6 +143,11 @@ export class TraceRecorder {
       }
     }
     return problems;
+  }
+
+  /** Removes the trace file when nothing was recorded (a thread closed before its first question). */
+  discardIfEmpty(): void {
+    this.writer.discardIfEmpty();
   }
 
   /** A warning notice that never throws: for cleanup paths, where a throw would skip the run's end. */

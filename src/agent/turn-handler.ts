@@ -1,12 +1,14 @@
+import { DatalystError } from '../errors/index.ts';
 import type { CellResult, SandboxSession } from '../sandbox/index.ts';
-import type { Usage } from '../trace/schema.ts';
+import type { TraceCellResult, Usage } from '../trace/schema.ts';
 import { collectArtifacts, type ArtifactBudget } from './artifacts.ts';
 import { clipText, errorText } from './clip-text.ts';
 import type { ContextManager } from './context-manager.ts';
 import type { AgentEvent } from './events.ts';
 import { formatExecuteText, type ExecuteTextOptions } from './execute-text.ts';
 import { executeMessages, type ModelProfile } from './model-profile.ts';
-import { continueNudge, repeatedFailureNudge, unclosedCodeNote } from './model-notes.ts';
+import { LiveCellOutput, defaultLiveOutputLimits } from './live-output.ts';
+import { askUnansweredReply, continueNudge, repeatedFailureNudge, unclosedCodeNote } from './model-notes.ts';
 import type { ModelTurn } from './model-turn.ts';
 import type { MutableLoopState } from './stop-conditions.ts';
 import type { TraceRecorder } from './trace-recorder.ts';
@@ -16,6 +18,27 @@ const maxQuotedErrorChars = 200;
 /** Paths named in a notice about files not copied (the kernel's paths can be long and many). */
 const maxNamedSkippedFiles = 20;
 const maxQuotedPathChars = 200;
+
+/** A cell as it ran: what a replay runs again and checks its output against. */
+export interface ExecutedCell {
+  outputId: string;
+  code: string;
+  status: TraceCellResult['status'];
+  stdout: string;
+  value: string | null;
+  errorName: string | null;
+}
+
+export function executedCell(outputId: string, code: string, result: TraceCellResult): ExecutedCell {
+  return {
+    outputId,
+    code,
+    status: result.status,
+    stdout: result.stdout.text,
+    value: result.value,
+    errorName: result.error?.name ?? null,
+  };
+}
 
 export interface TurnHandlerSettings {
   session: SandboxSession;
@@ -30,6 +53,32 @@ export interface TurnHandlerSettings {
   executeText: ExecuteTextOptions;
   /** Spent as files are copied; shared by every turn of the run. */
   artifactBudget: ArtifactBudget;
+  /**
+   * What an `<Ask>` does: `pause` ends the turn (`asked`) to wait for the
+   * user's reply (threads); `reply` answers it with a fixed message and goes
+   * on (one-shot runs, where nobody can answer). Default `reply`.
+   */
+  askMode?: 'pause' | 'reply';
+  /** Cells run earlier in the thread: output ids go on from there (E1, E2, …). Default 0. */
+  executionsBefore?: number;
+}
+
+/** A cell the turn's cancel stopped: what it printed until then, no result from the kernel. */
+function cancelledResult(live: LiveCellOutput, durationMs: number): TraceCellResult {
+  return {
+    status: 'cancelled',
+    stdout: live.captured('stdout'),
+    stderr: live.captured('stderr'),
+    error: null,
+    value: null,
+    figures: [],
+    charts: [],
+    tables: [],
+    files: [],
+    durationMs,
+    stateLost: false,
+    statusDetail: 'The cell was stopped by a cancel; the output above is what it printed until then.',
+  };
 }
 
 function normalizeCode(code: string): string {
@@ -44,12 +93,24 @@ function normalizeCode(code: string): string {
  */
 export class TurnHandler {
   private readonly usageSoFar: Usage = { promptTokens: 0, completionTokens: 0 };
-  private executions = 0;
+  private executions: number;
+  /** Output ids of the cells this handler ran, and the artifacts it saved. */
+  readonly outputIds: string[] = [];
+  readonly artifacts: { outputId: string | null; path: string; sizeBytes: number }[] = [];
+  /** The cells this handler ran, as a replay needs them (cancelled ones included). */
+  readonly executed: ExecutedCell[] = [];
   private lastFailedCode: string | null = null;
   /** Notes for the model gathered during a turn; sent after its execution results. */
   private pendingNotes: string[] = [];
 
-  constructor(private readonly settings: TurnHandlerSettings) {}
+  constructor(private readonly settings: TurnHandlerSettings) {
+    this.executions = settings.executionsBefore ?? 0;
+  }
+
+  /** Cells run in the thread so far, this handler's included. */
+  get executionCount(): number {
+    return this.executions;
+  }
 
   /** Tokens the endpoint counted over every turn so far. */
   get usage(): Usage {
@@ -109,6 +170,27 @@ export class TurnHandler {
       yield { type: 'answer-end', round, answer: answer.text };
       return;
     }
+    const ask = turn.steps.find((step) => step.kind === 'ask' && step.text.length > 0);
+    if (ask !== undefined) {
+      if (codes.length > 0) {
+        yield recorder.notice(
+          round,
+          'warning',
+          'The reply holds both code and a question; the code was not run.',
+        );
+      }
+      if ((this.settings.askMode ?? 'reply') === 'pause') {
+        state.ask = ask.text;
+        state.stalledTurns = 0;
+        yield { type: 'ask', round, question: ask.text, reply: null };
+        return;
+      }
+      yield { type: 'ask', round, question: ask.text, reply: askUnansweredReply };
+      yield recorder.notice(round, 'ask-reply', askUnansweredReply);
+      context.tellModel(askUnansweredReply);
+      state.stalledTurns = 0;
+      return;
+    }
     if (state.finalAnswerRequestedAtRound !== null && codes.length > 0) {
       yield recorder.notice(
         round,
@@ -148,8 +230,36 @@ export class TurnHandler {
     const { session, recorder, signal } = this.settings;
     this.executions += 1;
     const outputId = `E${this.executions}`;
+    this.outputIds.push(outputId);
     yield { type: 'execution-start', round, outputId, code };
-    const result = await session.execute(code, { signal });
+    const live = new LiveCellOutput({
+      ...defaultLiveOutputLimits,
+      maxKeptChars: session.limits.maxOutputBytes,
+    });
+    const startedMs = performance.now();
+    const settled = session.execute(code, { signal, onOutput: live.push }).then(
+      (value) => ({ ok: true as const, value }),
+      (error: unknown) => ({ ok: false as const, error }),
+    );
+    let outcome: Awaited<typeof settled> | 'output';
+    do {
+      outcome = await Promise.race([settled, live.arrival()]);
+      for (const piece of live.take()) {
+        yield { type: 'execution-output', round, outputId, stream: piece.stream, text: piece.text };
+      }
+    } while (outcome === 'output');
+    if (!outcome.ok) {
+      const error = outcome.error;
+      if (DatalystError.isInstance(error) && error.code === 'CANCELLED') {
+        // What the cell printed before the stop is kept: the trace and the report show it.
+        const cancelled = cancelledResult(live, performance.now() - startedMs);
+        recorder.cancelledExecution(round, outputId, code, cancelled);
+        this.executed.push(executedCell(outputId, code, cancelled));
+      }
+      throw error;
+    }
+    const result = outcome.value;
+    this.executed.push(executedCell(outputId, code, result));
     const executeText = formatExecuteText(result, this.settings.executeText);
     const omission = recorder.execution(round, outputId, code, result, executeText);
     yield { type: 'execution-end', round, outputId, result };
@@ -186,6 +296,7 @@ export class TurnHandler {
     }
     for (const artifact of collection.saved) {
       recorder.append({ type: 'artifact', at: new Date().toISOString(), outputId, ...artifact });
+      this.artifacts.push({ outputId, path: artifact.path, sizeBytes: artifact.sizeBytes });
       yield { type: 'artifact-saved', outputId, path: artifact.path, sizeBytes: artifact.sizeBytes };
     }
     if (collection.skipped.length > 0) {

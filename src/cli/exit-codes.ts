@@ -38,6 +38,7 @@ export function exitCodeForTermination(reason: TerminationReason, hasAnswer = fa
     case 'context-budget':
       // The loop asks for a final answer before these limits: one given is an answer.
       return hasAnswer ? ExitCode.answered : ExitCode.notAnswered;
+    case 'asked':
     case 'deadline':
     case 'no-progress':
     case 'repeated-failure':

@@ -31,6 +31,10 @@ export interface ProgressRendererOptions {
   outputPreviewLines?: number;
   /** Lines of a code step shown; the rest is counted (the report has it all). Default 15. */
   maxCodeLines?: number;
+  /** Live mode: lines of a running cell's latest output shown above its status line. Default 3. */
+  liveOutputLines?: number;
+  /** A conversation (`datalyst chat`): each turn's end gets its closing line. Default false (one run: `run-end` has it). */
+  threaded?: boolean;
 }
 
 const labelWidth = 10;
@@ -55,7 +59,12 @@ interface RunningCell {
   outputId: string;
   startedAt: number;
   timer: ReturnType<typeof setInterval> | null;
+  /** The end of what the cell printed so far (live mode shows its last lines). */
+  tail: string;
 }
+
+/** Characters of a running cell's output kept for its live lines. */
+const maxTailChars = 4096;
 
 export class ProgressRenderer {
   private readonly style: TerminalStyle;
@@ -67,6 +76,8 @@ export class ProgressRenderer {
   private streaming: StreamingStep | null = null;
   private running: RunningCell | null = null;
   private statusLineShown = false;
+  /** Lines the status block takes (the running cell's output lines and its status line). */
+  private statusLines = 0;
   /** Steps already printed in full, so `answer-end` does not print the answer twice. */
   private readonly printedAnswers = new Set<number>();
   private readonly streamedSteps = new Set<string>();
@@ -120,8 +131,43 @@ export class ProgressRenderer {
       case 'execution-start':
         this.startCell(event.outputId);
         return;
+      case 'execution-output':
+        this.cellOutput(event.outputId, event.text);
+        return;
       case 'execution-end':
         this.endCell(event.outputId, event.result);
+        return;
+      case 'ask':
+        this.endStream();
+        this.result(
+          `${this.style.bold(this.style.cyan('? The model asks:'))} ${sanitizeForTerminal(event.question)}`,
+        );
+        if (event.reply !== null)
+          this.info(this.style.dim(`  (no one can answer in this run; it was told: ${event.reply})`));
+        return;
+      case 'turn-start':
+        this.endStream();
+        if (event.turn > 1) {
+          this.info(
+            this.style.bold(
+              `${event.replyToAsk ? 'Reply' : 'Question'} ${event.turn}: ${sanitizeForTerminal(event.question)}`,
+            ),
+          );
+        }
+        return;
+      case 'turn-end':
+        if (this.options.threaded === true) this.renderTurnEnd(event.result);
+        return;
+      case 'replay-start':
+        this.info(`Starting a fresh sandbox and replaying ${plural(event.cells, 'recorded cell')}…`);
+        return;
+      case 'replay-end':
+        this.info(
+          `Replayed ${plural(event.summary.replayed, 'cell')} in ${formatDuration(event.summary.durationMs)}` +
+            (event.summary.mismatches.length === 0
+              ? ': outputs match the record.'
+              : `: ${plural(event.summary.mismatches.length, 'output')} differ (see below).`),
+        );
         return;
       case 'artifact-saved':
         this.info(
@@ -196,8 +242,9 @@ export class ProgressRenderer {
 
   private clearStatusLine(): void {
     if (!this.statusLineShown) return;
-    this.options.write('\r\x1b[2K');
+    this.options.write(`\r\x1b[2K${'\x1b[1A\x1b[2K'.repeat(Math.max(0, this.statusLines - 1))}`);
     this.statusLineShown = false;
+    this.statusLines = 0;
   }
 
   private drawStatusLine(): void {
@@ -205,8 +252,20 @@ export class ProgressRenderer {
       return;
     const elapsed = formatDuration(this.now() - this.running.startedAt);
     const text = `  ⏵ ${this.running.outputId} running · ${elapsed}`.slice(0, this.columns - 1);
-    this.options.write(this.style.yellow(text));
+    const width = this.columns - 7;
+    const shown =
+      this.running.tail.trim() === ''
+        ? []
+        : this.running.tail
+            .replace(/\s+$/, '')
+            .split('\n')
+            .slice(-(this.options.liveOutputLines ?? 3))
+            .map((line) =>
+              this.style.dim(`    ┆ ${line.length > width ? `${line.slice(0, width - 1)}…` : line}`),
+            );
+    this.options.write(`${shown.map((line) => `${line}\n`).join('')}${this.style.yellow(text)}`);
     this.statusLineShown = true;
+    this.statusLines = shown.length + 1;
   }
 
   // ---- model text --------------------------------------------------------
@@ -332,7 +391,7 @@ export class ProgressRenderer {
   private startCell(outputId: string): void {
     this.endStream();
     this.stopTimer();
-    this.running = { outputId, startedAt: this.now(), timer: null };
+    this.running = { outputId, startedAt: this.now(), timer: null, tail: '' };
     if (this.options.quiet) return;
     if (!this.options.live) {
       this.line(`  ${outputId} running…`);
@@ -347,6 +406,14 @@ export class ProgressRenderer {
       timer.unref();
       this.running.timer = timer;
     }
+  }
+
+  /** Live mode: what a running cell prints shows as its last lines above the status line. */
+  private cellOutput(outputId: string, text: string): void {
+    if (this.running?.outputId !== outputId || !this.options.live || this.options.quiet) return;
+    this.running.tail = sanitizeForTerminal(`${this.running.tail}${text}`.slice(-maxTailChars));
+    this.clearStatusLine();
+    this.drawStatusLine();
   }
 
   private stopTimer(): void {
@@ -427,6 +494,19 @@ export class ProgressRenderer {
     }
   }
 
+  private renderTurnEnd(result: Extract<AgentEvent, { type: 'turn-end' }>['result']): void {
+    this.close();
+    const facts = `${plural(result.rounds, 'round')} · ${formatDuration(result.durationMs)}`;
+    const reason = result.termination.reason;
+    if (reason === 'answered') this.result(`${this.style.green(this.style.bold('✓ Answered'))} in ${facts}`);
+    else if (reason === 'asked') this.result(this.style.cyan('The model waits for your reply.'));
+    else if (reason === 'cancelled')
+      this.result(`${this.style.yellow(this.style.bold('■ Turn cancelled'))} after ${facts}`);
+    else this.result(`${this.style.red(this.style.bold(`✗ No answer (${reason})`))} after ${facts}`);
+    if (result.termination.detail && reason !== 'answered' && reason !== 'asked')
+      this.result(`  ${sanitizeForTerminal(result.termination.detail)}`);
+  }
+
   private renderRunEnd(result: Extract<AgentEvent, { type: 'run-end' }>['result']): void {
     this.close();
     const tokens =
@@ -478,6 +558,8 @@ function tagColor(style: TerminalStyle, tag: StepKind): (text: string) => string
       return style.cyan;
     case 'answer':
       return (text: string) => style.bold(style.green(text));
+    case 'ask':
+      return (text: string) => style.bold(style.cyan(text));
     case 'text':
       return style.gray;
   }

@@ -115,3 +115,19 @@ export class CancelledError extends DatalystError {
     super('CANCELLED', 'The run was cancelled.', { fault: 'user', fix: 'Nothing to fix.', cause });
   }
 }
+
+/**
+ * A thread was used in a way its state does not allow: a question while
+ * another turn runs (`THREAD_BUSY`), or after `close()` (`THREAD_CLOSED`).
+ */
+export class ThreadStateError extends DatalystError {
+  constructor(code: 'THREAD_BUSY' | 'THREAD_CLOSED', message: string) {
+    super(code, message, {
+      fault: 'user',
+      fix:
+        code === 'THREAD_BUSY'
+          ? 'Wait for the running turn to end (or cancel it) before asking the next question.'
+          : 'Resume the thread from its run folder (resumeThread) to ask more.',
+    });
+  }
+}

@@ -8,5 +8,6 @@ export {
   ConfigError,
   TraceError,
   CancelledError,
+  ThreadStateError,
 } from './datalyst-error.ts';
 export type { Fault, DatalystErrorOptions } from './datalyst-error.ts';

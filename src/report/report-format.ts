@@ -8,6 +8,7 @@ export const stepLabel: Record<StepRecord['kind'], string> = {
   understand: 'Understand',
   code: 'Code',
   answer: 'Answer',
+  ask: 'Question to the user',
   text: 'Text outside tags',
 };
 

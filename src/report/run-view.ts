@@ -153,6 +153,7 @@ function describeOutcome(
 
 const terminationLabels: Record<RunEndRecord['termination']['reason'], string> = {
   answered: 'answered',
+  asked: 'the model asked the user a question and waits for the reply',
   'max-rounds': 'the round limit was reached',
   'context-budget': 'the context budget was used up',
   deadline: 'the deadline passed',

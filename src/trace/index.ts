@@ -1,5 +1,9 @@
 export {
   TRACE_VERSION,
+  traceVersionSchema,
+  turnStartSchema,
+  turnEndSchema,
+  replaySchema,
   stepKindSchema,
   terminationReasonSchema,
   usageSchema,
@@ -38,9 +42,15 @@ export type {
   NoticeRecord,
   RunEndRecord,
   ModelTurnRecord,
+  TurnStartRecord,
+  TurnEndRecord,
+  ReplayRecord,
+  TraceVersion,
   TraceDocument,
 } from './schema.ts';
 export { TraceWriter } from './writer.ts';
 export type { TraceWriterOptions } from './writer.ts';
 export { readTrace, parseTraceDocument, parseTraceLines } from './reader.ts';
 export type { ReadTrace, ReadTraceOptions } from './reader.ts';
+export { splitTurns } from './turns.ts';
+export type { TraceTurn } from './turns.ts';

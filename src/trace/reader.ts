@@ -1,11 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import { TraceError } from '../errors/index.ts';
-import { TRACE_VERSION, traceDocumentSchema, traceRecordSchema } from './schema.ts';
+import { traceDocumentSchema, traceRecordSchema } from './schema.ts';
 import type { TraceDocument, TraceRecord } from './schema.ts';
 
 /** A trace read from disk, with what was missing or cut off. */
 export interface ReadTrace extends TraceDocument {
-  /** True when the trace has no `run-end` record: the run crashed or is still going. */
+  /**
+   * True when the trace has no `run-end` record after its last turn began:
+   * the run crashed, or the thread is still open (it may be between turns).
+   */
   partial: boolean;
   /** True when the last line of a `trace.jsonl` was cut off mid-record and was dropped. */
   truncatedLastLine: boolean;
@@ -42,7 +45,7 @@ export function parseTraceDocument(text: string): ReadTrace {
   const parsed = traceDocumentSchema.safeParse(json);
   if (!parsed.success) {
     throw new TraceError(
-      `The trace does not match version ${TRACE_VERSION} of the schema: ${summarizeIssues(parsed.error.issues)}`,
+      `The trace does not match the schema (versions 1 and 2): ${summarizeIssues(parsed.error.issues)}`,
       parsed.error,
     );
   }
@@ -87,8 +90,10 @@ function finish(records: TraceRecord[], truncatedLastLine: boolean): ReadTrace {
   if (first?.type !== 'run-start') {
     throw new TraceError('The trace does not start with a run-start record.');
   }
-  const partial = !records.some((record) => record.type === 'run-end');
-  return { version: TRACE_VERSION, records, partial, truncatedLastLine };
+  const lastEnd = records.findLastIndex((record) => record.type === 'run-end');
+  const lastTurn = records.findLastIndex((record) => record.type === 'turn-start');
+  const partial = lastEnd === -1 || lastTurn > lastEnd;
+  return { version: first.version, records, partial, truncatedLastLine };
 }
 
 function summarizeIssues(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string {

@@ -8,13 +8,25 @@ import { workspaceProfileSchema } from '../sandbox/workspace-profile.ts';
  * src/report to render a report at any time. Bump TRACE_VERSION on any change
  * that an older reader could misread.
  */
-export const TRACE_VERSION = 1;
+export const TRACE_VERSION = 2;
 
-export const stepKindSchema = z.enum(['analyze', 'understand', 'code', 'answer', 'text']);
+/**
+ * Versions a reader accepts. Version 1 (one question per run) has no turn
+ * records: everything belongs to one turn whose question is the instruction.
+ * Version 2 adds turns (`turn-start`, `turn-end`), replays of a resumed
+ * thread (`replay`), the model's questions (`ask` steps, `asked` turns) and
+ * cells stopped by a cancel (`cancelled`, with what they printed so far).
+ */
+export const traceVersionSchema = z.union([z.literal(1), z.literal(2)]);
+export type TraceVersion = z.infer<typeof traceVersionSchema>;
+
+export const stepKindSchema = z.enum(['analyze', 'understand', 'code', 'answer', 'ask', 'text']);
 export type StepKind = z.infer<typeof stepKindSchema>;
 
 export const terminationReasonSchema = z.enum([
   'answered',
+  /** The model asked the user a question (`<Ask>`); the next turn's question is the reply. */
+  'asked',
   'max-rounds',
   'context-budget',
   'deadline',
@@ -51,7 +63,7 @@ export type ModelInfo = z.infer<typeof modelInfoSchema>;
 
 export const runStartSchema = z.object({
   type: z.literal('run-start'),
-  version: z.literal(TRACE_VERSION),
+  version: traceVersionSchema,
   runId: z.string(),
   startedAt: z.string(),
   instruction: z.string(),
@@ -122,6 +134,8 @@ export type OmittedChart = z.infer<typeof omittedChartSchema>;
 
 /** A cell result as the trace keeps it: the sandbox's, with figures and charts that may be omitted. */
 export const traceCellResultSchema = cellResultSchema.extend({
+  /** `cancelled`: the turn was stopped while the cell ran; stdout and stderr hold what it printed until then. */
+  status: z.union([cellResultSchema.shape.status, z.literal('cancelled')]),
   // The omitted form first: a union takes the first member that matches.
   figures: z.array(z.union([omittedFigureSchema, figureSchema])),
   charts: z.array(z.union([omittedChartSchema, chartSchema])),
@@ -152,7 +166,17 @@ export const artifactSchema = z.object({
 });
 
 /** Something the loop did or told the model: a nudge, a compaction, a retry. */
-export const noticeKindSchema = z.enum(['nudge', 'compaction', 'retry', 'final-answer-request', 'warning']);
+export const noticeKindSchema = z.enum([
+  'nudge',
+  'compaction',
+  'retry',
+  'final-answer-request',
+  'warning',
+  /** The fixed reply to an `<Ask>` when nobody can answer (a one-shot run). */
+  'ask-reply',
+  /** What a resumed thread's replay found (outputs that differ from the record). */
+  'replay',
+]);
 export type NoticeKind = z.infer<typeof noticeKindSchema>;
 
 export const noticeSchema = z.object({
@@ -173,7 +197,55 @@ export const runEndSchema = z.object({
   answer: z.string().nullable(),
 });
 
+/**
+ * A question of a thread begins. Records after it (up to the next
+ * `turn-start`) belong to this turn; round numbers go on across turns.
+ * Records before the first `turn-start` belong to turn 1 (all of a version 1 trace).
+ */
+export const turnStartSchema = z.object({
+  type: z.literal('turn-start'),
+  turn: z.number().int().positive(),
+  at: z.string(),
+  question: z.string(),
+  /** True when the question is the user's reply to the model's `<Ask>`. */
+  replyToAsk: z.boolean(),
+});
+
+/** A turn ended, with its own named termination. */
+export const turnEndSchema = z.object({
+  type: z.literal('turn-end'),
+  turn: z.number().int().positive(),
+  at: z.string(),
+  /** Rounds of this turn. */
+  rounds: z.number().int().nonnegative(),
+  usage: usageSchema,
+  durationMs: z.number().nonnegative(),
+  termination: z.object({ reason: terminationReasonSchema, detail: z.string() }),
+  answer: z.string().nullable(),
+  /** The model's question when the turn ended `asked`. */
+  ask: z.string().nullable(),
+});
+
+/**
+ * A thread resumed in a fresh sandbox: its recorded cells were run again in
+ * order, and outputs that differ from the record are named (also told to the
+ * model). Cells that had timed out, crashed, run out of memory or been
+ * cancelled are skipped.
+ */
+export const replaySchema = z.object({
+  type: z.literal('replay'),
+  at: z.string(),
+  cells: z.number().int().nonnegative(),
+  replayed: z.number().int().nonnegative(),
+  durationMs: z.number().nonnegative(),
+  mismatches: z.array(z.object({ outputId: z.string(), detail: z.string() })),
+  skipped: z.array(z.object({ outputId: z.string(), detail: z.string() })),
+});
+
 export const traceRecordSchema = z.discriminatedUnion('type', [
+  turnStartSchema,
+  turnEndSchema,
+  replaySchema,
   runStartSchema,
   workspaceProfileRecordSchema,
   modelTurnSchema,
@@ -191,10 +263,13 @@ export type ArtifactRecord = z.infer<typeof artifactSchema>;
 export type NoticeRecord = z.infer<typeof noticeSchema>;
 export type RunEndRecord = z.infer<typeof runEndSchema>;
 export type ModelTurnRecord = z.infer<typeof modelTurnSchema>;
+export type TurnStartRecord = z.infer<typeof turnStartSchema>;
+export type TurnEndRecord = z.infer<typeof turnEndSchema>;
+export type ReplayRecord = z.infer<typeof replaySchema>;
 
 /** `trace.json`: the whole trace in one document. `trace.jsonl` holds the same records a line each. */
 export const traceDocumentSchema = z.object({
-  version: z.literal(TRACE_VERSION),
+  version: traceVersionSchema,
   records: z.array(traceRecordSchema),
 });
 export type TraceDocument = z.infer<typeof traceDocumentSchema>;

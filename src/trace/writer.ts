@@ -1,5 +1,6 @@
 import {
   closeSync,
+  fstatSync,
   fsyncSync,
   ftruncateSync,
   mkdirSync,
@@ -31,6 +32,20 @@ const comma = 0x2c;
 function writeAll(fd: number, bytes: Uint8Array): void {
   let offset = 0;
   while (offset < bytes.byteLength) offset += writeSync(fd, bytes, offset);
+}
+
+/** Bytes up to and including the last line break: the whole records of a trace.jsonl. */
+function lengthOfWholeLines(fd: number, size: number): number {
+  const chunk = Buffer.alloc(64 * 1024);
+  let end = size;
+  while (end > 0) {
+    const start = Math.max(0, end - chunk.byteLength);
+    const length = readSync(fd, chunk, 0, end - start, start);
+    const index = chunk.subarray(0, length).lastIndexOf(newline);
+    if (index !== -1) return start + index + 1;
+    end = start;
+  }
+  return 0;
 }
 
 /**
@@ -77,6 +92,39 @@ export class TraceWriter {
         );
       }
       throw error;
+    }
+  }
+
+  /**
+   * Reopens the `trace.jsonl` of an earlier run or thread to add records to it
+   * (a thread that resumes). A torn last line, left by a process that was
+   * killed while appending, is cut off first, so the next record starts on a
+   * line of its own. Throws TraceError when there is no trace to reopen.
+   */
+  static reopen(runDir: string, options: TraceWriterOptions = {}): TraceWriter {
+    const jsonlPath = path.join(runDir, 'trace.jsonl');
+    let fd: number;
+    try {
+      fd = openSync(jsonlPath, 'r+');
+    } catch (error) {
+      throw new TraceError(`Cannot reopen the trace at ${jsonlPath}.`, error);
+    }
+    try {
+      const size = fstatSync(fd).size;
+      const wholeBytes = lengthOfWholeLines(fd, size);
+      if (wholeBytes < size) ftruncateSync(fd, wholeBytes);
+      closeSync(fd);
+      const appendFd = openSync(jsonlPath, 'a');
+      const writer = new TraceWriter(runDir, appendFd, options);
+      writer.recordBytes = wholeBytes;
+      return writer;
+    } catch (error) {
+      try {
+        closeSync(fd);
+      } catch {
+        // Already closed above.
+      }
+      throw new TraceError(`Cannot reopen the trace at ${jsonlPath}.`, error);
     }
   }
 
@@ -134,6 +182,19 @@ export class TraceWriter {
     } finally {
       closeSync(fd);
     }
+  }
+
+  /**
+   * Closes and removes a `trace.jsonl` to which nothing was written (a thread
+   * opened and closed without a question), so the folder does not look like
+   * a broken run. Does nothing once a record was written.
+   */
+  discardIfEmpty(): void {
+    const fd = this.fd;
+    if (fd === null || this.recordBytes > 0) return;
+    this.fd = null;
+    closeSync(fd);
+    rmSync(this.jsonlPath, { force: true });
   }
 
   /** Copies the whole records of trace.jsonl into trace.json: each line break becomes a comma. */

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { analyze, streamAnalysis } from '../../src/agent/agent-loop.ts';
+import { analyze, streamAnalysis } from '../../src/agent/analyze.ts';
 import { createOpenAIChatModel } from '../../src/agent/openai-chat-model.ts';
 import { SandboxFailureError } from '../../src/errors/index.ts';
 import { lastRoundAnswerRequest } from '../../src/agent/model-notes.ts';
@@ -62,7 +62,7 @@ describe('agent loop with a fake model over HTTP', () => {
 
     // What the model was sent.
     const [first, second] = run.server.completionRequests;
-    expect(first?.body?.stop).toEqual(['</Code>', '</Answer>']);
+    expect(first?.body?.stop).toEqual(['</Code>', '</Answer>', '</Ask>']);
     expect(first?.body?.messages?.map((message) => message.role)).toEqual(['system', 'user']);
     expect(first?.body?.messages?.[1]?.content).toMatch(
       /^# Instruction\nWhich region sells more\?\n\n# Data\nFile 1: \{"name":"sales.csv"/,
@@ -80,6 +80,7 @@ describe('agent loop with a fake model over HTTP', () => {
     expect(run.trace.map((record) => record.type)).toEqual([
       'run-start',
       'workspace-profile',
+      'turn-start',
       'model-turn',
       'step',
       'step',
@@ -87,6 +88,7 @@ describe('agent loop with a fake model over HTTP', () => {
       'model-turn',
       'step',
       'step',
+      'turn-end',
       'run-end',
     ]);
     const start = recordsOf(run.trace, 'run-start')[0];

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Docker from 'dockerode';
 import { afterEach, expect, it } from 'vitest';
-import { streamAnalysis } from '../../src/agent/agent-loop.ts';
+import { streamAnalysis } from '../../src/agent/analyze.ts';
 import type { AnalysisResult } from '../../src/agent/events.ts';
 import { createOpenAIChatModel } from '../../src/agent/openai-chat-model.ts';
 import { containerLabels } from '../../src/sandbox/index.ts';

@@ -3,7 +3,7 @@ import { readFile, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { expect, it } from 'vitest';
-import { analyze } from '../../src/agent/agent-loop.ts';
+import { analyze } from '../../src/agent/analyze.ts';
 import { createOpenAIChatModel } from '../../src/agent/openai-chat-model.ts';
 import { readTrace } from '../../src/trace/reader.ts';
 import { runnerImageTag } from '../../src/sandbox/index.ts';

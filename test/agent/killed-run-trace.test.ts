@@ -51,6 +51,7 @@ it('a run killed with SIGKILL leaves a readable partial trace with everything up
     expect(trace.records.map((record) => record.type)).toEqual([
       'run-start',
       'workspace-profile',
+      'turn-start',
       'model-turn',
       'step',
       'step',

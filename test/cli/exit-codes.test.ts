@@ -22,6 +22,7 @@ describe('exit codes', () => {
   it('tell answered, not answered, sandbox, model and cancelled runs apart', () => {
     const expected: Record<string, number> = {
       answered: 0,
+      asked: 3,
       'max-rounds': 3,
       'context-budget': 3,
       deadline: 3,

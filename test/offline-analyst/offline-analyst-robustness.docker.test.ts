@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { analyze } from '../../src/agent/agent-loop.ts';
+import { analyze } from '../../src/agent/analyze.ts';
 import type { AnalysisResult } from '../../src/agent/events.ts';
 import { createOfflineAnalyst } from '../../src/agent/offline-analyst/index.ts';
 import { readTrace } from '../../src/trace/reader.ts';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { analyze } from '../../src/agent/agent-loop.ts';
+import { analyze } from '../../src/agent/analyze.ts';
 import type { AnalysisResult } from '../../src/agent/events.ts';
 import type { ModelProfileName } from '../../src/agent/model-profile.ts';
 import { createOfflineAnalyst } from '../../src/agent/offline-analyst/index.ts';

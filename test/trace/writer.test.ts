@@ -75,7 +75,7 @@ describe('TraceWriter', () => {
   it('writes an empty trace.json for a trace with no records', async () => {
     TraceWriter.open(runDir).finish();
     expect(JSON.parse(await readFile(path.join(runDir, 'trace.json'), 'utf8'))).toEqual({
-      version: 1,
+      version: 2,
       records: [],
     });
   });

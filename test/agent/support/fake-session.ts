@@ -3,6 +3,7 @@ import { defaultSandboxLimits } from '../../../src/sandbox/index.ts';
 import type { CellResult } from '../../../src/sandbox/cell-result.ts';
 import type {
   CollectedFile,
+  OutputChunk,
   SandboxLimits,
   SandboxOptions,
   SandboxSession,
@@ -69,7 +70,12 @@ export const testProfile: WorkspaceProfile = {
 
 export interface FakeSessionOptions {
   /** Answers a cell; may wait. Default: prints nothing. */
-  run?: (code: string, index: number, signal: AbortSignal | undefined) => CellResult | Promise<CellResult>;
+  run?: (
+    code: string,
+    index: number,
+    signal: AbortSignal | undefined,
+    onOutput: ((chunk: OutputChunk) => void) | undefined,
+  ) => CellResult | Promise<CellResult>;
   /** Files readable with readFiles (what cells "wrote"). */
   files?: Map<string, Uint8Array>;
   /** Throws this from execute on the given cell index (0-based). */
@@ -144,7 +150,9 @@ export function createFakeSandbox(options: FakeSessionOptions = {}): FakeSandbox
         executed.push(code);
         if (options.failOnCell?.index === index) throw options.failOnCell.error;
         if (executeOptions?.signal?.aborted) throw new CancelledError(executeOptions.signal.reason);
-        return (await options.run?.(code, index, executeOptions?.signal)) ?? cellResult();
+        return (
+          (await options.run?.(code, index, executeOptions?.signal, executeOptions?.onOutput)) ?? cellResult()
+        );
       },
       profileWorkspace() {
         return Promise.resolve(options.profile ?? testProfile);

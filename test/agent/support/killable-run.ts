@@ -2,7 +2,7 @@
 // the model is the fake OpenAI server at DATALYST_TEST_BASE_URL, the sandbox a
 // fake session whose second cell never ends. Prints `second-cell-running`
 // when the trace already holds the first round.
-import { streamAnalysis } from '../../../src/agent/agent-loop.ts';
+import { streamAnalysis } from '../../../src/agent/analyze.ts';
 import { createOpenAIChatModel } from '../../../src/agent/openai-chat-model.ts';
 import { createFakeSandbox, printed } from './fake-session.ts';
 

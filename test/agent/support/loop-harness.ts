@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { streamAnalysis } from '../../../src/agent/agent-loop.ts';
+import { streamAnalysis } from '../../../src/agent/analyze.ts';
 import type { AnalyzeOptions } from '../../../src/agent/analyze-options.ts';
 import type { AgentEvent, AnalysisResult } from '../../../src/agent/events.ts';
 import { createOpenAIChatModel, type OpenAIChatModelOptions } from '../../../src/agent/openai-chat-model.ts';

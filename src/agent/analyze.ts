@@ -1,0 +1,37 @@
+import type { AnalyzeOptions } from './analyze-options.ts';
+import type { AgentEvent, AnalysisResult } from './events.ts';
+import { openThread } from './thread/thread.ts';
+
+/**
+ * Runs an analysis and streams what happens, as typed events: a thread of
+ * one question, whose `<Ask>` gets a fixed reply (nobody is there to answer).
+ * The stream always ends with `run-end` (errors arrive as `error` events
+ * before it). The trace is on disk as it goes; breaking out of the iteration
+ * cancels the run, closes the sandbox and ends the trace with `cancelled`.
+ *
+ * Throws on the first iteration, before any event and without writing
+ * anything, when the workspace folder is missing (WorkspaceError) or the run
+ * folder already holds a trace (ConfigError).
+ */
+export async function* streamAnalysis(options: AnalyzeOptions): AsyncGenerator<AgentEvent, void, undefined> {
+  const { instruction, signal, ...threadOptions } = options;
+  const thread = await openThread({ ...threadOptions, askMode: 'reply' });
+  let summary;
+  try {
+    yield* thread.ask(instruction, signal === undefined ? {} : { signal });
+  } finally {
+    summary = await thread.close();
+  }
+  yield* summary.endNotices;
+  const { turns: _turns, endNotices: _endNotices, ...result } = summary;
+  yield { type: 'run-end', result };
+}
+
+/** Runs an analysis to its end and returns the result (see `streamAnalysis` for the events). */
+export async function analyze(options: AnalyzeOptions): Promise<AnalysisResult> {
+  for await (const event of streamAnalysis(options)) {
+    if (event.type === 'run-end') return event.result;
+  }
+  // streamAnalysis always ends with run-end; reaching here is a bug.
+  throw new Error('streamAnalysis ended without run-end');
+}

@@ -1,0 +1,218 @@
+import path from 'node:path';
+import { readTrace } from '../../trace/reader.ts';
+import type { TraceRecord } from '../../trace/schema.ts';
+import { ContextManager } from '../context-manager.ts';
+import { defaultFirstMessageLimits, formatFirstMessage } from '../first-message.ts';
+import { hashWorkspaceFiles } from '../input-files.ts';
+import { executeMessages, resolveModelProfile, type ModelProfile } from '../model-profile.ts';
+import { defaultMaxTraceFigureBytes } from '../trace-figure-budget.ts';
+import { TraceRecorder } from '../trace-recorder.ts';
+import { executedCell, type ExecutedCell } from '../turn-handler.ts';
+import { Thread, contextBudgetFor, replyReserveFor, type RestoredThread } from './thread.ts';
+import type { ResumeThreadOptions, ThreadOptions } from './thread-options.ts';
+
+/** Notices the model was told (and that a rebuilt conversation tells it again). */
+const toldKinds = new Set(['nudge', 'final-answer-request', 'ask-reply', 'replay']);
+
+/**
+ * The conversation as the model saw it, rebuilt from the trace: the system
+ * prompt, the first message (instruction and workspace profile), each reply,
+ * the execution results after it, what the loop told the model, and each
+ * later question. Shortenings made by compaction are not redone; the thread
+ * compacts again when it needs to.
+ */
+function rebuildConversation(
+  records: readonly TraceRecord[],
+  profile: ModelProfile,
+  context: ContextManager,
+  options: ThreadOptions,
+): void {
+  const start = records[0];
+  if (start?.type !== 'run-start') return;
+  const workspaceProfile = records.find((record) => record.type === 'workspace-profile');
+  if (profile.systemPrompt !== null) context.add('system', { role: 'system', content: profile.systemPrompt });
+  const firstMessage = formatFirstMessage(
+    start.instruction,
+    workspaceProfile?.type === 'workspace-profile'
+      ? workspaceProfile.profile
+      : { truncated: false, files: [] },
+    { ...defaultFirstMessageLimits, ...options.firstMessageLimits },
+  );
+  context.add('first', { role: 'user', content: firstMessage });
+  let executeTexts: string[] = [];
+  let notes: string[] = [];
+  const flush = () => {
+    for (const message of executeMessages(profile, executeTexts)) context.add('execute', message);
+    for (const note of notes) context.tellModel(note);
+    executeTexts = [];
+    notes = [];
+  };
+  let turnsSeen = 0;
+  for (const record of records) {
+    switch (record.type) {
+      case 'model-turn':
+        flush();
+        context.add('assistant', { role: 'assistant', content: record.text });
+        break;
+      case 'execution':
+        if (record.result.status !== 'cancelled') executeTexts.push(record.executeText);
+        break;
+      case 'notice':
+        if (toldKinds.has(record.kind)) notes.push(record.text);
+        break;
+      case 'turn-start':
+        turnsSeen += 1;
+        flush();
+        // Turn 1's question is the instruction of the first message.
+        if (turnsSeen > 1 || record.turn > 1) context.addQuestion(record.question);
+        break;
+      default:
+        break;
+    }
+  }
+  flush();
+}
+
+/**
+ * Resumes a thread from its run folder: the conversation is rebuilt from the
+ * trace, and the first question replays the recorded cells in a fresh sandbox
+ * (checking that their outputs match the record; the user and the model are
+ * told of any that do not) before it runs. Works on a thread that was closed,
+ * on one whose process was killed (its unfinished turn is ended `cancelled`),
+ * and on a one-question run, of trace version 1 or 2.
+ *
+ * @example
+ * const thread = await resumeThread('runs/20260101-sales', { model: createOfflineAnalyst() });
+ * const turn = await thread.ask('And which month was best?').result;
+ * await thread.close();
+ */
+export async function resumeThread(runDir: string, options: ResumeThreadOptions): Promise<Thread> {
+  const outDir = path.resolve(runDir);
+  const trace = await readTrace(
+    path.join(outDir, 'trace.jsonl'),
+    options.signal === undefined ? {} : { signal: options.signal },
+  );
+  const start = trace.records[0];
+  if (start?.type !== 'run-start') throw new Error('readTrace returned a trace without run-start');
+  const workspaceDir = options.workspaceDir ?? start.workspace.path;
+  const inputFiles = await hashWorkspaceFiles(workspaceDir, options.signal);
+  const threadOptions: ThreadOptions = {
+    ...options,
+    workspaceDir,
+    outDir,
+    runId: start.runId,
+    profile: options.profile ?? (start.model.profile === 'deepanalyze' ? 'deepanalyze' : 'chat'),
+    maxRounds: options.maxRounds ?? start.limits.maxRounds,
+    contextBudgetTokens: options.contextBudgetTokens ?? start.limits.contextBudgetTokens,
+  };
+  const profile = resolveModelProfile(threadOptions.profile);
+  const recorder = TraceRecorder.reopen(outDir, {
+    ...(options.traceSync === undefined ? {} : { sync: options.traceSync }),
+    maxFigureBytes: options.maxTraceFigureBytes ?? defaultMaxTraceFigureBytes,
+  });
+  const records = trace.records;
+  const cells: ExecutedCell[] = [];
+  let rounds = 0;
+  const usage = { promptTokens: 0, completionTokens: 0 };
+  let artifactBytes = 0;
+  let artifactFiles = 0;
+  let turns = 0;
+  let openTurn: { turn: number; rounds: number } | null = null;
+  let lastTurn: RestoredThread['lastTurn'] = null;
+  let pendingAsk: string | null = null;
+  for (const record of records) {
+    switch (record.type) {
+      case 'execution':
+        cells.push(executedCell(record.outputId, record.code, record.result));
+        break;
+      case 'model-turn':
+        rounds = Math.max(rounds, record.round);
+        if (openTurn !== null) openTurn.rounds += 1;
+        usage.promptTokens += record.usage?.promptTokens ?? 0;
+        usage.completionTokens += record.usage?.completionTokens ?? 0;
+        break;
+      case 'artifact':
+        artifactBytes += record.sizeBytes;
+        artifactFiles += 1;
+        break;
+      case 'turn-start':
+        turns = Math.max(turns, record.turn);
+        openTurn = { turn: record.turn, rounds: 0 };
+        pendingAsk = null;
+        break;
+      case 'turn-end':
+        openTurn = null;
+        lastTurn = { answer: record.answer, termination: record.termination };
+        pendingAsk = record.ask;
+        break;
+      case 'run-end':
+        rounds = Math.max(rounds, record.rounds);
+        // A version 1 run is one turn, ended by its run-end.
+        if (turns === 0) {
+          turns = 1;
+          lastTurn = { answer: record.answer, termination: record.termination };
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  if (turns === 0) turns = 1; // a v1 run killed before its end
+  if (openTurn !== null) {
+    // The process ended inside this turn (killed, or crashed): it is ended here, for readers.
+    const termination = {
+      reason: 'cancelled' as const,
+      detail: 'The process ended during this turn (it was killed or crashed); the thread resumed after it.',
+    };
+    recorder.append({
+      type: 'turn-end',
+      turn: openTurn.turn,
+      at: new Date().toISOString(),
+      rounds: openTurn.rounds,
+      usage: { promptTokens: 0, completionTokens: 0 },
+      durationMs: 0,
+      termination,
+      answer: null,
+      ask: null,
+    });
+    lastTurn = { answer: null, termination };
+  }
+  const recorded = new Map(start.workspace.files.map((file) => [file.path, file.sha256]));
+  const changed = inputFiles
+    .filter((file) => recorded.get(file.path) !== file.sha256)
+    .map((file) => file.path);
+  const missing = start.workspace.files.filter((file) => !inputFiles.some((now) => now.path === file.path));
+  if (changed.length + missing.length > 0) {
+    recorder.notice(
+      rounds,
+      'warning',
+      `The workspace changed since the thread began (${[...changed, ...missing.map((file) => `${file.path} (gone)`)].join(', ')}); replayed outputs may differ.`,
+    );
+  }
+  const context = new ContextManager({
+    contextBudgetTokens: contextBudgetFor(threadOptions),
+    replyReserveTokens: replyReserveFor(threadOptions),
+    maxRounds: threadOptions.maxRounds ?? 30,
+  });
+  rebuildConversation(records, profile, context, threadOptions);
+  return new Thread(
+    threadOptions,
+    recorder,
+    inputFiles,
+    { runId: start.runId, outDir },
+    {
+      instruction: start.instruction,
+      context,
+      cells,
+      rounds,
+      usage,
+      turns,
+      pendingAsk,
+      lastTurn,
+      artifactBudget: {
+        remainingBytes: Math.max(0, (options.maxArtifactBytes ?? 64 * 1024 * 1024) - artifactBytes),
+        remainingFiles: Math.max(0, (options.maxArtifactFiles ?? 200) - artifactFiles),
+      },
+    },
+  );
+}

@@ -1,0 +1,600 @@
+import path from 'node:path';
+import { ThreadStateError } from '../../errors/index.ts';
+import { createSandbox } from '../../sandbox/index.ts';
+import type { SandboxSession, WorkspaceProfile } from '../../sandbox/index.ts';
+import type { InputFile, Usage } from '../../trace/schema.ts';
+import { runTurnLoop } from '../agent-loop.ts';
+import type { ArtifactBudget } from '../artifacts.ts';
+import { errorText } from '../clip-text.ts';
+import { ContextManager } from '../context-manager.ts';
+import type { AgentEvent, AnalysisResult, TurnResult } from '../events.ts';
+import { defaultExecuteTextOptions } from '../execute-text.ts';
+import { defaultFirstMessageLimits, formatFirstMessage } from '../first-message.ts';
+import { hashWorkspaceFiles } from '../input-files.ts';
+import { resolveModelProfile, type ModelProfile } from '../model-profile.ts';
+import { replayNote, threadFullText } from '../model-notes.ts';
+import { RunControl } from '../run-control.ts';
+import { runFailureFrom } from '../run-failure.ts';
+import { newRunId } from '../run-metadata.ts';
+import { runStartRecord } from '../run-start-record.ts';
+import {
+  defaultStopConditions,
+  type MutableLoopState,
+  type StopCondition,
+  type StopDecision,
+} from '../stop-conditions.ts';
+import { defaultMaxTraceFigureBytes } from '../trace-figure-budget.ts';
+import { TraceRecorder } from '../trace-recorder.ts';
+import { TurnHandler, type ExecutedCell } from '../turn-handler.ts';
+import { replayCells } from './replay.ts';
+import type { AskOptions, ThreadOptions } from './thread-options.ts';
+import { ThreadTurn } from './thread-turn.ts';
+
+const nowIso = () => new Date().toISOString();
+
+/** What `close()` returns: the thread as a whole, in the shape of a run's result (the last turn's answer and termination). */
+export interface ThreadSummary extends AnalysisResult {
+  turns: number;
+  /** Problems ending the trace (a full disk): also in trace.jsonl when it could still be written. */
+  endNotices: AgentEvent[];
+}
+
+/** Where the thread's sandbox is: not opened yet, open, released (idle, failed, or resumed from disk: the next question replays), closed. */
+export type ThreadSandboxState = 'none' | 'open' | 'released' | 'closed';
+
+/** @internal What a resumed thread starts from (see resume-thread.ts). */
+export interface RestoredThread {
+  instruction: string;
+  context: ContextManager;
+  cells: ExecutedCell[];
+  rounds: number;
+  usage: Usage;
+  turns: number;
+  /** The model's open question, when the last turn ended `asked`. */
+  pendingAsk: string | null;
+  lastTurn: Pick<TurnResult, 'answer' | 'termination'> | null;
+  artifactBudget: ArtifactBudget;
+}
+
+/** The context budget of a thread: the caller's, or 85 % of the model's window. */
+export function contextBudgetFor(options: ThreadOptions): number {
+  return options.contextBudgetTokens ?? Math.floor(options.model.contextWindowTokens * 0.85);
+}
+
+/** Room kept free for one reply: the model's max reply tokens (4096 when unknown), at most a quarter of the budget. */
+export function replyReserveFor(options: ThreadOptions): number {
+  return (
+    options.replyReserveTokens ??
+    Math.min(options.model.maxReplyTokens ?? 4096, Math.floor(contextBudgetFor(options) / 4))
+  );
+}
+
+function emptyState(contextBudgetTokens: number, deadlineMs: number | null): MutableLoopState {
+  return {
+    round: 0,
+    answer: null,
+    ask: null,
+    elapsedMs: 0,
+    deadlineMs,
+    contextTokens: 0,
+    contextBudgetTokens,
+    finalAnswerRequestedAtRound: null,
+    finalAnswerRequestReason: null,
+    stalledTurns: 0,
+    repeatedFailures: 0,
+    failure: null,
+  };
+}
+
+/**
+ * A conversation on one workspace: one sandbox session whose kernel keeps its
+ * variables from question to question, the conversation the model sees, and
+ * one run folder whose trace records every turn. Open one with `openThread`,
+ * or `resumeThread` from a run folder; see `ThreadOptions` for an example.
+ */
+export class Thread implements AsyncDisposable {
+  readonly runId: string;
+  /** The run folder: trace.jsonl, artifacts/, and the report once rendered. */
+  readonly outDir: string;
+  readonly workspaceDir: string;
+  private readonly profile: ModelProfile;
+  private readonly maxRounds: number;
+  private readonly deadlineMs: number | null;
+  private readonly contextBudgetTokens: number;
+  private readonly stopConditions: StopCondition[];
+  private readonly context: ContextManager;
+  private session: SandboxSession | null = null;
+  private sandbox: ThreadSandboxState;
+  private started: boolean;
+  private conversationStarted: boolean;
+  private instruction: string | null;
+  private cells: ExecutedCell[];
+  private rounds: number;
+  private readonly usage: Usage;
+  private turnCount: number;
+  private pendingAsk: string | null;
+  private lastTurn: Pick<TurnResult, 'answer' | 'termination'> | null;
+  private readonly artifactBudget: ArtifactBudget;
+  private startedAtMs = Date.now();
+  private startedAt = nowIso();
+  private busy = false;
+  private closed = false;
+  private activeControl: RunControl | null = null;
+  private turnDone: Promise<void> = Promise.resolve();
+  private idleTimer: NodeJS.Timeout | undefined;
+  private releasing: Promise<void> = Promise.resolve();
+  private summary: ThreadSummary | null = null;
+
+  /** @internal Use `openThread` or `resumeThread`. */
+  constructor(
+    private readonly options: ThreadOptions,
+    private readonly recorder: TraceRecorder,
+    private readonly inputFiles: InputFile[],
+    identity: { runId: string; outDir: string },
+    restored: RestoredThread | null,
+  ) {
+    this.runId = identity.runId;
+    this.outDir = identity.outDir;
+    this.workspaceDir = path.resolve(options.workspaceDir);
+    this.profile = resolveModelProfile(options.profile);
+    this.maxRounds = options.maxRounds ?? 30;
+    this.deadlineMs = options.deadlineMs ?? null;
+    this.contextBudgetTokens = contextBudgetFor(options);
+    this.context =
+      restored?.context ??
+      new ContextManager({
+        contextBudgetTokens: this.contextBudgetTokens,
+        replyReserveTokens: replyReserveFor(options),
+        maxRounds: this.maxRounds,
+      });
+    this.stopConditions = [
+      ...defaultStopConditions({
+        maxRounds: this.maxRounds,
+        maxStalledTurns: options.maxStalledTurns ?? 3,
+        maxRepeatedFailures: options.maxRepeatedFailures ?? 3,
+      }),
+      ...(options.stopWhen ?? []),
+    ];
+    this.started = restored !== null;
+    this.conversationStarted = restored !== null;
+    this.sandbox = restored === null ? 'none' : 'released';
+    this.instruction = restored?.instruction ?? null;
+    this.cells = restored?.cells ?? [];
+    this.rounds = restored?.rounds ?? 0;
+    this.usage = restored?.usage ?? { promptTokens: 0, completionTokens: 0 };
+    this.turnCount = restored?.turns ?? 0;
+    this.pendingAsk = restored?.pendingAsk ?? null;
+    this.lastTurn = restored?.lastTurn ?? null;
+    this.artifactBudget = restored?.artifactBudget ?? {
+      remainingBytes: options.maxArtifactBytes ?? 64 * 1024 * 1024,
+      remainingFiles: options.maxArtifactFiles ?? 200,
+    };
+  }
+
+  get tracePath(): string {
+    return this.recorder.tracePath;
+  }
+
+  /** Questions asked so far (a turn that is running counts). */
+  get turns(): number {
+    return this.turnCount;
+  }
+
+  get sandboxState(): ThreadSandboxState {
+    return this.sandbox;
+  }
+
+  /** The model's question waiting for the user's reply (the last turn ended `asked`), or null. */
+  get openQuestion(): string | null {
+    return this.pendingAsk;
+  }
+
+  /** True while a turn runs. */
+  get running(): boolean {
+    return this.busy;
+  }
+
+  /**
+   * Asks the next question (or, after a turn that ended `asked`, gives the
+   * reply). The turn streams its events and resolves to its result; the
+   * thread stays usable whatever the turn's termination. Throws
+   * ThreadStateError when a turn is already running or the thread is closed.
+   */
+  ask(question: string, options: AskOptions = {}): ThreadTurn {
+    if (this.closed) throw new ThreadStateError('THREAD_CLOSED', `The thread ${this.runId} is closed.`);
+    if (this.busy) {
+      throw new ThreadStateError('THREAD_BUSY', `A turn of the thread ${this.runId} is still running.`);
+    }
+    this.busy = true;
+    clearTimeout(this.idleTimer);
+    let settle: (result: TurnResult) => void = () => undefined;
+    let fail: (error: unknown) => void = () => undefined;
+    const settled = new Promise<TurnResult>((resolve, reject) => {
+      settle = resolve;
+      fail = reject;
+    });
+    let markDone: () => void = () => undefined;
+    this.turnDone = new Promise((resolve) => {
+      markDone = resolve;
+    });
+    const events = this.turn(question, options, (result) => {
+      settle(result);
+      markDone();
+    });
+    // A turn that throws before its first event (none does today) still settles.
+    const guarded = (async function* () {
+      try {
+        yield* events;
+      } catch (error) {
+        fail(error);
+        markDone();
+        throw error;
+      }
+    })();
+    return new ThreadTurn(guarded, settled);
+  }
+
+  /** Closes the sandbox now (its variables are replayed on the next question). Waits for a running turn to end first. */
+  async releaseSandbox(): Promise<void> {
+    await this.turnDone;
+    await this.closeSession('released');
+  }
+
+  /**
+   * Ends the thread: cancels a running turn, closes the sandbox, appends
+   * `run-end` and writes `trace.json`. Safe to call twice. A thread closed
+   * before any question leaves no trace behind.
+   */
+  async close(): Promise<ThreadSummary> {
+    if (this.summary !== null) return this.summary;
+    this.closed = true;
+    clearTimeout(this.idleTimer);
+    this.activeControl?.cancel(new Error('The thread was closed.'));
+    await this.turnDone;
+    await this.closeSession('closed');
+    const durationMs = this.started ? Date.now() - this.startedAtMs : 0;
+    const termination: StopDecision = this.lastTurn?.termination ?? {
+      reason: 'cancelled',
+      detail: 'The thread was closed before any question was answered.',
+    };
+    let endNotices: AgentEvent[] = [];
+    if (this.started) {
+      endNotices = this.recorder.end({
+        endedAt: nowIso(),
+        durationMs,
+        rounds: this.rounds,
+        usage: { ...this.usage },
+        termination,
+        answer: this.lastTurn?.answer ?? null,
+      });
+    } else {
+      this.recorder.discardIfEmpty();
+    }
+    this.summary = {
+      runId: this.runId,
+      outDir: this.outDir,
+      tracePath: this.recorder.tracePath,
+      answer: this.lastTurn?.answer ?? null,
+      termination,
+      rounds: this.rounds,
+      usage: { ...this.usage },
+      durationMs,
+      turns: this.turnCount,
+      endNotices,
+    };
+    return this.summary;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  private async closeSession(next: ThreadSandboxState): Promise<void> {
+    await this.releasing;
+    const session = this.session;
+    this.session = null;
+    if (this.sandbox !== 'closed') this.sandbox = next;
+    if (session === null) return;
+    this.releasing = session.close().catch((error: unknown) => {
+      this.recorder.warnIfPossible(
+        this.rounds,
+        `The sandbox session ${session.id} could not be closed: ${errorText(error)}`,
+      );
+    });
+    await this.releasing;
+  }
+
+  private armIdleTimer(): void {
+    const idleMs = this.options.idleTimeoutMs ?? null;
+    if (idleMs === null || this.closed || this.session === null) return;
+    this.idleTimer = setTimeout(() => {
+      if (!this.busy) void this.closeSession('released');
+    }, idleMs);
+    this.idleTimer.unref();
+  }
+
+  private async openSession(signal: AbortSignal): Promise<SandboxSession> {
+    const session = await (this.options.createSandbox ?? createSandbox)({
+      ...this.options.sandbox,
+      workspaceDir: this.options.workspaceDir,
+      signal,
+    });
+    this.session = session;
+    this.sandbox = 'open';
+    return session;
+  }
+
+  /** The first question: the run begins (run-start, sandbox, workspace profile, the first message). */
+  private async *begin(question: string, signal: AbortSignal): AsyncGenerator<AgentEvent, void, undefined> {
+    if (!this.started) {
+      this.instruction = question;
+      this.startedAtMs = Date.now();
+      this.startedAt = new Date(this.startedAtMs).toISOString();
+      yield {
+        type: 'run-start',
+        runId: this.runId,
+        outDir: this.outDir,
+        instruction: question,
+        modelId: this.options.model.id,
+      };
+      try {
+        await this.openSession(signal);
+      } finally {
+        this.started = true;
+        this.recorder.append(
+          runStartRecord({
+            options: { ...this.options, instruction: question },
+            runId: this.runId,
+            startedAt: this.startedAt,
+            inputFiles: this.inputFiles,
+            profile: this.profile,
+            maxRounds: this.maxRounds,
+            deadlineMs: this.deadlineMs,
+            contextBudgetTokens: this.contextBudgetTokens,
+            session: this.session,
+          }),
+        );
+      }
+    } else if (this.session === null) {
+      await this.openSession(signal);
+    }
+    const session = this.session;
+    if (session === null) throw new Error('Thread.begin: no session');
+    const profile = yield* this.profileWorkspace(session, signal);
+    if (this.profile.systemPrompt !== null) {
+      this.context.add('system', { role: 'system', content: this.profile.systemPrompt });
+    }
+    this.context.add('first', {
+      role: 'user',
+      content: formatFirstMessage(question, profile, {
+        ...defaultFirstMessageLimits,
+        ...this.options.firstMessageLimits,
+      }),
+    });
+    this.conversationStarted = true;
+  }
+
+  /** A later question whose sandbox is gone: a fresh session replays the recorded cells, and the model is told what differs. */
+  private async *reopen(signal: AbortSignal): AsyncGenerator<AgentEvent, void, undefined> {
+    const session = await this.openSession(signal);
+    if (this.cells.length === 0) return;
+    const summary = yield* replayCells(session, this.cells, signal);
+    this.recorder.append({ type: 'replay', at: nowIso(), ...summary });
+    const differences = summary.mismatches.map((item) => `${item.outputId}: ${item.detail}`);
+    const skipped = summary.skipped.map((item) => `${item.outputId} (${item.detail})`);
+    const userText =
+      `The sandbox was started again and ${summary.replayed} recorded cell${summary.replayed === 1 ? '' : 's'} replayed in ${Math.round(summary.durationMs)} ms; ` +
+      (differences.length === 0
+        ? 'every output matches the record.'
+        : `${differences.length} output${differences.length === 1 ? ' differs' : 's differ'} from the record: ${differences.join('; ')}.`) +
+      (skipped.length === 0 ? '' : ` Not replayed: ${skipped.join('; ')}.`);
+    yield this.recorder.notice(this.rounds, 'replay', userText);
+    this.context.tellModel(replayNote(summary.replayed, differences, skipped));
+  }
+
+  private async *turn(
+    question: string,
+    options: AskOptions,
+    settle: (result: TurnResult) => void,
+  ): AsyncGenerator<AgentEvent, void, undefined> {
+    const control = new RunControl();
+    this.activeControl = control;
+    control.arm(options.signal, this.deadlineMs);
+    const startedAtMs = Date.now();
+    const turnNumber = this.turnCount + 1;
+    this.turnCount = turnNumber;
+    const replyToAsk = this.pendingAsk !== null;
+    this.pendingAsk = null;
+    const state = emptyState(this.contextBudgetTokens, this.deadlineMs);
+    let handler: TurnHandler | null = null;
+    let decision: StopDecision | null = null;
+    let result: TurnResult | null = null;
+    try {
+      if (!this.conversationStarted) {
+        yield* this.begin(question, control.signal);
+      } else {
+        if (this.session === null) yield* this.reopen(control.signal);
+        this.context.addQuestion(question);
+      }
+      this.recorder.append({ type: 'turn-start', turn: turnNumber, at: nowIso(), question, replyToAsk });
+      yield { type: 'turn-start', turn: turnNumber, question, replyToAsk };
+      if (turnNumber > 1) {
+        const room = this.context.prepareNewTurn();
+        for (const notice of room.notices) yield this.recorder.notice(this.rounds, notice.kind, notice.text);
+        if (!room.fits) {
+          decision = {
+            reason: 'context-budget',
+            detail: threadFullText(room.tokens, this.contextBudgetTokens),
+          };
+        }
+      }
+      if (decision === null) {
+        const session = this.session;
+        if (session === null) throw new Error('Thread.turn: no session');
+        handler = new TurnHandler({
+          session,
+          recorder: this.recorder,
+          context: this.context,
+          state,
+          profile: this.profile,
+          signal: control.signal,
+          outDir: this.outDir,
+          executeText: { ...defaultExecuteTextOptions, ...this.options.executeText },
+          artifactBudget: this.artifactBudget,
+          askMode: this.options.askMode ?? 'pause',
+          executionsBefore: this.cells.length,
+        });
+        decision = yield* runTurnLoop({
+          model: this.options.model,
+          profile: this.profile,
+          context: this.context,
+          handler,
+          recorder: this.recorder,
+          state,
+          stopConditions: this.stopConditions,
+          maxRounds: this.maxRounds,
+          roundsBefore: this.rounds,
+          control,
+          startedAtMs,
+        });
+      }
+    } catch (error) {
+      // Opening the sandbox, profiling or replaying failed (or was cancelled).
+      const failure = runFailureFrom(error, 'sandbox', control.stopCause);
+      state.failure = failure;
+      if (failure.reason === 'model-unavailable' || failure.reason === 'sandbox-failure') {
+        yield { type: 'error', error: failure.error };
+      }
+      decision = { reason: failure.reason, detail: failure.error.message };
+      if (failure.reason === 'deadline') {
+        decision.detail = `The turn reached its wall-clock limit of ${this.deadlineMs ?? 0} ms.`;
+      }
+    } finally {
+      control.disarm();
+      if (decision === null) {
+        // The caller stopped reading: the running cell is stopped, the thread stays usable.
+        control.cancel(new Error('The caller stopped reading the turn.'));
+        decision = { reason: 'cancelled', detail: 'The caller stopped reading the turn before it ended.' };
+      }
+      result = await this.endTurn(turnNumber, question, startedAtMs, state, handler, decision);
+      settle(result);
+    }
+    yield { type: 'turn-end', result };
+  }
+
+  /** Bookkeeping and the turn-end record; never throws (the turn must still end). */
+  private async endTurn(
+    turnNumber: number,
+    question: string,
+    startedAtMs: number,
+    state: MutableLoopState,
+    handler: TurnHandler | null,
+    decision: StopDecision,
+  ): Promise<TurnResult> {
+    const usage = handler?.usage ?? { promptTokens: 0, completionTokens: 0 };
+    this.usage.promptTokens += usage.promptTokens;
+    this.usage.completionTokens += usage.completionTokens;
+    this.rounds += state.round;
+    if (handler !== null) this.cells.push(...handler.executed);
+    const ask = decision.reason === 'asked' ? (state.ask ?? null) : null;
+    this.pendingAsk = ask;
+    const result: TurnResult = {
+      turn: turnNumber,
+      question,
+      answer: state.answer,
+      ask,
+      termination: decision,
+      rounds: state.round,
+      usage,
+      durationMs: Date.now() - startedAtMs,
+      outputIds: handler?.outputIds.slice() ?? [],
+      artifacts: handler?.artifacts.slice() ?? [],
+    };
+    this.lastTurn = { answer: result.answer, termination: result.termination };
+    try {
+      if (this.started) {
+        this.recorder.append({
+          type: 'turn-end',
+          turn: turnNumber,
+          at: nowIso(),
+          rounds: result.rounds,
+          usage,
+          durationMs: result.durationMs,
+          termination: decision,
+          answer: result.answer,
+          ask,
+        });
+      }
+    } catch (error) {
+      this.recorder.warnIfPossible(
+        this.rounds,
+        `The turn-end record could not be written: ${errorText(error)}`,
+      );
+    }
+    // A broken sandbox is given up; the next question replays the cells in a fresh one.
+    if (decision.reason === 'sandbox-failure') await this.closeSession('released');
+    this.activeControl = null;
+    this.busy = false;
+    this.armIdleTimer();
+    return result;
+  }
+
+  /**
+   * The workspace profile for the first message. A profile that fails does
+   * not stop the analysis: the model gets the file names and sizes, and the
+   * trace says why there is no more.
+   */
+  private async *profileWorkspace(
+    session: SandboxSession,
+    signal: AbortSignal,
+  ): AsyncGenerator<AgentEvent, WorkspaceProfile, undefined> {
+    let profile: WorkspaceProfile;
+    try {
+      profile = await session.profileWorkspace({ signal });
+    } catch (error) {
+      if (signal.aborted) throw error;
+      yield this.recorder.notice(
+        0,
+        'warning',
+        `The workspace could not be profiled; the model sees file names and sizes only. ${errorText(error)}`,
+      );
+      profile = {
+        truncated: false,
+        files: this.inputFiles.map((file) => ({
+          path: file.path,
+          sizeBytes: file.sizeBytes,
+          format: 'unsupported' as const,
+          tables: [],
+          error: 'not profiled',
+          notes: [],
+        })),
+      };
+    }
+    this.recorder.append({ type: 'workspace-profile', at: nowIso(), profile });
+    yield { type: 'profile-end', profile };
+    return profile;
+  }
+}
+
+/**
+ * Opens a thread on a workspace. The workspace is hashed and the run folder
+ * claimed (its trace.jsonl created) now; the sandbox opens with the first
+ * question, whose events begin with `run-start`. Throws WorkspaceError when
+ * the workspace folder is missing, ConfigError when the run folder already
+ * holds a trace.
+ *
+ * @example
+ * await using thread = await openThread({ workspaceDir: 'data', model });
+ * const first = await thread.ask('Load the sales and show the revenue by region.').result;
+ * const second = await thread.ask('Now by month.').result; // the kernel still holds the DataFrame
+ */
+export async function openThread(options: ThreadOptions): Promise<Thread> {
+  const inputFiles = await hashWorkspaceFiles(options.workspaceDir, options.signal);
+  const runId = options.runId ?? newRunId();
+  const outDir = path.resolve(options.outDir ?? path.join(options.runsDir ?? 'runs', runId));
+  const recorder = TraceRecorder.open(outDir, {
+    ...(options.traceSync === undefined ? {} : { sync: options.traceSync }),
+    maxFigureBytes: options.maxTraceFigureBytes ?? defaultMaxTraceFigureBytes,
+  });
+  return new Thread(options, recorder, inputFiles, { runId, outDir }, null);
+}
