@@ -99,10 +99,13 @@ const errorDataSchema = z.object({
 
 export const turnEventSchema = z
   .discriminatedUnion('type', [
+    /** Server: the turn waits for a slot (`position` turns ahead of it). */
     z.object({ type: z.literal('turn-queued'), seq: z.number().int(), position: z.number().int() }),
-    z.object({ type: z.literal('turn-start'), seq: z.number().int(), resumed: z.boolean() }),
+    /** Server: the turn got a slot; `resumed` when the thread's sandbox is reopened and its cells replayed first. */
+    z.object({ type: z.literal('turn-running'), seq: z.number().int(), resumed: z.boolean() }),
+    /** Server: the last event of every turn, whatever happened (finished, cancelled, failed, interrupted). */
     z.object({
-      type: z.literal('turn-end'),
+      type: z.literal('turn-done'),
       seq: z.number().int(),
       status: turnStatusSchema,
       termination: terminationSchema.nullable(),
@@ -120,6 +123,9 @@ export const turnEventSchema = z
         'execution-start',
         'execution-output',
         'execution-end',
+        'ask',
+        'turn-start',
+        'turn-end',
         'artifact-saved',
         'notice',
         'answer-end',

@@ -120,12 +120,14 @@ export class FileStore {
 
   async list(): Promise<FileObject[]> {
     const names = await readdir(this.#metaDir);
-    const files = await Promise.all(
-      names.filter((name) => name.endsWith('.json')).map((name) => this.get(name.slice(0, -'.json'.length))),
+    const records = await Promise.all(
+      names.filter((name) => name.endsWith('.json')).map((name) => this.#read(name.slice(0, -'.json'.length))),
     );
-    return files
-      .filter((file): file is FileObject => file !== null)
-      .sort((a, b) => a.created_at - b.created_at);
+    // In upload order (created_at has only seconds).
+    return records
+      .filter((record) => record !== null)
+      .sort((a, b) => a.created_ms - b.created_ms)
+      .map(({ created_ms: _createdMs, ...file }) => file);
   }
 
   /** Removes the file object; the blob goes when no other file object names it. */

@@ -1,4 +1,3 @@
-import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { renderRunFolder, type ReportFormat } from '../report/index.ts';
 
@@ -17,27 +16,29 @@ export const reportContentType: Record<ReportFormat, string> = {
 };
 
 /**
- * Reports are rendered from a run's trace when first asked for, once per
- * run folder and format (a turn that nobody reads costs no render).
+ * Reports are rendered from a thread's trace when first asked for, once per
+ * run folder, format and version (the number of the last ended turn): a turn
+ * that nobody reads costs no render, and a new turn makes a new report.
  */
 export class ReportCache {
-  readonly #pending = new Map<string, Promise<string>>();
+  readonly #pending = new Map<string, { version: number; file: Promise<string> }>();
 
-  async path(runDir: string, format: ReportFormat): Promise<string> {
+  async path(runDir: string, format: ReportFormat, version: number): Promise<string> {
     const file = path.join(runDir, fileOf[format]);
     const key = `${runDir}\n${format}`;
-    let pending = this.#pending.get(key);
+    const cached = this.#pending.get(key);
+    let pending = cached?.version === version ? cached.file : undefined;
     if (pending === undefined) {
       pending = (async () => {
-        const exists = await stat(file).then(
-          (stats) => stats.isFile(),
-          () => false,
-        );
-        if (!exists) await renderRunFolder(runDir, { formats: [format] });
+        await cached?.file.catch(() => undefined);
+        await renderRunFolder(runDir, { formats: [format] });
         return file;
       })();
-      this.#pending.set(key, pending);
-      pending.catch(() => this.#pending.delete(key));
+      const entry = { version, file: pending };
+      this.#pending.set(key, entry);
+      pending.catch(() => {
+        if (this.#pending.get(key) === entry) this.#pending.delete(key);
+      });
     }
     return pending;
   }

@@ -1,4 +1,3 @@
-import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { CancelledError, DatalystError } from '../errors/index.ts';
 import type { AgentEvent } from '../agent/index.ts';
@@ -81,7 +80,7 @@ export class ThreadService {
         for await (const event of readTurnLog(this.#options.store.eventsPath(id, turn.index), 0))
           lastSeq = event.seq;
         const log = new TurnLog(this.#options.store.eventsPath(id, turn.index), lastSeq);
-        log.append({ type: 'turn-end', status: 'interrupted', termination: record.termination });
+        log.append({ type: 'turn-done', status: 'interrupted', termination: record.termination });
         await log.end();
         await this.#options.store.saveTurn(id, record);
         interrupted += 1;
@@ -161,7 +160,12 @@ export class ThreadService {
       }
       const files = await this.#resolveFiles(fileIds);
       const slot = this.#options.queue.reserve();
-      if (files.length > 0) record = await this.#addFiles(record, files);
+      if (files.length > 0) {
+        const before = record.file_ids.length;
+        record = await this.#addFiles(record, files);
+        // A live sandbox holds the old copy of the workspace: the next question reopens it (replaying the cells) with the new files.
+        if (record.file_ids.length > before) await live.engine?.releaseSandbox();
+      }
       const turns = await this.#options.store.readTurns(id);
       const index = (turns.at(-1)?.index ?? 0) + 1;
       const turn: TurnRecord = {
@@ -206,20 +210,35 @@ export class ThreadService {
     yield* readTurnLog(this.#options.store.eventsPath(id, index), afterSeq);
   }
 
-  /** Cancels a queued or running turn; false when it had already ended. */
-  cancel(id: string, index: number): boolean {
+  /**
+   * Cancels a queued or running turn; false when it had already ended. The
+   * thread stays usable with its kernel; `releaseSandbox` also gives the
+   * sandbox back once the turn has ended (a client that went away).
+   */
+  cancel(id: string, index: number, options: { releaseSandbox?: boolean } = {}): boolean {
     const live = this.liveTurn(id, index);
     if (live === null) return false;
     live.controller.abort(new CancelledError());
+    if (options.releaseSandbox === true) {
+      void live.done.then(async () => {
+        const thread = this.#live.get(id);
+        if (thread?.turn === null) await thread.engine?.releaseSandbox();
+      });
+    }
     return true;
   }
 
-  /** Cancels every turn and closes every sandbox (server shutdown). */
+  /**
+   * Server shutdown: cancels every turn and gives every sandbox back. The
+   * threads stay open in their traces, so the next server resumes them.
+   */
   async shutdown(): Promise<void> {
-    const turns = [...this.#live.values()].flatMap((live) => (live.turn === null ? [] : [live.turn]));
+    const live = [...this.#live.values()];
+    const turns = live.flatMap((entry) => (entry.turn === null ? [] : [entry.turn]));
     for (const turn of turns) turn.controller.abort(new CancelledError());
     await Promise.allSettled(turns.map((turn) => turn.done));
-    await Promise.allSettled([...this.#live.keys()].map((id) => this.#release(id)));
+    for (const entry of live) if (entry.idleTimer !== null) clearTimeout(entry.idleTimer);
+    await Promise.allSettled(live.map((entry) => entry.engine?.releaseSandbox()));
   }
 
   async #runTurn(
@@ -240,23 +259,34 @@ export class ThreadService {
       release = await whenStarted(signal);
       await update({ status: 'running', started_at: nowSeconds() });
       const live = this.#liveThread(thread.id);
-      const resumed = live.engine === null && record.index > 1;
-      live.engine ??= openEngineThread({ workspaceDir: store.workspaceDir(thread.id) }, this.#options.engine);
-      turn.log.append({ type: 'turn-start', resumed });
-      for await (const event of live.engine.ask(record.question, {
-        runDir: store.runDir(thread.id, record.index),
-        signal,
-      })) {
+      // No engine in this process yet, but earlier turns: the thread resumes from its run folder by replay.
+      const resumed =
+        (live.engine === null && record.index > 1) || (live.engine !== null && !live.engine.sandboxOpen);
+      live.engine ??= await openEngineThread(
+        { workspaceDir: store.workspaceDir(thread.id), runDir: store.runDir(thread.id) },
+        this.#options.engine,
+      );
+      turn.log.append({ type: 'turn-running', resumed });
+      for await (const event of live.engine.ask(record.question, signal)) {
         turn.log.append(toTurnEvent(event));
-        if (event.type === 'round-start') record = { ...record, rounds: event.round };
-        if (event.type === 'run-end') {
-          const { termination, answer, rounds } = event.result;
-          const status = termination.reason === 'cancelled' ? 'cancelled' : 'finished';
-          record = { ...record, status, termination, answer, rounds };
+        if (event.type === 'round-start') record = { ...record, rounds: record.rounds + 1 };
+        if (event.type === 'turn-end') {
+          const { termination, answer, rounds, artifacts } = event.result;
+          record = {
+            ...record,
+            status: termination.reason === 'cancelled' ? 'cancelled' : 'finished',
+            termination,
+            answer,
+            rounds,
+            artifacts: artifacts.map((artifact) => ({ path: artifact.path, bytes: artifact.sizeBytes })),
+          };
         }
         turn.record = record;
       }
-      if (record.termination === null) throw new Error('the analysis ended without run-end');
+      if (record.termination === null) {
+        if (signal.aborted) throw signal.reason;
+        throw new Error('the turn ended without turn-end');
+      }
     } catch (error) {
       const cancelled = signal.aborted;
       if (!cancelled) turn.log.append(toTurnEvent({ type: 'error', error: asDatalystError(error) }));
@@ -271,9 +301,8 @@ export class ThreadService {
     } finally {
       release?.();
     }
-    const artifacts = await listArtifacts(path.join(store.runDir(thread.id, record.index), 'artifacts'));
-    await update({ ...record, ended_at: nowSeconds(), artifacts });
-    turn.log.append({ type: 'turn-end', status: record.status, termination: record.termination });
+    await update({ ...record, ended_at: nowSeconds() });
+    turn.log.append({ type: 'turn-done', status: record.status, termination: record.termination });
     await turn.log.end();
     const live = this.#liveThread(thread.id);
     live.turn = null;
@@ -286,12 +315,12 @@ export class ThreadService {
     if (live === undefined || live.engine === null) return;
     live.idleTimer = setTimeout(() => {
       live.idleTimer = null;
-      if (live.turn === null) void this.#release(id);
+      if (live.turn === null) void live.engine?.releaseSandbox();
     }, this.#options.idleTimeoutMs);
     live.idleTimer.unref();
   }
 
-  /** Gives a thread's sandbox back; the next turn resumes. */
+  /** Ends a thread's library thread (its sandbox goes back); a later turn resumes it from the run folder. */
   async #release(id: string): Promise<void> {
     const live = this.#live.get(id);
     if (live === undefined) return;
@@ -390,19 +419,4 @@ function asDatalystError(error: unknown): DatalystError {
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-async function listArtifacts(dir: string): Promise<TurnRecord['artifacts']> {
-  let names: string[];
-  try {
-    names = await readdir(dir, { recursive: true });
-  } catch {
-    return [];
-  }
-  const artifacts: TurnRecord['artifacts'] = [];
-  for (const name of names.sort()) {
-    const stats = await stat(path.join(dir, name)).catch(() => null);
-    if (stats?.isFile() === true) artifacts.push({ path: name.split(path.sep).join('/'), bytes: stats.size });
-  }
-  return artifacts;
 }

@@ -8,8 +8,8 @@ import { terminationSchema, turnStatusSchema } from './api-schemas.ts';
 /**
  * Threads on disk, one folder each under `<data>/threads/<id>/`:
  * `thread.json`, `workspace/` (the thread's files; only these reach its
- * sandbox) and `turns/<n>/` with `turn.json`, `events.jsonl` and the run
- * folder `run/`. Records are written to a temporary name and renamed, so a
+ * sandbox) `run/` (the library thread's run folder: trace.jsonl,
+ * artifacts/, reports) and `turns/<n>/` with `turn.json` and `events.jsonl`. Records are written to a temporary name and renamed, so a
  * crash leaves the old record or the new one, never half of one.
  */
 
@@ -66,8 +66,9 @@ export class ThreadStore {
     return path.join(this.threadDir(id), 'turns', String(index));
   }
 
-  runDir(id: string, index: number): string {
-    return path.join(this.turnDir(id, index), 'run');
+  /** The thread's run folder (the library thread's trace.jsonl and artifacts/). */
+  runDir(id: string): string {
+    return path.join(this.threadDir(id), 'run');
   }
 
   eventsPath(id: string, index: number): string {

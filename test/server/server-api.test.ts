@@ -288,6 +288,15 @@ describe('datalyst serve: DeepAnalyze-compatible chat completions', () => {
     const threadId = (await threads())[0]?.id ?? '';
     const turn = await waitForTurn(server, threadId, 1, 'cancelled');
     expect(turn.termination?.reason).toBe('cancelled');
+    // The sandbox goes back once the turn has ended.
+    for (
+      let attempt = 0;
+      attempt < 100 && !server.sandbox.sessions.every((session) => session.closed);
+      attempt += 1
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(server.sandbox.sessions.length).toBe(1);
     expect(server.sandbox.sessions.every((session) => session.closed)).toBe(true);
   });
 });
@@ -326,10 +335,17 @@ describe('datalyst serve: threads, turns and their events', () => {
     expect(all.map((event) => event.seq)).toEqual(all.map((_, index) => index + 1));
     expect(all[0]?.type).toBe('turn-queued');
     expect(all.map((event) => event.type)).toEqual(
-      expect.arrayContaining(['turn-start', 'run-start', 'execution-end', 'answer-end', 'run-end']),
+      expect.arrayContaining([
+        'turn-running',
+        'run-start',
+        'turn-start',
+        'execution-end',
+        'answer-end',
+        'turn-end',
+      ]),
     );
     expect(all.at(-1)).toMatchObject({
-      type: 'turn-end',
+      type: 'turn-done',
       status: 'finished',
       termination: { reason: 'answered' },
     });
@@ -468,7 +484,7 @@ describe('datalyst serve: persistence', () => {
     expect(interrupted).toMatchObject({ status: 'interrupted', termination: { reason: 'interrupted' } });
     const events = await readSse(await fetch(interrupted.events_url));
     expect(JSON.parse(events.events.at(-1)?.data ?? '{}')).toMatchObject({
-      type: 'turn-end',
+      type: 'turn-done',
       status: 'interrupted',
     });
     // The thread goes on.

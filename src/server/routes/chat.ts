@@ -49,9 +49,9 @@ export function registerChatRoutes(app: FastifyInstance, context: RouteContext):
     }
     const completionId = `chatcmpl-${randomBytes(12).toString('hex')}`;
     const created = Math.floor(Date.now() / 1000);
-    // A client that goes away cancels its turn: the model request and the running cell stop.
+    // A client that goes away cancels its turn: the model request and the running cell stop, and the sandbox goes back.
     const cancelOnLeave = (): void => {
-      if (!turn.log.ended) turn.controller.abort();
+      if (!turn.log.ended) context.threads.cancel(threadId, turn.record.index, { releaseSandbox: true });
     };
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) cancelOnLeave();

@@ -108,7 +108,7 @@ export function registerThreadRoutes(app: FastifyInstance, context: RouteContext
   app.get('/v1/threads/:threadId/turns/:index/artifacts/*', async (request, reply) => {
     const params = parseWith(artifactParams, request.params, 'path');
     await findTurn(threads, params.threadId, params.index);
-    const root = path.join(threads.store.runDir(params.threadId, params.index), 'artifacts');
+    const root = path.join(threads.store.runDir(params.threadId), 'artifacts');
     const file = resolveInside(root, params['*']);
     if (file === null) {
       throw badRequest(
@@ -146,7 +146,8 @@ async function sendReport(
       fix: 'Follow its events until `turn-end`, then ask for the report.',
     });
   }
-  const file = await context.reports.path(context.threads.store.runDir(threadId, turn.index), format);
+  // The report of the thread's run folder as it stood when this turn ended (rendered once per ended turn).
+  const file = await context.reports.path(context.threads.store.runDir(threadId), format, turn.index);
   await reply
     .header('content-type', reportContentType[format])
     .header('content-disposition', contentDisposition(reportFileName(format)).replace('attachment', 'inline'))

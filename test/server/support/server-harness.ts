@@ -17,7 +17,11 @@ export function scriptedModel(): LanguageModel {
     contextWindowTokens: 32_768,
     async *stream(request: ModelRequest): AsyncGenerator<ModelChunk> {
       const last = request.messages.at(-1)?.content ?? '';
-      const instruction = request.messages.find((message) => message.role === 'user')?.content ?? '';
+      // The question being answered: the latest user message that is not a cell's output.
+      const instruction =
+        request.messages.findLast(
+          (message) => message.role === 'user' && !message.content.includes('cell-output'),
+        )?.content ?? '';
       const reply = last.includes('cell-output')
         ? '<Answer>The mean is 42.</Answer>'
         : instruction.includes('slow')
