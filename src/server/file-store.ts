@@ -121,7 +121,9 @@ export class FileStore {
   async list(): Promise<FileObject[]> {
     const names = await readdir(this.#metaDir);
     const records = await Promise.all(
-      names.filter((name) => name.endsWith('.json')).map((name) => this.#read(name.slice(0, -'.json'.length))),
+      names
+        .filter((name) => name.endsWith('.json'))
+        .map((name) => this.#read(name.slice(0, -'.json'.length))),
     );
     // In upload order (created_at has only seconds).
     return records

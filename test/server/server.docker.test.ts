@@ -91,7 +91,7 @@ describe('datalyst serve on the real sandbox, called with the openai client', ()
     expect(await html.text()).toContain('offline analyst');
   });
 
-  it("scripted model: the analysis writes a file that the client downloads from the final chunk's URL", async () => {
+  it('scripted model: a written file downloaded from the final chunk URL; a follow-up with thread_id uses the first turn variable', async () => {
     fakeModel.enqueue(
       code(
         [
