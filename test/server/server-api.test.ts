@@ -429,6 +429,70 @@ describe('datalyst serve: threads, turns and their events', () => {
   });
 });
 
+describe('datalyst serve: idle threads and limits', () => {
+  it("gives an idle thread's sandbox back and resumes the thread by replay on the next question", async () => {
+    const server = await serve({ idleTimeoutMs: 50 });
+    const client = clientFor(server);
+    const first = await client.chat.completions.create({
+      model: 'x',
+      messages: [{ role: 'user', content: 'mean?' }],
+    });
+    const threadId = (first.choices[0]?.message as unknown as { thread_id: string }).thread_id;
+    for (
+      let attempt = 0;
+      attempt < 100 && server.sandbox.sessions.some((session) => !session.closed);
+      attempt += 1
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(server.sandbox.sessions.map((session) => session.closed)).toEqual([true]);
+    const thread = (await (await fetch(`${server.url}/v1/threads/${threadId}`)).json()) as {
+      sandbox_open: boolean;
+    };
+    expect(thread.sandbox_open).toBe(false);
+    const next = await client.chat.completions.create({
+      model: 'x',
+      messages: [{ role: 'user', content: 'again', thread_id: threadId } as never],
+    });
+    expect(next.choices[0]?.message.content).toContain('<Answer>The mean is 42.</Answer>');
+    // A fresh session, into which the first question's cell was replayed before the new one ran.
+    expect(server.sandbox.sessions).toHaveLength(2);
+    expect(server.sandbox.sessions[1]?.executed).toEqual(['print(42)', 'print(42)']);
+    const events = await readSse(await fetch(`${server.url}/v1/threads/${threadId}/turns/2/events`));
+    const types = events.events.map((event) => (JSON.parse(event.data) as { type: string }).type);
+    expect(types).toEqual(expect.arrayContaining(['replay-start', 'replay-end']));
+    expect(JSON.parse(events.events[1]?.data ?? '{}')).toMatchObject({ type: 'turn-running', resumed: true });
+  });
+
+  it("answers 413 with the limit when a thread's files would pass its byte limit, and keeps threads apart", async () => {
+    const server = await serve({ maxThreadBytes: 40 });
+    const small = await upload(server, 'small.csv', 'a,b\n1,2\n');
+    const large = await upload(server, 'large.csv', `a,b\n${'1,2\n'.repeat(20)}`);
+    const json = (body: unknown) => ({
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const refused = await fetch(`${server.url}/v1/threads`, json({ file_ids: [small, large] }));
+    expect(refused.status).toBe(413);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toContain('40');
+    const one = (await (await fetch(`${server.url}/v1/threads`, json({ file_ids: [small] }))).json()) as {
+      id: string;
+    };
+    const other = (await (await fetch(`${server.url}/v1/threads`, json({ file_ids: [] }))).json()) as {
+      id: string;
+    };
+    const { readdir } = await import('node:fs/promises');
+    expect(await readdir(path.join(server.dataDir, 'threads', one.id, 'workspace'))).toEqual(['small.csv']);
+    expect(await readdir(path.join(server.dataDir, 'threads', other.id, 'workspace'))).toEqual([]);
+    // Another thread's artifacts are not reachable through this thread's URLs.
+    const escape = await fetch(
+      `${server.url}/v1/threads/${other.id}/turns/1/artifacts/..%2f..%2f..%2f${one.id}%2fthread.json`,
+    );
+    expect(escape.status).not.toBe(200);
+  });
+});
+
 describe('datalyst serve: access', () => {
   it('refuses to start off the default loopback addresses without a key', async () => {
     const dataDir = (await startTestServer()).dataDir;
