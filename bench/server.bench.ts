@@ -191,6 +191,12 @@ async function followTurn(eventsUrl: string): Promise<{ runningAt: number; doneA
   }
 }
 
+/** CPU seconds (user + system) a process has used so far. */
+async function cpuSeconds(pid: number): Promise<number> {
+  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]?.split(' ') ?? [];
+  return round((Number(fields[11]) + Number(fields[12])) / 100);
+}
+
 async function peakRssMb(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN);
@@ -241,9 +247,10 @@ async function serverPhase(csvPath: string, dataDir: string, measureIdle: boolea
     );
     const wallMs = performance.now() - started;
     const rssMb = await peakRssMb(server.pid);
+    const serverCpuS = await cpuSeconds(server.pid);
     let idle: Record<string, unknown> | null = null;
     if (measureIdle) idle = await idleCost(server, threadIds);
-    return { latencies, endToEnd, errors, wallMs, rssMb, idle };
+    return { latencies, endToEnd, errors, wallMs, rssMb, idle, serverCpuS };
   } finally {
     await server.stop();
   }
@@ -302,6 +309,11 @@ async function main(): Promise<void> {
     let rssMb = 0;
     let idle: Record<string, unknown> | null = null;
     for (const [index, kind] of (['library', 'server', 'server', 'library'] as const).entries()) {
+      const cpuBefore = process.cpuUsage();
+      const benchCpuS = () => {
+        const used = process.cpuUsage(cpuBefore);
+        return round((used.user + used.system) / 1e6);
+      };
       if (kind === 'library') {
         const result = await libraryPhase(workspaceDir, path.join(root, 'runs'));
         library.push(...result.latencies);
@@ -311,6 +323,7 @@ async function main(): Promise<void> {
           ...split(result.latencies),
           errors: result.errors,
           wallS: round(result.wallMs / 1000),
+          cpuS: { benchProcess: benchCpuS() },
         });
       } else {
         const result = await serverPhase(csvPath, path.join(root, `data-${index}`), index === 2);
@@ -325,6 +338,7 @@ async function main(): Promise<void> {
           errors: result.errors,
           wallS: round(result.wallMs / 1000),
           peakRssMb: result.rssMb,
+          cpuS: { benchProcess: benchCpuS(), serverProcess: result.serverCpuS },
         });
       }
       console.error(`[bench:server] ${JSON.stringify(phases.at(-1))}`);
