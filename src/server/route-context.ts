@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { FileStore } from './file-store.ts';
 import { badRequest } from './http-error.ts';
@@ -36,9 +36,4 @@ export function parseWith<Schema extends z.ZodType>(
     `The ${what} is not valid: ${problems}.`,
     'Correct the named fields; /openapi.json has the schema.',
   );
-}
-
-/** A response the route has taken over (SSE): Fastify must not send anything. */
-export function hijack(reply: FastifyReply): void {
-  reply.hijack();
 }

@@ -355,6 +355,7 @@ describe('datalyst serve: threads, turns and their events', () => {
 
     const report = await fetch(`${server.url}/v1/threads/${thread.id}/report?format=md`);
     expect(report.status).toBe(200);
+    expect(report.headers.get('content-security-policy')).toMatch(/default-src 'none'.*; sandbox$/);
     expect(await report.text()).toContain('The mean is 42.');
   });
 

@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { createThreadRequestSchema, createTurnRequestSchema, reportFormatSchema } from '../api-schemas.ts';
 import { badRequest, notFound, ServerRequestError } from '../http-error.ts';
+import { reportContentSecurityPolicy } from '../../report/index.ts';
 import { reportContentType, reportFileName } from '../report-cache.ts';
 import { baseUrlOf, parseWith, type RouteContext } from '../route-context.ts';
 import { resolveInside } from '../safe-name.ts';
@@ -152,6 +153,8 @@ async function sendReport(
     .header('content-type', reportContentType[format])
     .header('content-disposition', contentDisposition(reportFileName(format)).replace('attachment', 'inline'))
     .header('x-content-type-options', 'nosniff')
+    // The report's own policy (no scripts, nothing fetched) plus a sandbox: it gets an opaque origin, never the API's.
+    .header('content-security-policy', `${reportContentSecurityPolicy}; sandbox`)
     .send(createReadStream(file));
 }
 
