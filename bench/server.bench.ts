@@ -83,14 +83,19 @@ async function libraryPhase(
   const latencies: Sample[] = [];
   let errors = 0;
   const started = performance.now();
-  await Promise.all(
-    Array.from({ length: THREADS }, async (_, threadIndex) => {
-      const thread = await openThread({
+  // Threads stay open until every question is answered, as the server's do (their kernels wait for a follow-up).
+  const threads = await Promise.all(
+    Array.from({ length: THREADS }, (_, threadIndex) =>
+      openThread({
         workspaceDir,
         model: createOfflineAnalyst(),
         outDir: path.join(runsDir, `library-${threadIndex}-${Date.now()}`),
-      });
-      try {
+      }),
+    ),
+  );
+  try {
+    await Promise.all(
+      threads.map(async (thread) => {
         for (let turn = 0; turn < TURNS; turn += 1) {
           const release = await slots.take();
           const at = performance.now();
@@ -108,11 +113,11 @@ async function libraryPhase(
             release();
           }
         }
-      } finally {
-        await thread.close();
-      }
-    }),
-  );
+      }),
+    );
+  } finally {
+    await Promise.all(threads.map((thread) => thread.close()));
+  }
   return { latencies, errors, wallMs: performance.now() - started };
 }
 
