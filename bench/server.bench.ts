@@ -291,7 +291,11 @@ async function idleCost(
   return {
     idleThreads: threadIds.length,
     containersHeldWhileIdle: containers.length,
-    containerMemoryPerIdleThreadMb: summary(memories),
+    containerMemoryPerIdleThreadMb: {
+      p50: round(quantile(memories, 0.5)),
+      p95: round(quantile(memories, 0.95)),
+      n: memories.length,
+    },
     serverPeakRssMb: rssBefore,
     containersLeftAfterIdleTimeout: left,
     sandboxOpenAfterIdleTimeout: thread.sandbox_open,
