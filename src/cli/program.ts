@@ -8,6 +8,7 @@ import { defineChatCommand } from './commands/chat.ts';
 import { defineDoctorCommand } from './commands/doctor.ts';
 import { defineNotebookCommand } from './commands/notebook.ts';
 import { defineReportCommand } from './commands/report.ts';
+import { defineServeCommand } from './commands/serve.ts';
 import { defineSetupCommand } from './commands/setup.ts';
 import { ExitCode, exitCodeForError, exitCodeHelp } from './exit-codes.ts';
 import { colorEnabled, createTerminalStyle } from './terminal-style.ts';
@@ -24,6 +25,7 @@ Examples:
   $ datalyst analyze --continue runs/20250314-093015-sales "And by month?"
   $ datalyst report runs/20250314-093015-sales       render the report again
   $ datalyst doctor                                  check Docker, the image and the model
+  $ datalyst serve                                   HTTP API on 127.0.0.1:8200 (DeepAnalyze/OpenAI-compatible)
 
 ${exitCodeHelp}`;
 
@@ -50,6 +52,7 @@ export function createProgram(context: CliContext, setExitCode: ExitCodeSink): C
   defineDoctorCommand(program, context, setExitCode);
   defineChartCommand(program, context, setExitCode);
   defineNotebookCommand(program, context, setExitCode);
+  defineServeCommand(program, context, setExitCode);
   return program;
 }
 

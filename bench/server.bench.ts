@@ -1,0 +1,411 @@
+// npm run bench:server — what `datalyst serve` adds to a turn, under load.
+//
+// 16 threads × 3 questions of the offline analyst at once, on the real Docker
+// sandbox, two ways in the same run (ABBA order: library, server, server,
+// library, so drift on a shared machine falls on both):
+//   library — openThread/ask called directly, at most MAX_TURNS turns at once
+//             (a semaphore; the server's queue does the same);
+//   server  — `datalyst serve --offline` in its own process, driven over HTTP:
+//             POST a turn, follow its SSE events to `turn-done`.
+// Turn latency is the time a turn runs (slot taken → turn ended); the server's
+// end-to-end time (POST → turn-done, queue included) is printed beside it.
+// Also: the server process's peak RSS, errors, and what an idle thread costs
+// (its container's memory, and that the idle timeout gives it back).
+// Goal: server p50/p95 ≤ 1.1 × library. Prints one JSON document.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import Docker from 'dockerode';
+import { createOfflineAnalyst, openThread } from '../src/index.ts';
+import { containerLabels } from '../src/sandbox/index.ts';
+
+const THREADS = Number(process.env.BENCH_THREADS ?? 16);
+const TURNS = Number(process.env.BENCH_TURNS ?? 3);
+const MAX_TURNS = Number(process.env.BENCH_MAX_TURNS ?? Math.max(1, os.availableParallelism()));
+const QUESTIONS = [
+  'Generate a data science report.',
+  'Which region sells the most units?',
+  'Any outliers in price?',
+];
+const csv =
+  'region,units,price\nnorth,10,2.5\nsouth,7,3.0\neast,12,2.0\nwest,5,4.5\nnorth,8,2.4\nsouth,9,3.1\n';
+
+const quantile = (values: readonly number[], q: number): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
+};
+const round = (value: number): number => Math.round(value * 10) / 10;
+const summary = (values: readonly number[]) => ({
+  p50Ms: round(quantile(values, 0.5)),
+  p95Ms: round(quantile(values, 0.95)),
+  n: values.length,
+});
+
+/** One turn's latency; turn 0 is a thread's first question (the full analysis), later ones follow up. */
+interface Sample {
+  turn: number;
+  ms: number;
+}
+
+const split = (samples: readonly Sample[]) => ({
+  all: summary(samples.map((sample) => sample.ms)),
+  firstQuestion: summary(samples.filter((sample) => sample.turn === 0).map((sample) => sample.ms)),
+  followUps: summary(samples.filter((sample) => sample.turn > 0).map((sample) => sample.ms)),
+});
+
+const ratio = (a: number, b: number): number => Math.round((a / b) * 100) / 100;
+
+class Semaphore {
+  #free: number;
+  readonly #waiting: (() => void)[] = [];
+  constructor(size: number) {
+    this.#free = size;
+  }
+  async take(): Promise<() => void> {
+    if (this.#free > 0) this.#free -= 1;
+    else await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    return () => {
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#free += 1;
+    };
+  }
+}
+
+async function libraryPhase(
+  workspaceDir: string,
+  runsDir: string,
+): Promise<{ latencies: Sample[]; errors: number; wallMs: number }> {
+  const slots = new Semaphore(MAX_TURNS);
+  const latencies: Sample[] = [];
+  let errors = 0;
+  // One question first, not measured: both sides are timed warm (modules loaded, code optimised).
+  const warmUp = await openThread({
+    workspaceDir,
+    model: createOfflineAnalyst(),
+    outDir: path.join(runsDir, `warm-${Date.now()}`),
+  });
+  await warmUp.ask(QUESTIONS[0] ?? 'Go.').result;
+  await warmUp.close();
+  const started = performance.now();
+  // Threads stay open until every question is answered, as the server's do (their kernels wait for a follow-up).
+  const threads = await Promise.all(
+    Array.from({ length: THREADS }, (_, threadIndex) =>
+      openThread({
+        workspaceDir,
+        model: createOfflineAnalyst(),
+        outDir: path.join(runsDir, `library-${threadIndex}-${Date.now()}`),
+      }),
+    ),
+  );
+  try {
+    await Promise.all(
+      threads.map(async (thread) => {
+        for (let turn = 0; turn < TURNS; turn += 1) {
+          const release = await slots.take();
+          const at = performance.now();
+          try {
+            const result = await thread.ask(QUESTIONS[turn % QUESTIONS.length] ?? 'Go on.').result;
+            if (
+              result.termination.reason === 'cancelled' ||
+              result.termination.reason === 'model-unavailable'
+            )
+              errors += 1;
+            latencies.push({ turn, ms: performance.now() - at });
+          } catch {
+            errors += 1;
+          } finally {
+            release();
+          }
+        }
+      }),
+    );
+  } finally {
+    await Promise.all(threads.map((thread) => thread.close()));
+  }
+  return { latencies, errors, wallMs: performance.now() - started };
+}
+
+interface ServeProcess {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+async function startServe(dataDir: string, idleTimeout: string): Promise<ServeProcess> {
+  const child = spawn(
+    process.execPath,
+    [
+      'bin/datalyst.js',
+      'serve',
+      '--offline',
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+      '--max-turns',
+      String(MAX_TURNS),
+      '--max-queued',
+      String(THREADS * TURNS),
+      '--warm',
+      '0',
+      '--idle-timeout',
+      idleTimeout,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
+  );
+  let output = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /serving on (http:\/\/\S+)/.exec(output);
+      if (match?.[1]) resolve(match[1]);
+    });
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${output}`)));
+  });
+  return {
+    url,
+    pid: child.pid ?? -1,
+    async stop() {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
+}
+
+/** Reads a turn's SSE stream to `turn-done`; returns when `turn-running` and `turn-done` arrived. */
+async function followTurn(eventsUrl: string): Promise<{ runningAt: number; doneAt: number; status: string }> {
+  const response = await fetch(eventsUrl);
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let runningAt = Number.NaN;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) throw new Error('the event stream ended before turn-done');
+    buffer += decoder.decode(value, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) !== -1) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const data = block.split('\n').find((line) => line.startsWith('data: '));
+      if (data === undefined) continue;
+      const event = JSON.parse(data.slice(6)) as { type: string; status?: string };
+      if (event.type === 'turn-running') runningAt = performance.now();
+      if (event.type === 'turn-done') {
+        await reader.cancel();
+        return { runningAt, doneAt: performance.now(), status: event.status ?? '' };
+      }
+    }
+  }
+}
+
+/** CPU seconds (user + system) a process has used so far. */
+async function cpuSeconds(pid: number): Promise<number> {
+  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]?.split(' ') ?? [];
+  return round((Number(fields[11]) + Number(fields[12])) / 100);
+}
+
+async function peakRssMb(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN);
+  return round(kb / 1024);
+}
+
+async function serverPhase(csvPath: string, dataDir: string, measureIdle: boolean) {
+  const server = await startServe(dataDir, measureIdle ? '20s' : '10m');
+  const json = (body: unknown) => ({
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const latencies: Sample[] = [];
+  const endToEnd: number[] = [];
+  let errors = 0;
+  const threadIds: string[] = [];
+  try {
+    const form = new FormData();
+    form.append('file', new Blob([await readFile(csvPath)]), 'sales.csv');
+    const file = (await (await fetch(`${server.url}/v1/files`, { method: 'POST', body: form })).json()) as {
+      id: string;
+    };
+    // One question first, not measured (as on the library's side).
+    const warm = (await (await fetch(`${server.url}/v1/threads`, json({ file_ids: [file.id] }))).json()) as {
+      id: string;
+    };
+    const warmTurn = await fetch(
+      `${server.url}/v1/threads/${warm.id}/turns`,
+      json({ question: QUESTIONS[0] }),
+    );
+    await followTurn(((await warmTurn.json()) as { events_url: string }).events_url);
+    await fetch(`${server.url}/v1/threads/${warm.id}`, { method: 'DELETE' });
+    const measuredFrom = performance.now();
+    await Promise.all(
+      Array.from({ length: THREADS }, async () => {
+        const thread = (await (
+          await fetch(`${server.url}/v1/threads`, json({ file_ids: [file.id] }))
+        ).json()) as { id: string };
+        threadIds.push(thread.id);
+        for (let turn = 0; turn < TURNS; turn += 1) {
+          const postedAt = performance.now();
+          const response = await fetch(
+            `${server.url}/v1/threads/${thread.id}/turns`,
+            json({ question: QUESTIONS[turn % QUESTIONS.length] }),
+          );
+          if (response.status !== 202) {
+            errors += 1;
+            continue;
+          }
+          const { events_url } = (await response.json()) as { events_url: string };
+          const { runningAt, doneAt, status } = await followTurn(events_url);
+          if (status !== 'finished') errors += 1;
+          latencies.push({ turn, ms: doneAt - runningAt });
+          endToEnd.push(doneAt - postedAt);
+        }
+      }),
+    );
+    const wallMs = performance.now() - measuredFrom;
+    const rssMb = await peakRssMb(server.pid);
+    const serverCpuS = await cpuSeconds(server.pid);
+    let idle: Record<string, unknown> | null = null;
+    if (measureIdle) idle = await idleCost(server, threadIds);
+    return { latencies, endToEnd, errors, wallMs, rssMb, idle, serverCpuS };
+  } finally {
+    await server.stop();
+  }
+}
+
+/** An idle thread keeps its kernel (a container) until the idle timeout gives it back. */
+async function idleCost(
+  server: ServeProcess,
+  threadIds: readonly string[],
+): Promise<Record<string, unknown>> {
+  const docker = new Docker();
+  const owned = () =>
+    docker.listContainers({ filters: { label: [`${containerLabels.ownerPid}=${server.pid}`] } });
+  const containers = await owned();
+  const memories = await Promise.all(
+    containers.map(async (info) => {
+      const stats = (await docker.getContainer(info.Id).stats({ stream: false })) as {
+        memory_stats: { usage?: number; stats?: { inactive_file?: number } };
+      };
+      return ((stats.memory_stats.usage ?? 0) - (stats.memory_stats.stats?.inactive_file ?? 0)) / 1024 / 1024;
+    }),
+  );
+  const rssBefore = await peakRssMb(server.pid);
+  const waitedFrom = performance.now();
+  let left = containers.length;
+  while (left > 0 && performance.now() - waitedFrom < 60_000) {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    left = (await owned()).length;
+  }
+  const thread = (await (await fetch(`${server.url}/v1/threads/${threadIds[0]}`)).json()) as {
+    sandbox_open: boolean;
+  };
+  return {
+    idleThreads: threadIds.length,
+    containersHeldWhileIdle: containers.length,
+    containerMemoryPerIdleThreadMb: {
+      p50: round(quantile(memories, 0.5)),
+      p95: round(quantile(memories, 0.95)),
+      n: memories.length,
+    },
+    serverPeakRssMb: rssBefore,
+    containersLeftAfterIdleTimeout: left,
+    sandboxOpenAfterIdleTimeout: thread.sandbox_open,
+    secondsUntilAllGivenBack: round((performance.now() - waitedFrom) / 1000),
+  };
+}
+
+async function main(): Promise<void> {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'datalyst-bench-server-'));
+  const workspaceDir = path.join(root, 'workspace');
+  await (await import('node:fs/promises')).mkdir(workspaceDir);
+  const csvPath = path.join(workspaceDir, 'sales.csv');
+  await writeFile(csvPath, csv);
+  try {
+    const library: Sample[] = [];
+    const server: Sample[] = [];
+    const serverEndToEnd: number[] = [];
+    const phases: Record<string, unknown>[] = [];
+    let errors = 0;
+    let rssMb = 0;
+    let idle: Record<string, unknown> | null = null;
+    for (const [index, kind] of (['library', 'server', 'server', 'library'] as const).entries()) {
+      const cpuBefore = process.cpuUsage();
+      const benchCpuS = () => {
+        const used = process.cpuUsage(cpuBefore);
+        return round((used.user + used.system) / 1e6);
+      };
+      if (kind === 'library') {
+        const result = await libraryPhase(workspaceDir, path.join(root, 'runs'));
+        library.push(...result.latencies);
+        errors += result.errors;
+        phases.push({
+          kind,
+          ...split(result.latencies),
+          errors: result.errors,
+          wallS: round(result.wallMs / 1000),
+          cpuS: { benchProcess: benchCpuS() },
+        });
+      } else {
+        const result = await serverPhase(csvPath, path.join(root, `data-${index}`), index === 2);
+        server.push(...result.latencies);
+        serverEndToEnd.push(...result.endToEnd);
+        errors += result.errors;
+        rssMb = Math.max(rssMb, result.rssMb);
+        idle = result.idle ?? idle;
+        phases.push({
+          kind,
+          ...split(result.latencies),
+          errors: result.errors,
+          wallS: round(result.wallMs / 1000),
+          peakRssMb: result.rssMb,
+          cpuS: { benchProcess: benchCpuS(), serverProcess: result.serverCpuS },
+        });
+      }
+      console.error(`[bench:server] ${JSON.stringify(phases.at(-1))}`);
+    }
+    const lib = split(library);
+    const srv = split(server);
+    console.log(
+      JSON.stringify(
+        {
+          machine: {
+            cores: os.availableParallelism(),
+            threads: THREADS,
+            turnsPerThread: TURNS,
+            turnsAtOnce: MAX_TURNS,
+          },
+          turnLatency: {
+            library: lib,
+            server: srv,
+            ratio: {
+              allP50: ratio(srv.all.p50Ms, lib.all.p50Ms),
+              allP95: ratio(srv.all.p95Ms, lib.all.p95Ms),
+              firstQuestionP50: ratio(srv.firstQuestion.p50Ms, lib.firstQuestion.p50Ms),
+              firstQuestionP95: ratio(srv.firstQuestion.p95Ms, lib.firstQuestion.p95Ms),
+              followUpExtraMsP50: round(srv.followUps.p50Ms - lib.followUps.p50Ms),
+            },
+            goal: 'server ≤ 1.1 × library',
+          },
+          serverEndToEndWithQueue: summary(serverEndToEnd),
+          serverPeakRssMb: rssMb,
+          errors,
+          idleThread: idle,
+          phases,
+        },
+        null,
+        2,
+      ),
+    );
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,142 @@
+import { z } from 'zod';
+import { fileIdSchema, fileObjectSchema, threadIdSchema } from './openai-schemas.ts';
+
+/**
+ * Datalyst's own thread/turn API: the shapes a front end (the web UI, issue
+ * #14) imports. A thread is a conversation over a set of uploaded files with
+ * one sandbox; each question is a turn whose events stream as SSE.
+ */
+
+export const turnStatusSchema = z.enum([
+  'queued',
+  'running',
+  'finished',
+  'cancelled',
+  'interrupted',
+  'failed',
+]);
+export type TurnStatus = z.infer<typeof turnStatusSchema>;
+
+export const terminationSchema = z.object({ reason: z.string(), detail: z.string() });
+
+export const artifactSchema = z
+  .object({ path: z.string(), bytes: z.number().int().nonnegative(), url: z.string() })
+  .meta({ id: 'Artifact' });
+export type Artifact = z.infer<typeof artifactSchema>;
+
+export const turnSchema = z
+  .object({
+    object: z.literal('thread.turn'),
+    thread_id: threadIdSchema,
+    index: z.number().int().positive(),
+    question: z.string(),
+    status: turnStatusSchema,
+    created_at: z.number().int(),
+    started_at: z.number().int().nullable(),
+    ended_at: z.number().int().nullable(),
+    /** How the analysis ended (answered, max-rounds, cancelled, …); null until it ends. */
+    termination: terminationSchema.nullable(),
+    answer: z.string().nullable(),
+    rounds: z.number().int().nonnegative(),
+    artifacts: z.array(artifactSchema),
+    /** SSE stream of this turn's events; re-attach with `Last-Event-ID`. */
+    events_url: z.string(),
+  })
+  .meta({ id: 'Turn' });
+export type Turn = z.infer<typeof turnSchema>;
+
+export const threadSchema = z
+  .object({
+    id: threadIdSchema,
+    object: z.literal('thread'),
+    created_at: z.number().int(),
+    model: z.string(),
+    files: z.array(fileObjectSchema),
+    turns: z.array(turnSchema),
+    /** True while the thread holds a live sandbox session. */
+    sandbox_open: z.boolean(),
+  })
+  .meta({ id: 'Thread' });
+export type Thread = z.infer<typeof threadSchema>;
+
+export const threadListSchema = z
+  .object({ object: z.literal('list'), data: z.array(threadSchema) })
+  .meta({ id: 'ThreadList' });
+
+export const createThreadRequestSchema = z
+  .strictObject({ file_ids: z.array(fileIdSchema).max(64).default([]) })
+  .meta({ id: 'CreateThreadRequest' });
+export type CreateThreadRequest = z.input<typeof createThreadRequestSchema>;
+
+export const createTurnRequestSchema = z
+  .strictObject({
+    question: z.string().trim().min(1).max(20_000),
+    /** More files for the thread's workspace, added before this turn. */
+    file_ids: z.array(fileIdSchema).max(64).default([]),
+  })
+  .meta({ id: 'CreateTurnRequest' });
+export type CreateTurnRequest = z.input<typeof createTurnRequestSchema>;
+
+export const threadDeletedSchema = z
+  .object({ id: threadIdSchema, object: z.literal('thread'), deleted: z.literal(true) })
+  .meta({ id: 'ThreadDeleted' });
+
+export const reportFormatSchema = z.enum(['html', 'md', 'ipynb', 'json']);
+export type ReportFormatParameter = z.infer<typeof reportFormatSchema>;
+
+/**
+ * One SSE event of a turn (`data:` is this JSON, `id:` its `seq`). The
+ * library's agent events come through as they are, except that an error is
+ * plain data and figure bytes stay in the report; the server adds the
+ * turn's own lifecycle events around them.
+ */
+const errorDataSchema = z.object({
+  code: z.string(),
+  message: z.string(),
+  fix: z.string(),
+  fault: z.string(),
+});
+
+export const turnEventSchema = z
+  .discriminatedUnion('type', [
+    /** Server: the turn waits for a slot (`position` turns ahead of it). */
+    z.object({ type: z.literal('turn-queued'), seq: z.number().int(), position: z.number().int() }),
+    /** Server: the turn got a slot; `resumed` when the thread's sandbox is reopened and its cells replayed first. */
+    z.object({ type: z.literal('turn-running'), seq: z.number().int(), resumed: z.boolean() }),
+    /** Server: the last event of every turn, whatever happened (finished, cancelled, failed, interrupted). */
+    z.object({
+      type: z.literal('turn-done'),
+      seq: z.number().int(),
+      status: turnStatusSchema,
+      termination: terminationSchema.nullable(),
+    }),
+    z.object({ type: z.literal('error'), seq: z.number().int(), error: errorDataSchema }),
+    z.looseObject({
+      type: z.enum([
+        'run-start',
+        'profile-end',
+        'round-start',
+        'text-delta',
+        'turn-restart',
+        'step-end',
+        'code-end',
+        'execution-start',
+        'execution-output',
+        'execution-end',
+        'ask',
+        'turn-start',
+        'turn-end',
+        'artifact-saved',
+        'notice',
+        'answer-end',
+        'run-end',
+        'replay-start',
+        'replay-end',
+      ]),
+      seq: z.number().int(),
+    }),
+  ])
+  .meta({ id: 'TurnEvent' });
+export type TurnEvent = z.infer<typeof turnEventSchema>;
+
+export { fileIdSchema, threadIdSchema };

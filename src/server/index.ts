@@ -1,0 +1,49 @@
+// The server's public face: start it, and the request/response/event shapes a front end imports.
+export { createServerApp, startServer } from './server.ts';
+export type { DatalystServer, ServerOptions } from './server.ts';
+export type { EngineOptions } from './thread-engine.ts';
+export { needsApiKey } from './auth.ts';
+export { buildOpenApiDocument } from './openapi.ts';
+export {
+  turnStatusSchema,
+  terminationSchema,
+  artifactSchema,
+  turnSchema,
+  threadSchema,
+  threadListSchema,
+  createThreadRequestSchema,
+  createTurnRequestSchema,
+  threadDeletedSchema,
+  reportFormatSchema,
+  turnEventSchema,
+} from './api-schemas.ts';
+export type {
+  TurnStatus,
+  Artifact,
+  Turn,
+  Thread,
+  CreateThreadRequest,
+  CreateTurnRequest,
+  TurnEvent,
+} from './api-schemas.ts';
+export {
+  fileIdSchema,
+  threadIdSchema,
+  fileObjectSchema,
+  fileListSchema,
+  chatMessageSchema,
+  chatCompletionRequestSchema,
+  chatCompletionSchema,
+  chatCompletionChunkSchema,
+  generatedFileSchema,
+  modelListSchema,
+  errorBodySchema,
+} from './openai-schemas.ts';
+export type {
+  FileObject,
+  ChatCompletionRequest,
+  ChatCompletion,
+  ChatCompletionChunk,
+  GeneratedFile,
+} from './openai-schemas.ts';
+export type { ErrorBody } from './http-error.ts';

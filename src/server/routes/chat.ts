@@ -1,0 +1,162 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DeepAnalyzeText } from '../deepanalyze-stream.ts';
+import { badRequest } from '../http-error.ts';
+import {
+  chatCompletionRequestSchema,
+  type ChatCompletion,
+  type ChatCompletionChunk,
+  type ChatMessageInput,
+  type GeneratedFile,
+} from '../openai-schemas.ts';
+import { baseUrlOf, parseWith, type RouteContext } from '../route-context.ts';
+import { SseWriter } from '../sse.ts';
+import type { LiveTurn } from '../thread-service.ts';
+import type { TurnRecord } from '../thread-store.ts';
+import { turnView } from '../views.ts';
+
+/**
+ * `POST /v1/chat/completions` as DeepAnalyze serves it: the last user
+ * message is the question; `file_ids` (on any message, or top-level) are the
+ * data; `thread_id` on the last message continues that thread, otherwise a
+ * new thread is made. The reply is the tagged text with each `<Execute>`
+ * block, and the generated files (with download URLs) and the `thread_id`
+ * come with the message, or in the final chunk when streaming.
+ */
+export function registerChatRoutes(app: FastifyInstance, context: RouteContext): void {
+  app.post('/v1/chat/completions', async (request, reply) => {
+    const body = parseWith(chatCompletionRequestSchema, request.body, 'request body');
+    const last = body.messages.at(-1) as ChatMessageInput;
+    if (last.role !== 'user') {
+      throw badRequest(
+        "The last message must be the user's question.",
+        'End `messages` with a message of role `user`.',
+      );
+    }
+    const question = textOf(last);
+    if (question.trim().length === 0)
+      throw badRequest('The last message has no text.', 'Put the question in `content`.');
+    const fileIds = [...(body.file_ids ?? []), ...body.messages.flatMap((message) => message.file_ids ?? [])];
+
+    const threadId = last.thread_id ?? (await context.threads.create([])).id;
+    let turn: LiveTurn;
+    try {
+      turn = await context.threads.startTurn(threadId, question, fileIds);
+    } catch (error) {
+      // A refused first question (429, 404 file, 413) leaves no empty thread behind.
+      if (last.thread_id === undefined) await context.threads.delete(threadId);
+      throw error;
+    }
+    const completionId = `chatcmpl-${randomBytes(12).toString('hex')}`;
+    const created = Math.floor(Date.now() / 1000);
+    // A client that goes away cancels its turn: the model request and the running cell stop, and the sandbox goes back.
+    const cancelOnLeave = (): void => {
+      if (!turn.log.ended) context.threads.cancel(threadId, turn.record.index, { releaseSandbox: true });
+    };
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) cancelOnLeave();
+    });
+
+    if (body.stream === true) {
+      await streamCompletion(request, reply, context, turn, { completionId, created });
+      return;
+    }
+    const text = new DeepAnalyzeText();
+    let content = '';
+    for await (const event of context.threads.events(
+      threadId,
+      turn.record.index,
+      0,
+      turn.controller.signal,
+    )) {
+      content += text.next(event);
+    }
+    const record = await turn.done;
+    const files = generatedFiles(baseUrlOf(request), threadId, record);
+    const completion: ChatCompletion = {
+      id: completionId,
+      object: 'chat.completion',
+      created,
+      model: context.modelId,
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content, files, thread_id: threadId },
+          finish_reason: record.termination?.reason === 'max-rounds' ? 'length' : 'stop',
+        },
+      ],
+      generated_files: files,
+      termination: record.termination ?? { reason: record.status, detail: '' },
+      ...(fileIds.length > 0 ? { attached_files: fileIds } : {}),
+    };
+    return reply.send(completion);
+  });
+}
+
+async function streamCompletion(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  context: RouteContext,
+  turn: LiveTurn,
+  ids: { completionId: string; created: number },
+): Promise<void> {
+  reply.hijack();
+  const sse = new SseWriter(reply.raw);
+  const chunk = (
+    delta: ChatCompletionChunk['choices'][number]['delta'],
+    finish: 'stop' | 'length' | null = null,
+  ) =>
+    ({
+      id: ids.completionId,
+      object: 'chat.completion.chunk',
+      created: ids.created,
+      model: context.modelId,
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    }) satisfies ChatCompletionChunk;
+  const text = new DeepAnalyzeText();
+  try {
+    sse.send(chunk({ role: 'assistant', content: '' }));
+    for await (const event of context.threads.events(
+      turn.threadId,
+      turn.record.index,
+      0,
+      turn.controller.signal,
+    )) {
+      if (sse.closed) break;
+      const content = text.next(event);
+      if (content.length > 0) sse.send(chunk({ content }));
+    }
+    if (sse.closed) return;
+    const record = await turn.done;
+    const files = generatedFiles(baseUrlOf(request), turn.threadId, record);
+    sse.send({
+      ...chunk(
+        { files, thread_id: turn.threadId },
+        record.termination?.reason === 'max-rounds' ? 'length' : 'stop',
+      ),
+      generated_files: files,
+      termination: record.termination,
+    });
+    sse.send('[DONE]');
+  } finally {
+    sse.end();
+  }
+}
+
+/** The turn's artifacts and its report, as DeepAnalyze's `files` ({ name, url }). */
+function generatedFiles(baseUrl: string, threadId: string, record: TurnRecord): GeneratedFile[] {
+  const view = turnView(baseUrl, threadId, record);
+  const turnUrl = `${baseUrl}/v1/threads/${threadId}/turns/${record.index}`;
+  return [
+    ...view.artifacts.map((artifact) => ({ name: artifact.path, url: artifact.url })),
+    { name: 'report.html', url: `${turnUrl}/report?format=html` },
+  ];
+}
+
+function textOf(message: ChatMessageInput): string {
+  const content = message.content;
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content))
+    return content.map((part) => (part.type === 'text' ? (part.text ?? '') : '')).join('\n');
+  return '';
+}

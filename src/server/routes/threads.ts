@@ -1,0 +1,183 @@
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { createThreadRequestSchema, createTurnRequestSchema, reportFormatSchema } from '../api-schemas.ts';
+import { badRequest, notFound, ServerRequestError } from '../http-error.ts';
+import { reportContentSecurityPolicy } from '../../report/index.ts';
+import { reportContentType, reportFileName } from '../report-cache.ts';
+import { baseUrlOf, parseWith, type RouteContext } from '../route-context.ts';
+import { resolveInside } from '../safe-name.ts';
+import { SseWriter } from '../sse.ts';
+import type { ThreadService } from '../thread-service.ts';
+import type { ThreadRecord, TurnRecord } from '../thread-store.ts';
+import { threadView, turnView } from '../views.ts';
+import { contentDisposition } from './files.ts';
+
+const threadParams = z.object({ threadId: z.string().max(64) });
+const turnParams = z.object({
+  threadId: z.string().max(64),
+  index: z.coerce.number().int().positive().max(1e6),
+});
+const artifactParams = turnParams.extend({ '*': z.string() });
+const eventsQuery = z.object({ after: z.coerce.number().int().nonnegative().optional() });
+const reportQuery = z.object({ format: reportFormatSchema.default('html') });
+
+/** Datalyst's own calls: threads, turns with their events as SSE, cancel, reports and artifacts. */
+export function registerThreadRoutes(app: FastifyInstance, context: RouteContext): void {
+  const { threads } = context;
+
+  const view = async (request: FastifyRequest, record: ThreadRecord, turns: readonly TurnRecord[]) => {
+    const files = (await Promise.all(record.file_ids.map((id) => context.files.get(id)))).filter(
+      (file) => file !== null,
+    );
+    return threadView(baseUrlOf(request), record, turns, files, threads.sandboxOpen(record.id));
+  };
+
+  app.post('/v1/threads', async (request, reply) => {
+    const body = parseWith(createThreadRequestSchema, request.body ?? {}, 'request body');
+    const record = await threads.create(body.file_ids);
+    return reply.code(201).send(await view(request, record, []));
+  });
+
+  app.get('/v1/threads', async (request) => ({
+    object: 'list' as const,
+    data: await Promise.all((await threads.list()).map(({ record, turns }) => view(request, record, turns))),
+  }));
+
+  app.get('/v1/threads/:threadId', async (request) => {
+    const { threadId } = parseWith(threadParams, request.params, 'path');
+    const { record, turns } = await threads.get(threadId);
+    return view(request, record, turns);
+  });
+
+  app.delete('/v1/threads/:threadId', async (request) => {
+    const { threadId } = parseWith(threadParams, request.params, 'path');
+    await threads.delete(threadId);
+    return { id: threadId, object: 'thread' as const, deleted: true as const };
+  });
+
+  app.post('/v1/threads/:threadId/turns', async (request, reply) => {
+    const { threadId } = parseWith(threadParams, request.params, 'path');
+    const body = parseWith(createTurnRequestSchema, request.body, 'request body');
+    const turn = await threads.startTurn(threadId, body.question, body.file_ids);
+    return reply.code(202).send(turnView(baseUrlOf(request), threadId, turn.record));
+  });
+
+  app.get('/v1/threads/:threadId/turns/:index', async (request) => {
+    const { threadId, index } = parseWith(turnParams, request.params, 'path');
+    return turnView(baseUrlOf(request), threadId, await findTurn(threads, threadId, index));
+  });
+
+  app.get('/v1/threads/:threadId/turns/:index/events', async (request, reply) => {
+    const { threadId, index } = parseWith(turnParams, request.params, 'path');
+    const { after } = parseWith(eventsQuery, request.query, 'query');
+    await findTurn(threads, threadId, index);
+    const lastEventId = request.headers['last-event-id'];
+    const afterSeq =
+      typeof lastEventId === 'string' && /^\d+$/.test(lastEventId) ? Number(lastEventId) : (after ?? 0);
+    await streamTurnEvents(threads, threadId, index, afterSeq, request, reply);
+  });
+
+  app.post('/v1/threads/:threadId/turns/:index/cancel', async (request) => {
+    const { threadId, index } = parseWith(turnParams, request.params, 'path');
+    await findTurn(threads, threadId, index);
+    const cancelled = threads.cancel(threadId, index);
+    const live = threads.liveTurn(threadId, index);
+    const record = live === null ? await findTurn(threads, threadId, index) : await live.done;
+    return { ...turnView(baseUrlOf(request), threadId, record), cancelled };
+  });
+
+  app.get('/v1/threads/:threadId/turns/:index/report', async (request, reply) => {
+    const { threadId, index } = parseWith(turnParams, request.params, 'path');
+    const { format } = parseWith(reportQuery, request.query, 'query');
+    const turn = await findTurn(threads, threadId, index);
+    await sendReport(context, threadId, turn, format, reply);
+  });
+
+  /** The report of the thread's latest turn that has ended. */
+  app.get('/v1/threads/:threadId/report', async (request, reply) => {
+    const { threadId } = parseWith(threadParams, request.params, 'path');
+    const { format } = parseWith(reportQuery, request.query, 'query');
+    const { turns } = await threads.get(threadId);
+    const turn = turns.filter((candidate) => candidate.ended_at !== null).at(-1);
+    if (turn === undefined) throw notFound('finished turn in thread', threadId);
+    await sendReport(context, threadId, turn, format, reply);
+  });
+
+  app.get('/v1/threads/:threadId/turns/:index/artifacts/*', async (request, reply) => {
+    const params = parseWith(artifactParams, request.params, 'path');
+    await findTurn(threads, params.threadId, params.index);
+    const root = path.join(threads.store.runDir(params.threadId), 'artifacts');
+    const file = resolveInside(root, params['*']);
+    if (file === null) {
+      throw badRequest(
+        'The artifact path leaves the artifacts folder.',
+        "Use a path from the turn's `artifacts` list.",
+      );
+    }
+    const stats = await stat(file).catch(() => null);
+    if (stats === null || !stats.isFile()) throw notFound('artifact', params['*']);
+    return reply
+      .header('content-type', 'application/octet-stream')
+      .header('content-disposition', contentDisposition(path.basename(file)))
+      .header('x-content-type-options', 'nosniff')
+      .header('content-security-policy', 'sandbox')
+      .send(createReadStream(file));
+  });
+}
+
+async function findTurn(threads: ThreadService, threadId: string, index: number): Promise<TurnRecord> {
+  const { turns } = await threads.get(threadId);
+  const turn = turns.find((candidate) => candidate.index === index);
+  if (turn === undefined) throw notFound('turn', `${threadId}/${index}`);
+  return turn;
+}
+
+async function sendReport(
+  context: RouteContext,
+  threadId: string,
+  turn: TurnRecord,
+  format: z.infer<typeof reportFormatSchema>,
+  reply: FastifyReply,
+): Promise<void> {
+  if (turn.ended_at === null) {
+    throw new ServerRequestError(409, 'TURN_RUNNING', `Turn ${turn.index} has not ended yet.`, {
+      fix: 'Follow its events until `turn-end`, then ask for the report.',
+    });
+  }
+  // The report of the thread's run folder as it stood when this turn ended (rendered once per ended turn).
+  const file = await context.reports.path(context.threads.store.runDir(threadId), format, turn.index);
+  await reply
+    .header('content-type', reportContentType[format])
+    .header('content-disposition', contentDisposition(reportFileName(format)).replace('attachment', 'inline'))
+    .header('x-content-type-options', 'nosniff')
+    // The report's own policy (no scripts, nothing fetched) plus a sandbox: it gets an opaque origin, never the API's.
+    .header('content-security-policy', `${reportContentSecurityPolicy}; sandbox`)
+    .send(createReadStream(file));
+}
+
+/** A turn's events as SSE (`id:` = seq), from `afterSeq` on, until `turn-end` or the client leaves. */
+async function streamTurnEvents(
+  threads: ThreadService,
+  threadId: string,
+  index: number,
+  afterSeq: number,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<void> {
+  reply.hijack();
+  const sse = new SseWriter(reply.raw);
+  const gone = new AbortController();
+  request.raw.socket.once('close', () => gone.abort());
+  reply.raw.once('close', () => gone.abort());
+  try {
+    for await (const event of threads.events(threadId, index, afterSeq, gone.signal)) {
+      if (sse.closed) break;
+      sse.send(event, event.seq);
+    }
+  } finally {
+    sse.end();
+  }
+}

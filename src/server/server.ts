@@ -1,0 +1,198 @@
+import os from 'node:os';
+import multipart from '@fastify/multipart';
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import { DatalystError } from '../errors/index.ts';
+import { checkListenSecurity, createKeyCheck } from './auth.ts';
+import { FileStore } from './file-store.ts';
+import { errorBody, ServerRequestError } from './http-error.ts';
+import { buildOpenApiDocument } from './openapi.ts';
+import { ReportCache } from './report-cache.ts';
+import type { RouteContext } from './route-context.ts';
+import { registerChatRoutes } from './routes/chat.ts';
+import { registerFileRoutes } from './routes/files.ts';
+import { registerThreadRoutes } from './routes/threads.ts';
+import type { EngineOptions } from './thread-engine.ts';
+import { ThreadService } from './thread-service.ts';
+import { ThreadStore } from './thread-store.ts';
+import { TurnQueue } from './turn-queue.ts';
+
+/**
+ * `datalyst serve`. Every option has a default except the data folder and
+ * the engine (the model and sandbox a turn runs on).
+ */
+export interface ServerOptions {
+  /** Everything the server keeps: uploads, threads, their runs. */
+  dataDir: string;
+  engine: EngineOptions;
+  /** The model's id as /v1/models and the completions show it. */
+  modelId: string;
+  /** Default 127.0.0.1. Any other address needs `apiKey`. */
+  host?: string;
+  /** Default 8200 (DeepAnalyze's port); 0 picks a free one. */
+  port?: number;
+  /** Bearer key every request but /health must send; required off the default loopback addresses (`DATALYST_SERVER_API_KEY`). */
+  apiKey?: string | null;
+  /** Turns running at once. Default: the number of cores. */
+  maxConcurrentTurns?: number;
+  /** Turns waiting behind them; one more answers 429. Default 4 × maxConcurrentTurns. */
+  maxQueuedTurns?: number;
+  /** Bytes per uploaded file. Default 256 MiB. */
+  maxFileBytes?: number;
+  /** Bytes of files per thread. Default 1 GiB. */
+  maxThreadBytes?: number;
+  /** Bytes of a JSON body. Default 1 MiB. */
+  maxJsonBytes?: number;
+  /** A thread idle this long gives its sandbox back. Default 10 minutes. */
+  idleTimeoutMs?: number;
+  /** Retry-After on a 429, in seconds. Default 5. */
+  retryAfterSeconds?: number;
+}
+
+export interface DatalystServer {
+  readonly app: FastifyInstance;
+  readonly threads: ThreadService;
+  /** The address it listens on, e.g. http://127.0.0.1:8200. */
+  readonly url: string;
+  /** Turns that were running when the last server stopped, now marked interrupted. */
+  readonly interruptedOnStart: number;
+  /** Cancels running turns, closes sandboxes, stops listening. */
+  close(): Promise<void>;
+}
+
+/** Builds the server over a data folder (no listening): tests use `app.inject` or `listen`. */
+export async function createServerApp(
+  options: ServerOptions,
+): Promise<{ app: FastifyInstance; threads: ThreadService; interrupted: number }> {
+  const host = options.host ?? '127.0.0.1';
+  const apiKey = options.apiKey ?? null;
+  checkListenSecurity(host, apiKey);
+  const maxConcurrentTurns = options.maxConcurrentTurns ?? Math.max(1, os.availableParallelism());
+  const maxFileBytes = options.maxFileBytes ?? 256 * 1024 * 1024;
+  const files = new FileStore(options.dataDir, maxFileBytes);
+  const store = new ThreadStore(options.dataDir);
+  await Promise.all([files.init(), store.init()]);
+  const queue = new TurnQueue({
+    maxRunning: maxConcurrentTurns,
+    maxQueued: options.maxQueuedTurns ?? 4 * maxConcurrentTurns,
+    retryAfterSeconds: options.retryAfterSeconds ?? 5,
+  });
+  const threads = new ThreadService({
+    store,
+    files,
+    queue,
+    engine: options.engine,
+    modelId: options.modelId,
+    maxThreadBytes: options.maxThreadBytes ?? 1024 * 1024 * 1024,
+    idleTimeoutMs: options.idleTimeoutMs ?? 10 * 60_000,
+  });
+  const interrupted = await threads.recover();
+
+  const app = Fastify({
+    bodyLimit: options.maxJsonBytes ?? 1024 * 1024,
+    logger: false,
+    return503OnClosing: true,
+  });
+  await app.register(multipart, {
+    // The name as the client sent it, folders included, so that a path is refused rather than cut to its base.
+    preservePath: true,
+    limits: { fileSize: maxFileBytes, files: 1, fields: 8, fieldSize: 1024, parts: 10 },
+  });
+
+  if (apiKey !== null) {
+    const keyMatches = createKeyCheck(apiKey);
+    app.addHook('onRequest', async (request) => {
+      if (request.url === '/health') return;
+      if (!keyMatches(request.headers.authorization)) {
+        throw new ServerRequestError(401, 'UNAUTHORIZED', 'A valid API key is required.', {
+          fix: 'Send `Authorization: Bearer <key>` with the key the server was started with.',
+        });
+      }
+    });
+  }
+
+  app.setErrorHandler((error: FastifyError | DatalystError, _request, reply) => {
+    if (error instanceof ServerRequestError) {
+      if (error.retryAfterSeconds !== undefined)
+        void reply.header('retry-after', String(error.retryAfterSeconds));
+      return reply.code(error.status).send(errorBody(error.status, error.code, error.message, error.fix));
+    }
+    const status = 'statusCode' in error && typeof error.statusCode === 'number' ? error.statusCode : 500;
+    if (status >= 500) app.log.error(error);
+    const code = DatalystError.isInstance(error)
+      ? error.code
+      : 'code' in error && typeof error.code === 'string'
+        ? error.code
+        : 'INTERNAL';
+    const fix = DatalystError.isInstance(error)
+      ? error.fix
+      : status === 413
+        ? `Send less (the limit is ${maxFileBytes} bytes per file).`
+        : status === 415
+          ? 'Send JSON (application/json), or multipart/form-data for uploads.'
+          : status >= 500
+            ? 'This is a bug in Datalyst; please report it with the server log.'
+            : 'Check the request against /openapi.json.';
+    return reply.code(status).send(errorBody(status, code, error.message, fix));
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply
+      .code(404)
+      .send(
+        errorBody(
+          404,
+          'NOT_FOUND',
+          `No route ${request.method} ${request.url.split('?')[0]}.`,
+          'See /openapi.json for the routes.',
+        ),
+      ),
+  );
+
+  const context: RouteContext = {
+    files,
+    threads,
+    reports: new ReportCache(),
+    modelId: options.modelId,
+    startedAt: Math.floor(Date.now() / 1000),
+  };
+  const openApi = buildOpenApiDocument();
+  app.get('/health', async () => ({
+    status: 'healthy',
+    timestamp: Math.floor(Date.now() / 1000),
+    turns: { running: queue.running, queued: queue.queued },
+  }));
+  app.get('/openapi.json', async () => openApi);
+  app.get('/v1/models', async () => ({
+    object: 'list' as const,
+    data: [
+      { id: options.modelId, object: 'model' as const, created: context.startedAt, owned_by: 'datalyst' },
+    ],
+  }));
+  registerFileRoutes(app, context);
+  registerChatRoutes(app, context);
+  registerThreadRoutes(app, context);
+  return { app, threads, interrupted };
+}
+
+/** Builds the server and listens. */
+export async function startServer(options: ServerOptions): Promise<DatalystServer> {
+  const { app, threads, interrupted } = await createServerApp(options);
+  const host = options.host ?? '127.0.0.1';
+  await app.listen({ host, port: options.port ?? 8200 });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : (options.port ?? 8200);
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  let closing: Promise<void> | null = null;
+  return {
+    app,
+    threads,
+    url,
+    interruptedOnStart: interrupted,
+    close() {
+      closing ??= (async () => {
+        await threads.shutdown();
+        await app.close();
+      })();
+      return closing;
+    },
+  };
+}

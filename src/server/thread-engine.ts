@@ -1,0 +1,90 @@
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { openThread, resumeThread } from '../agent/index.ts';
+import type {
+  AgentEvent,
+  LanguageModel,
+  ModelProfileName,
+  SandboxFactory,
+  Thread,
+  ThreadOptions,
+  TurnResult,
+} from '../agent/index.ts';
+import type { SandboxOptions } from '../sandbox/index.ts';
+
+/**
+ * The one place the server touches the library's conversation API (the
+ * thread of issue #12). Every other server module sees only `EngineThread`,
+ * so a change in the shape of the library's thread touches this file alone.
+ *
+ * A server thread is one library thread: one sandbox session with a live
+ * kernel across questions, one run folder (`trace.jsonl`, `artifacts/`). A
+ * thread whose process is gone (a restart) or whose sandbox was given back
+ * (idle) resumes by replaying its recorded cells in a fresh session.
+ */
+export interface EngineOptions {
+  /** A model for one thread; the offline analyst keeps per-thread state, so each thread gets its own. */
+  createModel: () => LanguageModel;
+  profile?: ModelProfileName;
+  createSandbox?: SandboxFactory;
+  sandbox?: Omit<SandboxOptions, 'workspaceDir' | 'signal'>;
+  /** Model turns per question at most. Default the library's (30). */
+  maxRounds?: number;
+}
+
+export interface EngineThread {
+  /** Asks one question; the stream ends with the library's `turn-end`, whose result is also returned. */
+  ask(question: string, signal: AbortSignal): AsyncGenerator<AgentEvent, TurnResult | null, undefined>;
+  /** True while a sandbox session (a live kernel) is held. */
+  readonly sandboxOpen: boolean;
+  /** Gives the sandbox back; the next question replays the recorded cells first. */
+  releaseSandbox(): Promise<void>;
+  /** Ends the thread (cancels a running turn, closes the sandbox, finishes the trace). */
+  close(): Promise<void>;
+}
+
+export interface OpenEngineThreadOptions {
+  workspaceDir: string;
+  /** The thread's run folder; a trace already there is resumed. */
+  runDir: string;
+}
+
+/** Opens the thread, or resumes it when its run folder already holds a trace. */
+export async function openEngineThread(
+  thread: OpenEngineThreadOptions,
+  engine: EngineOptions,
+): Promise<EngineThread> {
+  const options: Omit<ThreadOptions, 'workspaceDir' | 'outDir'> = {
+    model: engine.createModel(),
+    // The server decides when an idle thread gives its sandbox back.
+    idleTimeoutMs: null,
+    ...(engine.profile === undefined ? {} : { profile: engine.profile }),
+    ...(engine.createSandbox === undefined ? {} : { createSandbox: engine.createSandbox }),
+    ...(engine.sandbox === undefined ? {} : { sandbox: engine.sandbox }),
+    ...(engine.maxRounds === undefined ? {} : { maxRounds: engine.maxRounds }),
+  };
+  const hasTrace = await stat(path.join(thread.runDir, 'trace.jsonl')).then(
+    (stats) => stats.isFile(),
+    () => false,
+  );
+  const library: Thread = hasTrace
+    ? await resumeThread(thread.runDir, { ...options, workspaceDir: thread.workspaceDir })
+    : await openThread({ ...options, workspaceDir: thread.workspaceDir, outDir: thread.runDir });
+  return {
+    async *ask(question, signal) {
+      let result: TurnResult | null = null;
+      for await (const event of library.ask(question, { signal })) {
+        if (event.type === 'turn-end') result = event.result;
+        yield event;
+      }
+      return result;
+    },
+    get sandboxOpen() {
+      return library.sandboxState === 'open';
+    },
+    releaseSandbox: () => library.releaseSandbox(),
+    async close() {
+      await library.close();
+    },
+  };
+}

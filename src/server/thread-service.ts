@@ -1,0 +1,422 @@
+import path from 'node:path';
+import { CancelledError, DatalystError } from '../errors/index.ts';
+import type { AgentEvent } from '../agent/index.ts';
+import type { TurnEvent } from './api-schemas.ts';
+import type { FileStore } from './file-store.ts';
+import { notFound, ServerRequestError, tooLarge } from './http-error.ts';
+import type { FileObject } from './openai-schemas.ts';
+import { openEngineThread, type EngineOptions, type EngineThread } from './thread-engine.ts';
+import type { ThreadRecord, ThreadStore, TurnRecord } from './thread-store.ts';
+import { readTurnLog, TurnLog, type UnnumberedTurnEvent } from './turn-log.ts';
+import type { TurnQueue } from './turn-queue.ts';
+
+export interface ThreadServiceOptions {
+  store: ThreadStore;
+  files: FileStore;
+  queue: TurnQueue;
+  engine: EngineOptions;
+  /** The model's id, recorded on each thread. */
+  modelId: string;
+  /** Bytes of files one thread may hold. */
+  maxThreadBytes: number;
+  /** A thread with no turn for this long gives its sandbox back. */
+  idleTimeoutMs: number;
+}
+
+/** A turn that is queued or running in this process. */
+export interface LiveTurn {
+  threadId: string;
+  record: TurnRecord;
+  log: TurnLog;
+  controller: AbortController;
+  /** Resolves with the final record when the turn has ended and its log is on disk. */
+  done: Promise<TurnRecord>;
+}
+
+interface LiveThread {
+  engine: EngineThread | null;
+  idleTimer: NodeJS.Timeout | null;
+  turn: LiveTurn | null;
+}
+
+const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+
+/** The detail a turn gets when the server stopped under it. */
+export const INTERRUPTED_DETAIL =
+  'The server stopped while this turn was queued or running; ask again to continue.';
+
+/**
+ * Threads and their turns: creating them over uploaded files, running each
+ * question through the engine behind the turn queue, recording every event,
+ * and marking what a dead server left running as interrupted.
+ */
+export class ThreadService {
+  readonly #options: ThreadServiceOptions;
+  readonly #live = new Map<string, LiveThread>();
+  /** Ids of threads whose record is being changed; a second change waits. */
+  readonly #locks = new Map<string, Promise<unknown>>();
+
+  constructor(options: ThreadServiceOptions) {
+    this.#options = options;
+  }
+
+  get store(): ThreadStore {
+    return this.#options.store;
+  }
+
+  /** After a restart: turns that were queued or running are recorded as interrupted. */
+  async recover(): Promise<number> {
+    let interrupted = 0;
+    for (const id of await this.#options.store.listThreadIds()) {
+      for (const turn of await this.#options.store.readTurns(id)) {
+        if (turn.status !== 'queued' && turn.status !== 'running') continue;
+        const record: TurnRecord = {
+          ...turn,
+          status: 'interrupted',
+          ended_at: nowSeconds(),
+          termination: { reason: 'interrupted', detail: INTERRUPTED_DETAIL },
+        };
+        let lastSeq = 0;
+        for await (const event of readTurnLog(this.#options.store.eventsPath(id, turn.index), 0))
+          lastSeq = event.seq;
+        const log = new TurnLog(this.#options.store.eventsPath(id, turn.index), lastSeq);
+        log.append({ type: 'turn-done', status: 'interrupted', termination: record.termination });
+        await log.end();
+        await this.#options.store.saveTurn(id, record);
+        interrupted += 1;
+      }
+    }
+    return interrupted;
+  }
+
+  async create(fileIds: readonly string[]): Promise<ThreadRecord> {
+    const files = await this.#resolveFiles(fileIds);
+    const record: ThreadRecord = {
+      id: this.#options.store.newId(),
+      created_at: nowSeconds(),
+      model: this.#options.modelId,
+      file_ids: [],
+      workspace_names: {},
+      workspace_bytes: 0,
+    };
+    await this.#options.store.create(record);
+    return this.#addFiles(record, files);
+  }
+
+  async get(id: string): Promise<{ record: ThreadRecord; turns: TurnRecord[] }> {
+    const record = await this.#options.store.readThread(id);
+    if (record === null) throw notFound('thread', id);
+    const turns = await this.#options.store.readTurns(id);
+    // The live record is newer than the file while a turn runs.
+    const live = this.#live.get(id)?.turn;
+    return {
+      record,
+      turns: turns.map((turn) =>
+        live !== null && live !== undefined && live.record.index === turn.index ? live.record : turn,
+      ),
+    };
+  }
+
+  async list(): Promise<{ record: ThreadRecord; turns: TurnRecord[] }[]> {
+    const threads = await Promise.all((await this.#options.store.listThreadIds()).map((id) => this.get(id)));
+    return threads.sort((a, b) => a.record.created_at - b.record.created_at);
+  }
+
+  sandboxOpen(id: string): boolean {
+    return this.#live.get(id)?.engine?.sandboxOpen ?? false;
+  }
+
+  async delete(id: string): Promise<void> {
+    const record = await this.#options.store.readThread(id);
+    if (record === null) throw notFound('thread', id);
+    const live = this.#live.get(id);
+    if (live?.turn) {
+      live.turn.controller.abort(new CancelledError());
+      await live.turn.done;
+    }
+    await this.#release(id);
+    await this.#options.store.delete(id);
+  }
+
+  /**
+   * Queues a question on a thread. Refuses at once (before anything is
+   * written) when the queue is full (429) or the thread already has a turn
+   * in progress (409).
+   */
+  async startTurn(id: string, question: string, fileIds: readonly string[]): Promise<LiveTurn> {
+    return this.#withLock(id, async () => {
+      let record = await this.#options.store.readThread(id);
+      if (record === null) throw notFound('thread', id);
+      const live = this.#liveThread(id);
+      if (live.turn !== null) {
+        throw new ServerRequestError(
+          409,
+          'THREAD_BUSY',
+          `Thread ${id} is still answering turn ${live.turn.record.index}.`,
+          {
+            fix: 'Wait for that turn to end (or cancel it), then ask again.',
+          },
+        );
+      }
+      const files = await this.#resolveFiles(fileIds);
+      const slot = this.#options.queue.reserve();
+      if (files.length > 0) {
+        const before = record.file_ids.length;
+        record = await this.#addFiles(record, files);
+        // A live sandbox holds the old copy of the workspace: the next question reopens it (replaying the cells) with the new files.
+        if (record.file_ids.length > before) await live.engine?.releaseSandbox();
+      }
+      const turns = await this.#options.store.readTurns(id);
+      const index = (turns.at(-1)?.index ?? 0) + 1;
+      const turn: TurnRecord = {
+        index,
+        question,
+        status: 'queued',
+        created_at: nowSeconds(),
+        started_at: null,
+        ended_at: null,
+        termination: null,
+        answer: null,
+        rounds: 0,
+        artifacts: [],
+      };
+      await this.#options.store.saveTurn(id, turn);
+      const log = new TurnLog(this.#options.store.eventsPath(id, index));
+      log.append({ type: 'turn-queued', position: slot.position });
+      const controller = new AbortController();
+      const liveTurn: LiveTurn = { threadId: id, record: turn, log, controller, done: Promise.resolve(turn) };
+      liveTurn.done = this.#runTurn(record, liveTurn, slot.whenStarted);
+      live.turn = liveTurn;
+      if (live.idleTimer !== null) clearTimeout(live.idleTimer);
+      live.idleTimer = null;
+      return liveTurn;
+    });
+  }
+
+  liveTurn(id: string, index: number): LiveTurn | null {
+    const turn = this.#live.get(id)?.turn ?? null;
+    return turn !== null && turn.record.index === index ? turn : null;
+  }
+
+  /** A turn's events after `afterSeq`: live ones as they come, a finished turn's from disk. */
+  async *events(id: string, index: number, afterSeq: number, signal: AbortSignal): AsyncGenerator<TurnEvent> {
+    const live = this.liveTurn(id, index);
+    if (live !== null) {
+      yield* live.log.follow(afterSeq, signal);
+      return;
+    }
+    const { turns } = await this.get(id);
+    if (!turns.some((turn) => turn.index === index)) throw notFound('turn', `${id}/${index}`);
+    yield* readTurnLog(this.#options.store.eventsPath(id, index), afterSeq);
+  }
+
+  /**
+   * Cancels a queued or running turn; false when it had already ended. The
+   * thread stays usable with its kernel; `releaseSandbox` also gives the
+   * sandbox back once the turn has ended (a client that went away).
+   */
+  cancel(id: string, index: number, options: { releaseSandbox?: boolean } = {}): boolean {
+    const live = this.liveTurn(id, index);
+    if (live === null) return false;
+    live.controller.abort(new CancelledError());
+    if (options.releaseSandbox === true) {
+      void live.done.then(async () => {
+        const thread = this.#live.get(id);
+        if (thread?.turn === null) await thread.engine?.releaseSandbox();
+      });
+    }
+    return true;
+  }
+
+  /**
+   * Server shutdown: cancels every turn and gives every sandbox back. The
+   * threads stay open in their traces, so the next server resumes them.
+   */
+  async shutdown(): Promise<void> {
+    const live = [...this.#live.values()];
+    const turns = live.flatMap((entry) => (entry.turn === null ? [] : [entry.turn]));
+    for (const turn of turns) turn.controller.abort(new CancelledError());
+    await Promise.allSettled(turns.map((turn) => turn.done));
+    for (const entry of live) if (entry.idleTimer !== null) clearTimeout(entry.idleTimer);
+    await Promise.allSettled(live.map((entry) => entry.engine?.releaseSandbox()));
+  }
+
+  async #runTurn(
+    thread: ThreadRecord,
+    turn: LiveTurn,
+    whenStarted: (signal: AbortSignal) => Promise<() => void>,
+  ): Promise<TurnRecord> {
+    const { store } = this.#options;
+    const signal = turn.controller.signal;
+    let release: (() => void) | null = null;
+    let record = turn.record;
+    const update = async (next: Partial<TurnRecord>): Promise<void> => {
+      record = { ...record, ...next };
+      turn.record = record;
+      await store.saveTurn(thread.id, record);
+    };
+    try {
+      release = await whenStarted(signal);
+      await update({ status: 'running', started_at: nowSeconds() });
+      const live = this.#liveThread(thread.id);
+      // No engine in this process yet, but earlier turns: the thread resumes from its run folder by replay.
+      const resumed =
+        (live.engine === null && record.index > 1) || (live.engine !== null && !live.engine.sandboxOpen);
+      live.engine ??= await openEngineThread(
+        { workspaceDir: store.workspaceDir(thread.id), runDir: store.runDir(thread.id) },
+        this.#options.engine,
+      );
+      turn.log.append({ type: 'turn-running', resumed });
+      for await (const event of live.engine.ask(record.question, signal)) {
+        turn.log.append(toTurnEvent(event));
+        if (event.type === 'round-start') record = { ...record, rounds: record.rounds + 1 };
+        if (event.type === 'turn-end') {
+          const { termination, answer, rounds, artifacts } = event.result;
+          record = {
+            ...record,
+            status: termination.reason === 'cancelled' ? 'cancelled' : 'finished',
+            termination,
+            answer,
+            rounds,
+            artifacts: artifacts.map((artifact) => ({ path: artifact.path, bytes: artifact.sizeBytes })),
+          };
+        }
+        turn.record = record;
+      }
+      if (record.termination === null) {
+        if (signal.aborted) throw signal.reason;
+        throw new Error('the turn ended without turn-end');
+      }
+    } catch (error) {
+      const cancelled = signal.aborted;
+      if (!cancelled) turn.log.append(toTurnEvent({ type: 'error', error: asDatalystError(error) }));
+      record = {
+        ...record,
+        status: cancelled ? 'cancelled' : 'failed',
+        termination: record.termination ?? {
+          reason: cancelled ? 'cancelled' : 'failed',
+          detail: cancelled ? 'Cancelled before the analysis started.' : describe(error),
+        },
+      };
+    } finally {
+      release?.();
+    }
+    await update({ ...record, ended_at: nowSeconds() });
+    turn.log.append({ type: 'turn-done', status: record.status, termination: record.termination });
+    await turn.log.end();
+    const live = this.#liveThread(thread.id);
+    live.turn = null;
+    this.#scheduleIdle(thread.id);
+    return record;
+  }
+
+  #scheduleIdle(id: string): void {
+    const live = this.#live.get(id);
+    if (live === undefined || live.engine === null) return;
+    live.idleTimer = setTimeout(() => {
+      live.idleTimer = null;
+      if (live.turn === null) void live.engine?.releaseSandbox();
+    }, this.#options.idleTimeoutMs);
+    live.idleTimer.unref();
+  }
+
+  /** Ends a thread's library thread (its sandbox goes back); a later turn resumes it from the run folder. */
+  async #release(id: string): Promise<void> {
+    const live = this.#live.get(id);
+    if (live === undefined) return;
+    if (live.idleTimer !== null) clearTimeout(live.idleTimer);
+    const engine = live.engine;
+    live.engine = null;
+    if (live.turn === null) this.#live.delete(id);
+    await engine?.close();
+  }
+
+  #liveThread(id: string): LiveThread {
+    let live = this.#live.get(id);
+    if (live === undefined) {
+      live = { engine: null, idleTimer: null, turn: null };
+      this.#live.set(id, live);
+    }
+    return live;
+  }
+
+  async #resolveFiles(fileIds: readonly string[]): Promise<FileObject[]> {
+    const files: FileObject[] = [];
+    for (const fileId of new Set(fileIds)) {
+      const file = await this.#options.files.get(fileId);
+      if (file === null) throw notFound('file', fileId);
+      files.push(file);
+    }
+    return files;
+  }
+
+  /** Places files in the thread's workspace under unique names, within the thread's byte limit. */
+  async #addFiles(record: ThreadRecord, files: readonly FileObject[]): Promise<ThreadRecord> {
+    const added = files.filter((file) => !record.file_ids.includes(file.id));
+    const bytes = record.workspace_bytes + added.reduce((sum, file) => sum + file.bytes, 0);
+    if (bytes > this.#options.maxThreadBytes) {
+      throw tooLarge(`The thread's files would take ${bytes} bytes`, this.#options.maxThreadBytes);
+    }
+    const names = { ...record.workspace_names };
+    const taken = new Set(Object.values(names).map((name) => name.toLowerCase()));
+    for (const file of added) {
+      const name = uniqueName(file.filename, taken);
+      taken.add(name.toLowerCase());
+      await this.#options.files.placeInto(file, path.join(this.#options.store.workspaceDir(record.id), name));
+      names[file.id] = name;
+    }
+    const next: ThreadRecord = {
+      ...record,
+      file_ids: [...record.file_ids, ...added.map((file) => file.id)],
+      workspace_names: names,
+      workspace_bytes: bytes,
+    };
+    await this.#options.store.saveThread(next);
+    return next;
+  }
+
+  async #withLock<T>(id: string, action: () => Promise<T>): Promise<T> {
+    const previous = this.#locks.get(id) ?? Promise.resolve();
+    const current = previous.then(action, action);
+    const settled = current.catch(() => undefined);
+    this.#locks.set(id, settled);
+    try {
+      return await current;
+    } finally {
+      if (this.#locks.get(id) === settled) this.#locks.delete(id);
+    }
+  }
+}
+
+/** `data.csv`, then `data (2).csv`, … (compared without case: the sandbox may run on a case-insensitive disk). */
+function uniqueName(filename: string, taken: ReadonlySet<string>): string {
+  if (!taken.has(filename.toLowerCase())) return filename;
+  const extension = path.extname(filename);
+  const stem = filename.slice(0, filename.length - extension.length);
+  for (let counter = 2; ; counter += 1) {
+    const candidate = `${stem} (${counter})${extension}`;
+    if (!taken.has(candidate.toLowerCase())) return candidate;
+  }
+}
+
+/** The library's event as JSON: an error becomes plain data. */
+function toTurnEvent(event: AgentEvent): UnnumberedTurnEvent {
+  if (event.type === 'error') {
+    const { code, message, fix, fault } = event.error;
+    return { type: 'error', error: { code, message, fix, fault } };
+  }
+  return event as UnnumberedTurnEvent;
+}
+
+function asDatalystError(error: unknown): DatalystError {
+  if (DatalystError.isInstance(error)) return error;
+  return new DatalystError('INTERNAL', describe(error), {
+    fault: 'internal',
+    fix: 'This is a bug in Datalyst; please report it with the server log.',
+    cause: error,
+  });
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,147 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { fileIdSchema, threadIdSchema } from './openai-schemas.ts';
+import { terminationSchema, turnStatusSchema } from './api-schemas.ts';
+
+/**
+ * Threads on disk, one folder each under `<data>/threads/<id>/`:
+ * `thread.json`, `workspace/` (the thread's files; only these reach its
+ * sandbox) `run/` (the library thread's run folder: trace.jsonl,
+ * artifacts/, reports) and `turns/<n>/` with `turn.json` and `events.jsonl`. Records are written to a temporary name and renamed, so a
+ * crash leaves the old record or the new one, never half of one.
+ */
+
+export const threadRecordSchema = z.object({
+  id: threadIdSchema,
+  created_at: z.number().int(),
+  model: z.string(),
+  file_ids: z.array(fileIdSchema),
+  /** Name each file has in the workspace, by file id. */
+  workspace_names: z.record(z.string(), z.string()),
+  /** Bytes of all files in the workspace. */
+  workspace_bytes: z.number().int().nonnegative(),
+});
+export type ThreadRecord = z.infer<typeof threadRecordSchema>;
+
+export const turnRecordSchema = z.object({
+  index: z.number().int().positive(),
+  question: z.string(),
+  status: turnStatusSchema,
+  created_at: z.number().int(),
+  started_at: z.number().int().nullable(),
+  ended_at: z.number().int().nullable(),
+  termination: terminationSchema.nullable(),
+  answer: z.string().nullable(),
+  rounds: z.number().int().nonnegative(),
+  artifacts: z.array(z.object({ path: z.string(), bytes: z.number().int().nonnegative() })),
+});
+export type TurnRecord = z.infer<typeof turnRecordSchema>;
+
+export class ThreadStore {
+  readonly #root: string;
+
+  constructor(dataDir: string) {
+    this.#root = path.join(dataDir, 'threads');
+  }
+
+  async init(): Promise<void> {
+    await mkdir(this.#root, { recursive: true });
+  }
+
+  newId(): string {
+    return `thread-${randomBytes(12).toString('hex')}`;
+  }
+
+  threadDir(id: string): string {
+    return path.join(this.#root, threadIdSchema.parse(id));
+  }
+
+  workspaceDir(id: string): string {
+    return path.join(this.threadDir(id), 'workspace');
+  }
+
+  turnDir(id: string, index: number): string {
+    return path.join(this.threadDir(id), 'turns', String(index));
+  }
+
+  /** The thread's run folder (the library thread's trace.jsonl and artifacts/). */
+  runDir(id: string): string {
+    return path.join(this.threadDir(id), 'run');
+  }
+
+  eventsPath(id: string, index: number): string {
+    return path.join(this.turnDir(id, index), 'events.jsonl');
+  }
+
+  async create(record: ThreadRecord): Promise<void> {
+    await mkdir(this.workspaceDir(record.id), { recursive: true });
+    await mkdir(path.join(this.threadDir(record.id), 'turns'), { recursive: true });
+    await this.saveThread(record);
+  }
+
+  async saveThread(record: ThreadRecord): Promise<void> {
+    await atomicWrite(path.join(this.threadDir(record.id), 'thread.json'), JSON.stringify(record));
+  }
+
+  async readThread(id: string): Promise<ThreadRecord | null> {
+    if (!threadIdSchema.safeParse(id).success) return null;
+    try {
+      return threadRecordSchema.parse(
+        JSON.parse(await readFile(path.join(this.threadDir(id), 'thread.json'), 'utf8')),
+      );
+    } catch (error) {
+      if (isMissing(error)) return null;
+      throw error;
+    }
+  }
+
+  async listThreadIds(): Promise<string[]> {
+    const names = await readdir(this.#root);
+    return names.filter((name) => threadIdSchema.safeParse(name).success);
+  }
+
+  async delete(id: string): Promise<void> {
+    await rm(this.threadDir(id), { recursive: true, force: true });
+  }
+
+  async saveTurn(id: string, turn: TurnRecord): Promise<void> {
+    await mkdir(this.turnDir(id, turn.index), { recursive: true });
+    await atomicWrite(path.join(this.turnDir(id, turn.index), 'turn.json'), JSON.stringify(turn));
+  }
+
+  async readTurns(id: string): Promise<TurnRecord[]> {
+    let names: string[];
+    try {
+      names = await readdir(path.join(this.threadDir(id), 'turns'));
+    } catch (error) {
+      if (isMissing(error)) return [];
+      throw error;
+    }
+    const turns: TurnRecord[] = [];
+    for (const name of names) {
+      if (!/^[1-9][0-9]*$/.test(name)) continue;
+      try {
+        turns.push(
+          turnRecordSchema.parse(
+            JSON.parse(await readFile(path.join(this.turnDir(id, Number(name)), 'turn.json'), 'utf8')),
+          ),
+        );
+      } catch (error) {
+        if (!isMissing(error)) throw error;
+      }
+    }
+    return turns.sort((a, b) => a.index - b.index);
+  }
+}
+
+async function atomicWrite(file: string, text: string): Promise<void> {
+  const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+  await writeFile(tmp, text);
+  await rename(tmp, file);
+}
+
+function isMissing(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT';
+}

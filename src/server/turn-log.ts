@@ -1,0 +1,110 @@
+import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { turnEventSchema, type TurnEvent } from './api-schemas.ts';
+
+/** A turn event before the log numbers it. */
+export type UnnumberedTurnEvent = TurnEvent extends infer Event
+  ? Event extends { seq: number }
+    ? Omit<Event, 'seq'>
+    : never
+  : never;
+
+/**
+ * The events of one turn, numbered from 1 and appended to `events.jsonl` as
+ * they happen. While the turn runs they are also kept in memory, so any
+ * number of readers can follow from any point (`Last-Event-ID`); after it
+ * ends, and after a restart, the file is the source.
+ */
+export class TurnLog {
+  readonly #events: TurnEvent[] = [];
+  readonly #waiters = new Set<() => void>();
+  readonly #file: WriteStream;
+  readonly #firstSeq: number;
+  #ended = false;
+
+  /** `lastSeq`: the last number already in the file (a log continued after a restart). */
+  constructor(
+    readonly path: string,
+    lastSeq = 0,
+  ) {
+    this.#file = createWriteStream(path, { flags: 'a' });
+    this.#firstSeq = lastSeq + 1;
+  }
+
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  append(event: UnnumberedTurnEvent): TurnEvent {
+    if (this.#ended) throw new Error('append after the turn log ended');
+    const numbered = { ...event, seq: this.#firstSeq + this.#events.length } as TurnEvent;
+    this.#events.push(numbered);
+    this.#file.write(`${JSON.stringify(numbered)}\n`);
+    this.#wake();
+    return numbered;
+  }
+
+  /** No more events; resolves when the file has them all. */
+  async end(): Promise<void> {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#wake();
+    this.#file.end();
+    await once(this.#file, 'close');
+  }
+
+  /** Events after `afterSeq`, then each new one as it comes, until the turn ends or `signal` aborts. */
+  async *follow(afterSeq: number, signal: AbortSignal): AsyncGenerator<TurnEvent, void, undefined> {
+    let next = Math.max(0, afterSeq - this.#firstSeq + 1);
+    while (!signal.aborted) {
+      while (next < this.#events.length) {
+        yield this.#events[next] as TurnEvent;
+        next += 1;
+      }
+      if (this.#ended) return;
+      await new Promise<void>((resolve) => {
+        const wake = (): void => {
+          this.#waiters.delete(wake);
+          signal.removeEventListener('abort', wake);
+          resolve();
+        };
+        this.#waiters.add(wake);
+        signal.addEventListener('abort', wake, { once: true });
+      });
+    }
+  }
+
+  #wake(): void {
+    for (const wake of [...this.#waiters]) wake();
+  }
+}
+
+/** The events of a finished turn after `afterSeq`, read from its file. */
+export async function* readTurnLog(
+  path: string,
+  afterSeq: number,
+): AsyncGenerator<TurnEvent, void, undefined> {
+  const input = createReadStream(path, { encoding: 'utf8' });
+  const lines = createInterface({ input, crlfDelay: Infinity });
+  try {
+    for await (const line of lines) {
+      if (line.length === 0) continue;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(line);
+      } catch {
+        // The last line of a turn killed mid-write; everything before it stands.
+        continue;
+      }
+      const event = turnEventSchema.safeParse(parsed);
+      if (event.success && event.data.seq > afterSeq) yield event.data;
+    }
+  } catch (error) {
+    if (!(typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT'))
+      throw error;
+  } finally {
+    lines.close();
+    input.destroy();
+  }
+}
