@@ -10,6 +10,7 @@ import { defaultExecuteTextOptions } from './execute-text.ts';
 import { defaultFirstMessageLimits, formatFirstMessage } from './first-message.ts';
 import { hashWorkspaceFiles } from './input-files.ts';
 import { resolveModelProfile, type ModelProfile } from './model-profile.ts';
+import { noDataDecision } from './no-data.ts';
 import { readModelTurn } from './model-turn.ts';
 import { RunControl } from './run-control.ts';
 import { runFailureFrom, type RunPhase } from './run-failure.ts';
@@ -38,6 +39,8 @@ class AnalysisRun {
   readonly runId: string;
   readonly outDir: string;
   private readonly profile: ModelProfile;
+  /** False when the workspace profile failed as a whole (then it says nothing about the files). */
+  private profileComputed = true;
   private openedRecorder: TraceRecorder | null = null;
   private inputFiles: InputFile[] = [];
   private readonly control = new RunControl();
@@ -151,6 +154,8 @@ class AnalysisRun {
         );
       }
       const profile = yield* this.profileWorkspace(this.session);
+      // Nothing readable: the run ends `no-data` before any model turn (never an "answer" about nothing).
+      const noData = noDataDecision(profile, this.profileComputed);
 
       if (this.profile.systemPrompt !== null) {
         this.context.add('system', { role: 'system', content: this.profile.systemPrompt });
@@ -178,7 +183,7 @@ class AnalysisRun {
 
       for (;;) {
         this.updateState();
-        decision = firstStop(this.stopConditions, this.state);
+        decision = noData ?? firstStop(this.stopConditions, this.state);
         if (decision !== null) break;
         const round = this.state.round + 1;
         // Counted when it starts: a run cancelled mid-round reports that round.
@@ -282,6 +287,7 @@ class AnalysisRun {
       profile = await session.profileWorkspace({ signal: this.control.signal });
     } catch (error) {
       if (this.control.signal.aborted) throw error;
+      this.profileComputed = false;
       yield this.recorder.notice(
         0,
         'warning',

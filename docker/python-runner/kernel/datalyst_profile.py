@@ -242,7 +242,8 @@ def profile_csv(absolute: str, relative: str, notes: list[str]) -> dict:
             encoding, ' (no encoding fits; latin-1 reads any bytes, so some characters may be wrong)'
             if encoding == 'latin-1' else ''))
     if structure.header_line > 0:
-        notes.append('%d line(s) of preamble above the header are skipped.' % structure.header_line)
+        notes.append('%s of preamble above the header %s skipped.' % (lines_of(structure.header_line),
+                                                                    'is' if structure.header_line == 1 else 'are'))
     if not structure.has_header:
         notes.append('No header row: the first line holds data, so every line is kept and the columns are named '
                      'column_1 to column_%d.' % structure.width)
@@ -268,10 +269,11 @@ def profile_csv(absolute: str, relative: str, notes: list[str]) -> dict:
         kwargs, long_lines, widest = widened
         read_kwargs = dict(kwargs, **({'nrows': MAX_ROWS_FOR_STATS} if limited else {}))
         frame = pd.read_csv(absolute, **read_kwargs)
-        notes.append('%d line(s) hold more fields than the header (%s): every row is kept, and the extra fields are '
-                     'in column(s) %s.' % (len(long_lines), ', '.join('line %d' % line for line in long_lines[:5])
-                                          + (', …' if len(long_lines) > 5 else ''),
-                                          ', '.join(kwargs['names'][len(names):widest])))
+        where = ', '.join('line %d' % line for line in long_lines[:5]) + (', …' if len(long_lines) > 5 else '')
+        extra = kwargs['names'][len(names):widest]
+        notes.append('%s %s more fields than the header (%s): every row is kept, and the extra fields are in %s %s.'
+                     % (lines_of(len(long_lines)), 'holds' if len(long_lines) == 1 else 'hold', where,
+                        'column' if len(extra) == 1 else 'columns', ', '.join(extra)))
     rows_total = len(frame)
     if limited and len(frame) >= MAX_ROWS_FOR_STATS:
         rows_total = count_csv_rows(absolute, kwargs)
@@ -283,6 +285,10 @@ def profile_csv(absolute: str, relative: str, notes: list[str]) -> dict:
                         header_row=structure.header_line if structure.has_header else None,
                         skip_rows=structure.header_line, decimal=decimal, thousands=thousands, na_values=na_values)
     return table_profile('', frame, rows_total, read, call_code('pd.read_csv', relative, kwargs))
+
+
+def lines_of(count: int) -> str:
+    return '%d line%s' % (count, '' if count == 1 else 's')
 
 
 class EmptyFile(ValueError):

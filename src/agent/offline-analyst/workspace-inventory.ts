@@ -1,6 +1,6 @@
 import type { DataEntry } from '../first-message.ts';
 import type { FallbackTarget } from './cells/load-fallback-cell.ts';
-import type { LoadSource, UnreadFile } from './cells/load-cell.ts';
+import type { LoadSource, ReadingNote, UnreadFile } from './cells/load-cell.ts';
 
 /**
  * What the first message's `# Data` section says about loading: the tables
@@ -52,4 +52,9 @@ export function inventoryWorkspace(
     }
   }
   return inventory;
+}
+
+/** The profile's notes on how each file was read (encoding, preamble, header, identifiers, dates). */
+export function readingNotes(entries: readonly DataEntry[]): ReadingNote[] {
+  return entries.flatMap((entry) => (entry.notes ?? []).map((note) => ({ file: entry.name, note })));
 }
