@@ -10,6 +10,7 @@ export {
   chatProfile,
   deepAnalyzeProfile,
   deepAnalyzeExtraBody,
+  deepAnalyzeTemperature,
   chatSystemPrompt,
   resolveModelProfile,
   executeMessages,

@@ -1,4 +1,9 @@
-import { createOfflineAnalyst, createOpenAIChatModel, deepAnalyzeExtraBody } from '../index.ts';
+import {
+  createOfflineAnalyst,
+  createOpenAIChatModel,
+  deepAnalyzeExtraBody,
+  deepAnalyzeTemperature,
+} from '../index.ts';
 import type { LanguageModel, ModelSettings } from '../index.ts';
 import { OPENAI_DEFAULT_BASE_URL } from './openai-default.ts';
 
@@ -10,6 +15,8 @@ export function createModel(settings: ModelSettings): LanguageModel {
     model: settings.id,
     ...(settings.apiKey === null ? {} : { apiKey: settings.apiKey }),
     // What DeepAnalyze's own client sends to vLLM with every request.
-    ...(settings.profile === 'deepanalyze' ? { extraBody: { ...deepAnalyzeExtraBody } } : {}),
+    ...(settings.profile === 'deepanalyze'
+      ? { extraBody: { ...deepAnalyzeExtraBody }, temperature: deepAnalyzeTemperature }
+      : {}),
   });
 }
