@@ -155,5 +155,12 @@ findings += [f"{md(key, 60)}: the profile's reader failed ({problems[key].split(
 if not_read:
     findings.append('Not read: ' + '; '.join(f'{md(file, 60)} ({reason[:120]})' for file, reason in not_read[:8])
                     + (f'; and {count_of(len(not_read) - 8, "more file")}' if len(not_read) > 8 else '') + '.')
-show_findings('load', findings, failed=failed, **choose_focus())`;
+focus_facts = choose_focus()
+for key in [k for k in tables if k not in focus and k not in duplicates][:10]:
+    # Not studied in depth (no column to chart): still say what its columns hold.
+    frame, k = tables[key], kinds(tables[key])
+    for column in [c for c in frame.columns if k[c] == 'constant'][:3]:
+        where = 'in every row' if frame[column].notna().all() else 'where present'
+        findings.append(f'{md(key, 60)}: {md(column)} holds a single value ({md(frame[column].dropna().iloc[0])}) {where}.')
+show_findings('load', findings, failed=failed, **focus_facts)`;
 }

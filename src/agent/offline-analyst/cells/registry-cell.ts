@@ -30,7 +30,7 @@ def register(key, raw, promote=False, total_rows=None):
     print(f'{key}: {shape_of(frame)}' + (f' (a random sample of the {whole} rows)' if key in sampled else '')
           + (f', same data as {same}' if same else ''))
 
-def shape_of(frame, names=8):
+def shape_of(frame, names=12):
     """'0 rows × 2 columns (kitten, win)': the shape, and the column names of a narrow table."""
     text = f'{count_of(len(frame), "row")} × {count_of(frame.shape[1], "column")}'
     if 0 < frame.shape[1] <= names:
