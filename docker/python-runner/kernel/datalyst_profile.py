@@ -55,17 +55,19 @@ def profile_workspace(workdir: str, options: dict | None = None) -> dict:
 
     options = options or {}
     max_files = int(options.get('maxFiles') or MAX_FILES)
-    paths, truncated = list_files(workdir, max_files)
+    paths, truncated, total = list_files(workdir, max_files)
     files = []
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
         for relative in paths:
             files.append(profile_file(workdir, relative))
-    return {'files': files, 'truncated': truncated}
+    return {'files': files, 'truncated': truncated, 'totalFiles': total}
 
 
-def list_files(workdir: str, max_files: int) -> tuple[list[str], bool]:
+def list_files(workdir: str, max_files: int) -> tuple[list[str], bool, int]:
+    """The first max_files files (sorted walk), whether some were left out, and how many files were seen."""
     found: list[str] = []
+    total = 0
     stack = ['']
     seen = 0
     truncated = False
@@ -79,18 +81,19 @@ def list_files(workdir: str, max_files: int) -> tuple[list[str], bool]:
         for entry in entries:
             seen += 1
             if seen > MAX_SCANNED_ENTRIES:
-                return sorted(found), True
+                return sorted(found), True, total
             path = relative + '/' + entry.name if relative else entry.name
             if entry.is_dir(follow_symlinks=False):
                 if entry.name not in SKIPPED_DIRS:
                     subdirs.append(path)
             elif entry.is_file(follow_symlinks=False):
+                total += 1
                 if len(found) >= max_files:
                     truncated = True
                     continue
                 found.append(path)
         stack.extend(reversed(subdirs))
-    return sorted(found), truncated
+    return sorted(found), truncated, total
 
 
 # ---------------------------------------------------------------------------
