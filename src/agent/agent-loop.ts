@@ -8,7 +8,7 @@ import { ContextManager } from './context-manager.ts';
 import type { AgentEvent, AnalysisResult } from './events.ts';
 import { defaultExecuteTextOptions } from './execute-text.ts';
 import { defaultFirstMessageLimits, formatFirstMessage } from './first-message.ts';
-import { hashWorkspaceFiles } from './input-files.ts';
+import { hashInputFiles, listInputFiles } from './input-files.ts';
 import { resolveModelProfile, type ModelProfile } from './model-profile.ts';
 import { noDataDecision } from './no-data.ts';
 import { readModelTurn } from './model-turn.ts';
@@ -111,7 +111,9 @@ class AnalysisRun {
    * a missing workspace throws (WorkspaceError) and leaves no run folder.
    */
   async *run(): AsyncGenerator<AgentEvent, void, undefined> {
-    this.inputFiles = await hashWorkspaceFiles(this.options.workspaceDir, this.options.signal);
+    // Listed before anything is written (a missing workspace leaves no run
+    // folder); hashed while the sandbox starts, not before it.
+    const listedInputs = await listInputFiles(this.options.workspaceDir);
     this.startedAtMs = Date.now();
     this.startedAt = new Date(this.startedAtMs).toISOString();
     // The run has begun once its trace is open and the caller's signal and the deadline are armed.
@@ -132,6 +134,8 @@ class AnalysisRun {
         modelId: this.options.model.id,
       };
       phase = 'sandbox';
+      const hashing = hashInputFiles(listedInputs, signal);
+      hashing.catch(() => {}); // awaited below, after the start
       try {
         this.session = await (this.options.createSandbox ?? createSandbox)({
           ...this.options.sandbox,
@@ -139,6 +143,8 @@ class AnalysisRun {
           signal,
         });
       } finally {
+        // A file that cannot be hashed (deleted, unreadable) fails the run just below; the record then lists none.
+        this.inputFiles = await hashing.catch(() => []);
         this.recorder.append(
           runStartRecord({
             options: this.options,
@@ -153,6 +159,7 @@ class AnalysisRun {
           }),
         );
       }
+      await hashing;
       const profile = yield* this.profileWorkspace(this.session);
       // Nothing readable: the run ends `no-data` before any model turn (never an "answer" about nothing).
       const noData = noDataDecision(profile, this.profileComputed);

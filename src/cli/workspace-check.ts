@@ -171,7 +171,7 @@ export async function checkWorkspace(dir: string, options: CheckWorkspaceOptions
   if (totalBytes > options.maxTotalBytes) {
     throw new WorkspaceError(
       `The workspace ${dir} holds ${formatBytes(totalBytes)} in ${entries.length} files, above the cap of ${formatBytes(options.maxTotalBytes)}. Largest: ${largest(entries, 5)}.`,
-      `Point at a smaller folder, or raise the cap with --max-workspace-mb ${Math.ceil(totalBytes / 1024 / 1024)} (the whole folder is copied into the sandbox).`,
+      `Point at a smaller folder, or raise the cap with --max-workspace-mb ${Math.ceil(totalBytes / 1024 / 1024)} (the sandbox mounts the folder read-only, or copies it into a volume on a remote engine).`,
     );
   }
   const dataFiles = entries.filter((entry) => entry.kind === 'data');

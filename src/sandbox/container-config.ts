@@ -9,6 +9,8 @@ export const containerPaths = {
   supervisor: '/opt/datalyst/supervisor.py',
   workdir: '/home/analyst/work',
   scratch: '/tmp',
+  /** The workspace, read-only, outside the working directory (the kernel links its files into it). */
+  inputs: '/mnt/inputs',
 } as const;
 
 /** The image's non-root user (docker/python-runner/Dockerfile creates it). */
@@ -26,6 +28,40 @@ export interface ContainerConfigInput {
   ownerHost?: string;
   /** Epoch ms when the owner started; default this process's start. */
   ownerStartedMs?: number;
+  /** The workspace's read-only mount: the host folder (`bind`, local engines) or a volume. */
+  inputs?: { type: 'bind'; source: string } | { type: 'volume'; volume: string };
+}
+
+/** The labels a reaper reads: the session, its owner and a deadline (containers and volumes alike). */
+export function sessionLabels(input: ContainerConfigInput): Record<string, string> {
+  return {
+    [containerLabels.session]: input.sessionId,
+    [containerLabels.ownerPid]: String(input.ownerPid ?? process.pid),
+    [containerLabels.ownerHost]: input.ownerHost ?? hostname(),
+    [containerLabels.ownerStarted]: String(input.ownerStartedMs ?? processStartedMs()),
+    [containerLabels.deadline]: String(
+      input.nowMs + (input.limits.sessionTimeoutMs ?? defaultSandboxLimits.sessionTimeoutMs),
+    ),
+  };
+}
+
+/** The read-only mount of the workspace, in the Engine API's `Mounts` form. */
+function inputsMount(inputs: NonNullable<ContainerConfigInput['inputs']>): Record<string, unknown> {
+  return inputs.type === 'bind'
+    ? {
+        Type: 'bind',
+        Source: inputs.source,
+        Target: containerPaths.inputs,
+        ReadOnly: true,
+        BindOptions: { Propagation: 'rprivate' },
+      }
+    : {
+        Type: 'volume',
+        Source: inputs.volume,
+        Target: containerPaths.inputs,
+        ReadOnly: true,
+        VolumeOptions: { NoCopy: true },
+      };
 }
 
 /**
@@ -40,16 +76,13 @@ export function containerCreateBody(input: ContainerConfigInput): Record<string,
     Cmd: ['python3', '-u', containerPaths.supervisor, '--workdir', containerPaths.workdir],
     User: containerUser,
     WorkingDir: containerPaths.workdir,
-    Env: ['TMPDIR=/tmp', 'XDG_CACHE_HOME=/tmp/cache', 'PYTHONUNBUFFERED=1'],
-    Labels: {
-      [containerLabels.session]: input.sessionId,
-      [containerLabels.ownerPid]: String(input.ownerPid ?? process.pid),
-      [containerLabels.ownerHost]: input.ownerHost ?? hostname(),
-      [containerLabels.ownerStarted]: String(input.ownerStartedMs ?? processStartedMs()),
-      [containerLabels.deadline]: String(
-        input.nowMs + (limits.sessionTimeoutMs ?? defaultSandboxLimits.sessionTimeoutMs),
-      ),
-    },
+    Env: [
+      'TMPDIR=/tmp',
+      'XDG_CACHE_HOME=/tmp/cache',
+      'PYTHONUNBUFFERED=1',
+      ...(input.inputs ? [`DATALYST_INPUTS_ROOT=${containerPaths.inputs}`] : []),
+    ],
+    Labels: sessionLabels(input),
     // The protocol runs over the attached stdio. StdinOnce: when the host goes
     // away, stdin closes, the supervisor exits and AutoRemove deletes the container.
     AttachStdin: true,
@@ -68,6 +101,8 @@ export function containerCreateBody(input: ContainerConfigInput): Record<string,
       // Our own seccomp allowlist replaces Docker's default (see seccomp-profile.ts).
       SecurityOpt: ['no-new-privileges', seccompOption()],
       ReadonlyRootfs: true,
+      // Read-only and outside the memory cgroup's tmpfs: inputs of any size cost no sandbox memory.
+      ...(input.inputs ? { Mounts: [inputsMount(input.inputs)] } : {}),
       Tmpfs: {
         [containerPaths.workdir]: `rw,nosuid,nodev,size=${Math.round(limits.workdirMb)}m,uid=1000,gid=1000,mode=0755`,
         [containerPaths.scratch]: `rw,noexec,nosuid,nodev,size=${Math.round(limits.scratchMb)}m,mode=1777`,

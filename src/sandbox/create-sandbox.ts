@@ -7,13 +7,19 @@ import type { KernelProcess, SandboxBackend } from './kernel-process.ts';
 import { KernelSession } from './kernel-session.ts';
 import { createLocalBackend } from './local-backend.ts';
 import { runnerImageTag } from './runner-image.ts';
-import type { SandboxBackendName, SandboxOptions, SandboxSession } from './sandbox.ts';
+import type { SandboxBackendName, SandboxLimits, SandboxOptions, SandboxSession } from './sandbox.ts';
 import { resolveSandboxLimits, sandboxEnvironment } from './sandbox-limits.ts';
-import { listWorkspaceFiles, uploadWorkspaceFiles, type WorkspaceFile } from './workspace-files.ts';
+import {
+  checkCopyLimits,
+  linkWorkspaceFiles,
+  listWorkspaceFiles,
+  uploadWorkspaceFiles,
+  workspaceListLimits,
+  type WorkspaceFile,
+} from './workspace-files.ts';
 
 /** How long a started kernel may take to say it is ready. */
 const READY_TIMEOUT_MS = 30_000;
-const MAX_WORKSPACE_FILES = 10_000;
 
 // Both backends remove their sandboxes when the process gets SIGINT, SIGTERM or SIGHUP.
 function backendNamed(name: SandboxBackendName): SandboxBackend {
@@ -47,20 +53,19 @@ export async function createSandboxWithBackend(
   const { signal } = options;
   if (signal?.aborted) throw new CancelledError(signal.reason);
   const limits = resolveSandboxLimits(options.limits);
-  // The user's mistakes first, before any container exists.
+  // The user's mistakes first, before any container exists: every limit is checked before anything is copied.
   const files: WorkspaceFile[] =
     options.workspaceDir === undefined
       ? []
-      : await listWorkspaceFiles(options.workspaceDir, {
-          maxFiles: MAX_WORKSPACE_FILES,
-          maxTotalBytes: limits.workdirMb * 1024 * 1024,
-        });
+      : await listWorkspaceFiles(options.workspaceDir, workspaceListLimits(limits));
+  if (backend.name === 'local') checkCopyLimits(files, limits);
   const image = options.image ?? sandboxEnvironment().image ?? (await runnerImageTag());
   const sessionId = randomBytes(6).toString('hex');
   const kernel: KernelProcess = await backend.start({
     sessionId,
     image,
     limits,
+    ...(options.workspaceDir === undefined ? {} : { workspace: { dir: options.workspaceDir, files } }),
     ...(signal ? { signal } : {}),
   });
   const connection = new KernelConnection(kernel);
@@ -84,7 +89,7 @@ export async function createSandboxWithBackend(
     } finally {
       clearTimeout(readyTimer);
     }
-    await uploadWorkspaceFiles(connection, files, signal);
+    await deliverWorkspace(kernel, connection, files, limits, signal);
     if (signal?.aborted) throw new CancelledError(signal.reason);
     return session;
   } catch (error) {
@@ -94,4 +99,25 @@ export async function createSandboxWithBackend(
   } finally {
     signal?.removeEventListener('abort', onAbort);
   }
+}
+
+/**
+ * Gives the kernel its workspace: mounted read-only by the backend (the files
+ * linked by name into the working directory), or else copied through the
+ * protocol (the local backend).
+ */
+export async function deliverWorkspace(
+  kernel: KernelProcess,
+  connection: KernelConnection,
+  files: readonly WorkspaceFile[],
+  limits: SandboxLimits,
+  signal?: AbortSignal,
+): Promise<void> {
+  if (kernel.inputs) {
+    await kernel.inputs.deliver(files, signal);
+    await linkWorkspaceFiles(connection, files, kernel.inputs.transfer, signal);
+    return;
+  }
+  checkCopyLimits(files, limits);
+  await uploadWorkspaceFiles(connection, files, signal);
 }

@@ -3,11 +3,14 @@ import { PassThrough, type Duplex } from 'node:stream';
 import Docker from 'dockerode';
 import { z } from 'zod';
 import { CancelledError, SandboxUnavailableError } from '../errors/index.ts';
-import { containerCreateBody } from './container-config.ts';
+import { containerCreateBody, sessionLabels, type ContainerConfigInput } from './container-config.ts';
 import { containerLabels } from './container-labels.ts';
 import { dockerStatusCode, dockerUnreachableError, mapDockerError } from './docker-errors.ts';
-import type { KernelProcess, KernelStartRequest, SandboxBackend } from './kernel-process.ts';
+import { chooseInputTransfer } from './input-transfer.ts';
+import { createInputVolume, type InputVolume } from './input-volume.ts';
+import type { InputDelivery, KernelProcess, KernelStartRequest, SandboxBackend } from './kernel-process.ts';
 import { ensureReaperRunning } from './reaper.ts';
+import { sandboxEnvironment, type InputTransfer } from './sandbox-limits.ts';
 import { unlessAborted } from '../util/unless-aborted.ts';
 
 export interface DockerBackendOptions {
@@ -25,6 +28,14 @@ export interface DockerBackendOptions {
   removeTimeoutMs?: number;
   /** Where a container left behind is reported. Default: a line on stderr. */
   warn?: (message: string) => void;
+  /**
+   * How the workspace reaches the session, read-only and outside its memory:
+   * `bind` mounts the host folder (a local engine), `volume` copies it into a
+   * Docker volume over the Engine API (any engine), `auto` binds where the
+   * engine is local and the sandbox user can read every file. Default `auto`
+   * (`DATALYST_INPUT_TRANSFER`).
+   */
+  inputTransfer?: InputTransfer;
 }
 
 const DEFAULT_REMOVE_TIMEOUT_MS = 15_000;
@@ -114,12 +125,55 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Sandbox
       const docker = options.docker ?? new Docker();
       await pingDocker(docker, pingTimeoutMs, signal);
       if (options.reapOrphans ?? true) ensureReaperRunning(options.docker);
-      const body = containerCreateBody({
+      const config: ContainerConfigInput = {
         sessionId: request.sessionId,
         image: request.image,
         limits: request.limits,
         nowMs: Date.now(),
-      });
+      };
+      // The workspace: a read-only bind of the host folder, or a volume filled
+      // while the container starts (and, for the warm pool, at acquire).
+      const { workspace } = request;
+      let volume: InputVolume | undefined;
+      let filling: Promise<void> | undefined;
+      let delivery: InputDelivery | undefined;
+      if (workspace !== undefined) {
+        const wanted = options.inputTransfer ?? sandboxEnvironment().inputTransfer ?? 'auto';
+        const chosen = await chooseInputTransfer(docker, workspace, wanted).catch((error: unknown) => {
+          throw mapDockerError(error, { action: 'choose how the workspace reaches the sandbox' });
+        });
+        if (chosen.type === 'bind') {
+          config.inputs = chosen;
+          delivery = { transfer: 'bind', deliver: () => Promise.resolve() };
+        } else {
+          const created = await createInputVolume(docker, {
+            sessionId: request.sessionId,
+            image: request.image,
+            labels: sessionLabels(config),
+          });
+          volume = created;
+          config.inputs = { type: 'volume', volume: created.name };
+          if (workspace !== 'later') {
+            filling = created.fill(workspace.files, signal);
+            filling.catch(() => {}); // awaited by deliver()
+          }
+          delivery = {
+            transfer: 'volume',
+            deliver: (files, deliverSignal) => {
+              if (!filling) {
+                if (!files) return Promise.reject(new Error('deliver() needs the files of a pooled start.'));
+                filling = created.fill(files, deliverSignal);
+              }
+              return filling;
+            },
+          };
+        }
+      }
+      const removeVolume = async () => {
+        // After the container: a volume in use cannot be removed.
+        await volume?.remove();
+      };
+      const body = containerCreateBody(config);
       const name = `datalyst-${request.sessionId}-${randomBytes(3).toString('hex')}`;
       let created: z.infer<typeof createResponseSchema>;
       // Not aborted mid-request: an engine that got the request may create the
@@ -141,9 +195,13 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Sandbox
         created = await unlessAborted(creating, signal, (reason) => new CancelledError(reason));
       } catch (error) {
         if (signal?.aborted) {
-          creating.then(({ Id }) => docker.getContainer(Id).remove({ force: true })).catch(() => {});
+          creating
+            .then(({ Id }) => docker.getContainer(Id).remove({ force: true }))
+            .catch(() => {})
+            .finally(() => void removeVolume());
           throw new CancelledError(signal.reason);
         }
+        await removeVolume();
         throw mapDockerError(error, { action: 'create the session container', image: request.image });
       }
       const container = docker.getContainer(created.Id);
@@ -163,7 +221,7 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Sandbox
       const dispose = (): Promise<void> => {
         removal ??= (async () => {
           stream?.destroy();
-          const removing = remove();
+          const removing = remove().finally(removeVolume);
           // A stalled engine must not stall close() (and the end of a run) for ever.
           if (!(await settlesWithin(removing, removeTimeoutMs))) {
             removing.catch(() => {});
@@ -213,6 +271,7 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Sandbox
           stderr,
           description: `container ${created.Id.slice(0, 12)}`,
           image: request.image,
+          ...(delivery ? { inputs: delivery } : {}),
           dispose,
         };
       } catch (error) {

@@ -76,6 +76,7 @@ export function trackForExitCleanup(kernel: KernelProcess): KernelProcess {
     stdout: kernel.stdout,
     stderr: kernel.stderr,
     description: kernel.description,
+    ...(kernel.inputs ? { inputs: kernel.inputs } : {}),
     dispose: () => {
       liveKernels.delete(tracked);
       return kernel.dispose();

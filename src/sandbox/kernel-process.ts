@@ -1,5 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
 import type { SandboxBackendName, SandboxLimits } from './sandbox.ts';
+import type { WorkspaceFile } from './workspace-files.ts';
 
 /**
  * A running kernel supervisor, wherever it runs: the host writes JSON lines to
@@ -15,14 +16,43 @@ export interface KernelProcess {
   readonly description: string;
   /** The image the container runs; absent where there is none (the local backend). */
   readonly image?: string;
+  /**
+   * Present when the backend gives the kernel the workspace itself, read-only
+   * (a bind mount or a volume); absent when the caller copies it in through
+   * the protocol (`write-file`).
+   */
+  readonly inputs?: InputDelivery;
   /** Stops the supervisor and removes what the backend created. Safe to call twice. */
   dispose(): Promise<void>;
+}
+
+/** How the workspace reaches a kernel read-only, outside its memory. */
+export interface InputDelivery {
+  /** `bind`: the host folder itself, mounted; `volume`: a volume the host filled over the Engine API. */
+  readonly transfer: 'bind' | 'volume';
+  /**
+   * Resolves once every file is in place: at once for a bind mount; after the
+   * copy into the volume, which started with the container. `files` is needed
+   * only for a start asked with `workspace: 'later'` (the warm pool).
+   */
+  deliver(files?: readonly WorkspaceFile[], signal?: AbortSignal): Promise<void>;
+}
+
+/** The workspace as listed on the host (regular, readable files, by relative path). */
+export interface InputWorkspace {
+  dir: string;
+  files: readonly WorkspaceFile[];
 }
 
 export interface KernelStartRequest {
   sessionId: string;
   image: string;
   limits: SandboxLimits;
+  /**
+   * The workspace, for a backend that mounts it (see `KernelProcess.inputs`);
+   * `'later'`: make room for one that comes after the start (the warm pool).
+   */
+  workspace?: InputWorkspace | 'later';
   signal?: AbortSignal;
 }
 

@@ -30,6 +30,8 @@ export type KernelRequest =
     }
   | { type: 'write-file'; id: number; path: string; dataBase64: string; append: boolean }
   | { type: 'read-files'; id: number; paths: string[]; maxTotalBytes: number; maxFiles: number }
+  /** Links each input of the read-only inputs folder by its relative path in the working directory. */
+  | { type: 'link-inputs'; id: number; paths: string[] }
   | { type: 'cancel'; id: number; target: number }
   | { type: 'ping'; id: number }
   | { type: 'shutdown'; id: number };

@@ -27,6 +27,8 @@ export interface ReapReport {
   /** Session containers left alone (live owner, deadline ahead, or another host's). */
   kept: number;
   failed: { containerId: string; error: unknown }[];
+  /** Inputs volumes (`datalyst-inputs-…`) removed because their session is gone. */
+  removedVolumes: string[];
 }
 
 export interface ReapOptions {
@@ -131,7 +133,7 @@ export async function reapOrphanedContainers(options: ReapOptions = {}): Promise
     filters: { label: [containerLabels.session] },
     ...(options.signal ? { abortSignal: options.signal } : {}),
   });
-  const report: ReapReport = { removed: [], kept: 0, failed: [] };
+  const report: ReapReport = { removed: [], kept: 0, failed: [], removedVolumes: [] };
   await Promise.all(
     containers.map(async (container) => {
       const labels = container.Labels ?? {};
@@ -160,7 +162,45 @@ export async function reapOrphanedContainers(options: ReapOptions = {}): Promise
       });
     }),
   );
+  report.removedVolumes = await reapOrphanedVolumes(docker, context, options.signal);
   return report;
+}
+
+/**
+ * Inputs volumes carry the labels of their session. One whose owner is gone
+ * (or deadline passed) goes once no container uses it: the engine refuses to
+ * remove a volume in use (409), so a live session's volume is never touched.
+ */
+async function reapOrphanedVolumes(
+  docker: Docker,
+  context: Parameters<typeof reapReason>[1],
+  signal: AbortSignal | undefined,
+): Promise<string[]> {
+  const listed = z
+    .object({
+      Volumes: z
+        .array(z.object({ Name: z.string(), Labels: z.record(z.string(), z.string()).nullish() }))
+        .nullish(),
+    })
+    .parse(
+      await docker.listVolumes({
+        filters: { label: [containerLabels.session] },
+        ...(signal ? { abortSignal: signal } : {}),
+      }),
+    );
+  const removed: string[] = [];
+  await Promise.all(
+    (listed.Volumes ?? []).map(async (volume) => {
+      if (reapReason(volume.Labels ?? {}, context) === null) return;
+      try {
+        await docker.getVolume(volume.Name).remove(signal ? { abortSignal: signal } : {});
+        removed.push(volume.Name);
+      } catch {
+        // 409: still in use (its container goes first, at this pass or the next); 404: gone.
+      }
+    }),
+  );
+  return removed;
 }
 
 export interface PeriodicReaperOptions extends Omit<ReapOptions, 'nowMs' | 'signal'> {

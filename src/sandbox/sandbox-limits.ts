@@ -15,7 +15,17 @@ export const defaultSandboxLimits: Readonly<Required<SandboxLimits>> = Object.fr
   maxFileBytes: 512 * 1024 * 1024,
   maxOpenFiles: 1024,
   sessionTimeoutMs: 6 * 60 * 60 * 1000,
+  maxWorkspaceMb: 2048,
+  maxWorkspaceFiles: 10_000,
 });
+
+/**
+ * How the workspace reaches a Docker session: `bind` mounts the host folder
+ * read-only (a local engine only), `volume` copies it into a volume over the
+ * Engine API (any engine), `auto` picks `bind` where it can.
+ */
+export type InputTransfer = 'auto' | 'bind' | 'volume';
+const inputTransfers: readonly InputTransfer[] = ['auto', 'bind', 'volume'];
 
 /** What the sandbox takes from the environment; read once per process. */
 export interface SandboxEnvironment {
@@ -23,8 +33,13 @@ export interface SandboxEnvironment {
   backend: SandboxBackendName | undefined;
   /** `DATALYST_IMAGE`: a runner image to use instead of the one built from docker/python-runner. */
   image: string | undefined;
-  /** `DATALYST_CELL_TIMEOUT_MS`, `DATALYST_MEMORY_MB`, `DATALYST_CPUS`, `DATALYST_SESSION_TIMEOUT_MS`. */
+  /**
+   * `DATALYST_CELL_TIMEOUT_MS`, `DATALYST_MEMORY_MB`, `DATALYST_CPUS`, `DATALYST_SESSION_TIMEOUT_MS`,
+   * `DATALYST_MAX_WORKSPACE_MB`, `DATALYST_MAX_WORKSPACE_FILES`.
+   */
   limits: Partial<SandboxLimits>;
+  /** `DATALYST_INPUT_TRANSFER`: `auto` (default), `bind` or `volume`. */
+  inputTransfer: InputTransfer | undefined;
 }
 
 const positiveNumber = z.coerce.number().positive().finite();
@@ -40,6 +55,8 @@ const environmentLimits = {
     positiveInteger,
     'a whole number of milliseconds above 0',
   ],
+  maxWorkspaceMb: ['DATALYST_MAX_WORKSPACE_MB', positiveNumber, 'a number of MiB above 0'],
+  maxWorkspaceFiles: ['DATALYST_MAX_WORKSPACE_FILES', positiveInteger, 'a whole number of files above 0'],
 } as const satisfies Partial<Record<keyof SandboxLimits, readonly [string, z.ZodType<number>, string]>>;
 
 function readVariable(env: NodeJS.ProcessEnv, name: string): string | undefined {
@@ -66,7 +83,19 @@ export function readSandboxEnvironment(env: NodeJS.ProcessEnv = process.env): Sa
       'Set DATALYST_SANDBOX to docker or local.',
     );
   }
-  return { backend, image: readVariable(env, 'DATALYST_IMAGE'), limits };
+  const inputTransfer = readVariable(env, 'DATALYST_INPUT_TRANSFER');
+  if (inputTransfer !== undefined && !inputTransfers.includes(inputTransfer as InputTransfer)) {
+    throw new ConfigError(
+      `DATALYST_INPUT_TRANSFER=${inputTransfer} is not a way to give the sandbox its inputs.`,
+      'Set DATALYST_INPUT_TRANSFER to auto, bind or volume, or unset it.',
+    );
+  }
+  return {
+    backend,
+    image: readVariable(env, 'DATALYST_IMAGE'),
+    limits,
+    inputTransfer: inputTransfer as InputTransfer | undefined,
+  };
 }
 
 let cachedEnvironment: SandboxEnvironment | undefined;

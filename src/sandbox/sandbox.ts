@@ -17,7 +17,10 @@ export interface SandboxLimits {
   pidsLimit: number;
   /** Bytes of stdout and of stderr kept per cell; more stops the cell with `output-limit`. Default 1 MiB. */
   maxOutputBytes: number;
-  /** Size of the writable working directory (tmpfs). Default 1024. */
+  /**
+   * Size of the writable working directory (tmpfs) for what cells write. The
+   * workspace's files are not in it (they are mounted read-only). Default 1024.
+   */
   workdirMb: number;
   /** Size of /tmp (tmpfs). Default 256. */
   scratchMb: number;
@@ -32,6 +35,14 @@ export interface SandboxLimits {
    * limits written out before it existed stay valid.
    */
   sessionTimeoutMs?: number;
+  /**
+   * Total size of the workspace's files, checked before a session starts.
+   * Default 2048 (`DATALYST_MAX_WORKSPACE_MB`; the CLI's `--max-workspace-mb`).
+   * Optional like `sessionTimeoutMs`.
+   */
+  maxWorkspaceMb?: number;
+  /** Files in the workspace, checked before a session starts. Default 10 000 (`DATALYST_MAX_WORKSPACE_FILES`). */
+  maxWorkspaceFiles?: number;
 }
 
 export interface SandboxOptions {

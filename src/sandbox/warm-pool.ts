@@ -2,23 +2,31 @@ import { randomBytes } from 'node:crypto';
 import { CancelledError } from '../errors/index.ts';
 import { createDockerBackend } from './docker-backend.ts';
 import { withExitCleanup } from './exit-cleanup.ts';
+import { deliverWorkspace } from './create-sandbox.ts';
 import { KernelConnection } from './kernel-connection.ts';
-import type { SandboxBackend } from './kernel-process.ts';
+import type { KernelProcess, SandboxBackend } from './kernel-process.ts';
 import { KernelSession } from './kernel-session.ts';
 import { runnerImageTag } from './runner-image.ts';
 import type { SandboxLimits, SandboxSession } from './sandbox.ts';
 import { resolveSandboxLimits, sandboxEnvironment } from './sandbox-limits.ts';
-import { listWorkspaceFiles, uploadWorkspaceFiles } from './workspace-files.ts';
+import { listWorkspaceFiles, workspaceListLimits } from './workspace-files.ts';
 
 /**
  * Sessions started ahead of time, with the kernel up and pandas imported, so
- * that taking one costs only the workspace upload. A pooled session is handed
- * out once and never comes back: closing it removes its container, and the
- * pool starts a fresh one in its place.
+ * that taking one costs only the workspace's delivery. A pooled session is
+ * handed out once and never comes back: closing it removes its container, and
+ * the pool starts a fresh one in its place.
+ *
+ * A mount must exist when a container is created, before its workspace is
+ * known: a pooled Docker session is started with an empty volume of its own,
+ * mounted read-only, which `acquire` fills over the Engine API (through a
+ * helper container created with it) before linking the files into the
+ * working directory. `createSandbox` binds the host folder instead where it
+ * can, which copies nothing: for a workspace of gigabytes on a local engine
+ * it is the faster of the two.
  */
 
 const READY_TIMEOUT_MS = 30_000;
-const MAX_WORKSPACE_FILES = 10_000;
 
 export interface WarmPoolOptions {
   /** Ready sessions to keep. Default 2. */
@@ -59,6 +67,7 @@ export interface WarmPool {
 }
 
 interface PooledSession {
+  kernel: KernelProcess;
   session: KernelSession;
   connection: KernelConnection;
   /** Resolves when the kernel has imported the usual stack; rejects when the start failed. */
@@ -94,8 +103,9 @@ export function createWarmPool(options: WarmPoolOptions = {}): WarmPool {
     const sessionId = randomBytes(6).toString('hex');
     const pooled = { isReady: false, claimed: false } as PooledSession;
     pooled.ready = (async () => {
-      const kernel = await backend.start({ sessionId, image: await image, limits });
+      const kernel = await backend.start({ sessionId, image: await image, limits, workspace: 'later' });
       const connection = new KernelConnection(kernel);
+      pooled.kernel = kernel;
       const session = new KernelSession(sessionId, backend.name, limits, kernel, connection);
       pooled.session = session;
       pooled.connection = connection;
@@ -197,10 +207,7 @@ export function createWarmPool(options: WarmPoolOptions = {}): WarmPool {
       const files =
         acquireOptions.workspaceDir === undefined
           ? []
-          : await listWorkspaceFiles(acquireOptions.workspaceDir, {
-              maxFiles: MAX_WORKSPACE_FILES,
-              maxTotalBytes: limits.workdirMb * 1024 * 1024,
-            });
+          : await listWorkspaceFiles(acquireOptions.workspaceDir, workspaceListLimits(limits));
       let pooled = takeReady();
       if (pooled) {
         stats.warmHits += 1;
@@ -215,7 +222,7 @@ export function createWarmPool(options: WarmPoolOptions = {}): WarmPool {
       pooled.claimed = true;
       fill();
       try {
-        await uploadWorkspaceFiles(pooled.connection, files, signal);
+        await deliverWorkspace(pooled.kernel, pooled.connection, files, limits, signal);
         if (signal?.aborted) throw new CancelledError(signal.reason);
         return pooled.session;
       } catch (error) {

@@ -3,6 +3,8 @@ import { access, open, readdir, stat, type FileHandle } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { CancelledError, WorkspaceError } from '../errors/index.ts';
 import type { KernelConnection } from './kernel-connection.ts';
+import type { SandboxLimits } from './sandbox.ts';
+import { defaultSandboxLimits } from './sandbox-limits.ts';
 
 /** A regular file of the host workspace, by its path relative to the workspace (always `/`). */
 export interface WorkspaceFile {
@@ -14,6 +16,33 @@ export interface WorkspaceFile {
 export interface WorkspaceListLimits {
   maxFiles: number;
   maxTotalBytes: number;
+}
+
+/** The listing limits of a session's limits (defaults filled in). */
+export function workspaceListLimits(limits: SandboxLimits): WorkspaceListLimits {
+  return {
+    maxFiles: limits.maxWorkspaceFiles ?? defaultSandboxLimits.maxWorkspaceFiles,
+    maxTotalBytes: (limits.maxWorkspaceMb ?? defaultSandboxLimits.maxWorkspaceMb) * 1024 * 1024,
+  };
+}
+
+/**
+ * Where the workspace is copied through the protocol (the local backend), each
+ * file is written by the kernel under its file-size limit: refuse a file above
+ * it before anything is copied, rather than fail in the middle of the copy.
+ */
+export function checkCopyLimits(files: readonly WorkspaceFile[], limits: SandboxLimits): void {
+  const largest = files.reduce<WorkspaceFile | undefined>(
+    (found, file) => (found === undefined || file.sizeBytes > found.sizeBytes ? file : found),
+    undefined,
+  );
+  if (largest !== undefined && largest.sizeBytes > limits.maxFileBytes) {
+    const neededMb = Math.ceil(largest.sizeBytes / 1024 / 1024);
+    throw new WorkspaceError(
+      `The workspace file ${largest.path} (${neededMb} MiB) is larger than the sandbox's file-size limit of ${Math.floor(limits.maxFileBytes / 1024 / 1024)} MiB (maxFileBytes), which applies where the workspace is copied (the local backend). Nothing was copied.`,
+      `Use the Docker backend (it mounts inputs without copying them), or raise limits.maxFileBytes to at least ${largest.sizeBytes}.`,
+    );
+  }
 }
 
 const UPLOAD_CHUNK_BYTES = 1024 * 1024;
@@ -70,27 +99,40 @@ export async function listWorkspaceFiles(dir: string, limits: WorkspaceListLimit
     );
   }
   const entries = await readdir(dir, { withFileTypes: true, recursive: true });
-  const files: WorkspaceFile[] = [];
-  let totalBytes = 0;
+  const candidates: { path: string; absolutePath: string }[] = [];
   for (const entry of entries) {
     if (!entry.isFile()) continue;
     const absolutePath = join(entry.parentPath, entry.name);
     const path = relative(dir, absolutePath).split(sep).join('/');
-    if (!isSafeWorkspacePath(path) || !(await isReadable(absolutePath))) continue;
-    const { size } = await stat(absolutePath);
-    totalBytes += size;
-    files.push({ path, absolutePath, sizeBytes: size });
-    if (files.length > limits.maxFiles) {
+    if (!isSafeWorkspacePath(path)) continue;
+    candidates.push({ path, absolutePath });
+    if (candidates.length > limits.maxFiles) {
       throw new WorkspaceError(
-        `The workspace ${dir} holds more than ${limits.maxFiles} files.`,
-        'Point Datalyst at a folder with only the data to analyse.',
+        `The workspace ${dir} holds more than ${limits.maxFiles} files, the sandbox's limit (maxWorkspaceFiles).`,
+        `Point Datalyst at a folder with only the data to analyse, or raise the limit (DATALYST_MAX_WORKSPACE_FILES, or limits.maxWorkspaceFiles).`,
       );
     }
   }
+  // In parallel: thousands of small files must not take thousands of round trips in a row.
+  const sizes = await Promise.all(
+    candidates.map(async ({ absolutePath }) =>
+      (await isReadable(absolutePath)) ? (await stat(absolutePath)).size : undefined,
+    ),
+  );
+  const files: WorkspaceFile[] = [];
+  let totalBytes = 0;
+  candidates.forEach((candidate, index) => {
+    const sizeBytes = sizes[index];
+    if (sizeBytes === undefined) return;
+    totalBytes += sizeBytes;
+    files.push({ ...candidate, sizeBytes });
+  });
   if (totalBytes > limits.maxTotalBytes) {
+    const limitMb = Math.floor(limits.maxTotalBytes / 1024 / 1024);
+    const neededMb = Math.ceil(totalBytes / 1024 / 1024);
     throw new WorkspaceError(
-      `The workspace ${dir} holds ${Math.ceil(totalBytes / 1024 / 1024)} MiB, more than the sandbox's working directory (${Math.floor(limits.maxTotalBytes / 1024 / 1024)} MiB).`,
-      'Analyse a smaller folder, or raise the sandbox limit workdirMb (and memoryMb: the working directory lives in memory).',
+      `The workspace ${dir} holds ${neededMb} MiB, more than the sandbox's limit of ${limitMb} MiB (maxWorkspaceMb). Nothing was copied.`,
+      `Analyse a smaller folder, or raise the limit: --max-workspace-mb ${neededMb} (CLI), DATALYST_MAX_WORKSPACE_MB=${neededMb}, or limits.maxWorkspaceMb.`,
     );
   }
   files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -119,7 +161,7 @@ export async function uploadWorkspaceFiles(
         if (response.type !== 'ok') {
           throw new WorkspaceError(
             `The sandbox could not store ${path}: ${response.type === 'error' ? response.message : response.type}`,
-            'Check that the workspace fits the working directory (limit workdirMb).',
+            'Check that the workspace fits the working directory (limits.workdirMb) and each file the file-size limit (limits.maxFileBytes).',
           );
         }
       })
@@ -177,7 +219,7 @@ function unreadable(file: WorkspaceFile, error: unknown): WorkspaceError {
  * may have been swapped for one (pointing anywhere on the host) since it was
  * listed. Non-blocking, so that a FIFO put in its place cannot hang the open.
  */
-async function openListedFile(file: WorkspaceFile): Promise<FileHandle> {
+export async function openListedFile(file: WorkspaceFile): Promise<FileHandle> {
   let handle: FileHandle;
   try {
     handle = await open(file.absolutePath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -205,5 +247,34 @@ async function readChunk(handle: FileHandle, file: WorkspaceFile): Promise<Buffe
     return buffer.subarray(0, bytesRead);
   } catch (error) {
     throw unreadable(file, error);
+  }
+}
+
+const LINK_PATHS_PER_REQUEST = 1_000;
+
+/**
+ * Makes mounted inputs appear by their names in the kernel's working
+ * directory (links into the read-only inputs folder; see datalyst_inputs.py).
+ */
+export async function linkWorkspaceFiles(
+  connection: KernelConnection,
+  files: readonly WorkspaceFile[],
+  transfer: 'bind' | 'volume',
+  signal?: AbortSignal,
+): Promise<void> {
+  for (let start = 0; start < files.length; start += LINK_PATHS_PER_REQUEST) {
+    const paths = files.slice(start, start + LINK_PATHS_PER_REQUEST).map((file) => file.path);
+    const response = await connection.request(
+      { type: 'link-inputs', paths },
+      { ...(signal ? { signal } : {}), answerWithinMs: WRITE_ANSWER_WITHIN_MS },
+    );
+    if (response.type === 'ok') continue;
+    const detail = response.type === 'error' ? response.message : `an answer of type ${response.type}`;
+    throw new WorkspaceError(
+      `The sandbox does not see the workspace's files where they were mounted (${transfer}): ${detail}`,
+      transfer === 'bind'
+        ? 'The Docker engine may not see this folder as this process does (an engine in another machine, VM or container, or file permissions). Set DATALYST_INPUT_TRANSFER=volume to copy the files into a volume instead.'
+        : 'Run again; if it keeps failing, check the Docker engine (docker volume ls, its disk space).',
+    );
   }
 }

@@ -56,14 +56,21 @@ describe("the user's files", () => {
           '        os.remove(name)',
           'with open("person.csv", "r+") as f:',
           '    f.truncate(0)',
-          'sqlite3.connect("student_loan.sqlite").execute("DROP TABLE person")',
+          // SQLite opens a mounted input read-only (see src/sandbox/README.md).
+          'try:',
+          '    sqlite3.connect("student_loan.sqlite").execute("DROP TABLE person")',
+          'except sqlite3.OperationalError as error:',
+          '    print(error)',
           'shutil.rmtree("nested")',
           'os.chmod("bool.csv", 0)',
           'sorted(os.listdir("."))',
         ].join('\n'),
       );
       expect(hostile.status).toBe('ok');
+      expect(hostile.stdout.text).toContain('readonly database');
       expect(hostile.value).not.toContain('.xlsx');
+      // Overwritten inputs are files of the working directory now: the cell wrote them.
+      expect(hostile.files.map((file) => file.path)).toContain('enrolled.csv');
       const check = await session.execute('open("enrolled.csv").read()');
       expect(check.value).toBe("'overwritten'");
     } finally {

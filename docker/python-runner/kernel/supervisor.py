@@ -28,6 +28,7 @@ import shutil
 import signal
 import time
 
+from datalyst_inputs import link_inputs
 from datalyst_job import Job
 from datalyst_json_lines import write_json_line
 from datalyst_processes import become_subreaper, become_undumpable, is_running, oom_kill_count, read_children
@@ -173,6 +174,9 @@ class Supervisor:
                 self.send({'type': 'ok', 'id': request_id})
             elif kind == 'read-files':
                 self.send(self.read_files(request))
+            elif kind == 'link-inputs':  # links, not files: never in a snapshot, never an artifact
+                link_inputs(self.workdir, request.get('paths'))
+                self.send({'type': 'ok', 'id': request_id})
             elif kind == 'cancel':
                 self.cancel(request.get('target'))
                 self.send({'type': 'ok', 'id': request_id})

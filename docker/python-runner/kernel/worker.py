@@ -26,6 +26,7 @@ import sys
 import traceback
 import types
 
+from datalyst_inputs import install_write_hook
 from datalyst_json_lines import write_json_line
 from datalyst_outputs import CellOutputs, capped_repr, is_frame_like, is_matplotlib_figure
 from datalyst_text import MAX_ERROR_CHARS, MAX_NOTE_CHARS, clip_middle, clip_text
@@ -246,8 +247,9 @@ class Kernel:
         try:
             self.gate.in_user_code = True
             import datalyst_profile
+            from datalyst_inputs import profile_with_inputs
 
-            profile = datalyst_profile.profile_workspace(self.workdir, options)
+            profile = profile_with_inputs(datalyst_profile.profile_workspace, self.workdir, options)
             self.gate.in_user_code = False
             return {'profile': profile}
         except BaseException as error:
@@ -318,6 +320,7 @@ def main() -> None:
     kernel_dir = os.path.dirname(os.path.abspath(__file__))
     sys.path = [arguments.workdir] + [entry for entry in sys.path if entry not in (kernel_dir, '')] + [kernel_dir]
     kernel = Kernel(arguments.control_in, arguments.control_out, arguments.workdir)
+    install_write_hook(arguments.workdir)
     warm_up()
     backend = sys.modules.get('datalyst_mpl_backend')
     if backend is not None:

@@ -141,14 +141,13 @@ function describeWorkspace(renderer: ProgressRenderer, check: WorkspaceCheck, co
   for (const entry of check.skipped) renderer.warn(`${entry.path}: ${entry.reason ?? entry.kind}; skipped`);
 }
 
-/** The working directory is a tmpfs in the container: make room for the copy of the workspace. */
-function sandboxLimitsFor(settings: AnalyzeSettings, check: WorkspaceCheck): Partial<SandboxLimits> {
-  const workspaceMb = check.totalBytes / 1024 / 1024;
+/** The workspace is mounted read-only, outside the working directory: only its size cap is passed on. */
+function sandboxLimitsFor(settings: AnalyzeSettings): Partial<SandboxLimits> {
   return {
     cellTimeoutMs: settings.cellTimeoutMs,
     memoryMb: Math.round(settings.memoryMb),
     cpus: settings.cpus,
-    workdirMb: Math.max(1024, Math.ceil(workspaceMb * 1.25 + 256)),
+    maxWorkspaceMb: settings.maxWorkspaceBytes / 1024 / 1024,
   };
 }
 
@@ -277,7 +276,7 @@ async function runAnalyze(
         sandbox: {
           backend: settings.sandbox,
           ...(image === undefined ? {} : { image }),
-          limits: sandboxLimitsFor(settings, check),
+          limits: sandboxLimitsFor(settings),
         },
         outDir,
         maxRounds: settings.maxRounds,
