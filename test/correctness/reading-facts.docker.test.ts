@@ -219,7 +219,7 @@ async function buildFacts(): Promise<Fact[]> {
         '`identifiers/accounts.csv`: 30 rows × 4 columns (`account_id`, `zip`, `customer_id`, `amount`).',
       ),
     },
-    { workspace: 'ids-dates', what: 'ids: read as text, said', holds: says('account_id, zip, customer_id') },
+    { workspace: 'ids-dates', what: 'ids: read as text, said', holds: says('Read as text, not numbers (identifiers: long digit strings or leading zeros): account_id, zip.') },
     {
       workspace: 'ids-dates',
       what: 'ids: no mean of an id',

@@ -253,7 +253,7 @@ def profile_csv(absolute: str, relative: str, notes: list[str]) -> dict:
     if structure.footer:
         notes.append('Lines below the %d data rows (a footer or notes) are left out.' % (structure.data_rows or 0))
     if identifiers:
-        notes.append('Read as text, not numbers (identifiers: long digit strings, leading zeros or *_id names): %s.'
+        notes.append('Read as text, not numbers (identifiers: long digit strings or leading zeros): %s.'
                      % ', '.join(identifiers[:10]))
     for name, spec in dates:
         notes.append('Column %s holds dates written %s%s.' % (name, spec.label, spec.ambiguity))
@@ -329,13 +329,12 @@ def widen_for_long_lines(text: str, delimiter: str, structure, kwargs: dict, nam
     return widened, long_lines, widest
 
 
-ID_NAME = re.compile(r'(^|[_\s])(id|key|code|uuid|zip|postcode|phone)$|Id$|ID$', re.IGNORECASE)
 DIGITS = re.compile(r'^\d+$')
 
 
 def find_identifier_columns(names: list[str], rows: list[list[str]]) -> list[str]:
-    """Columns of digit strings that are codes, not quantities: 16 or more digits (a float would round
-    them), a leading zero (`00501`), or an *_id/*_code name. Read as text so nothing is lost."""
+    """Columns of digit strings that a number would change: 16 or more digits (a float would round
+    them) or a leading zero (`00501`). Read as text so nothing is lost."""
     found = []
     for position, name in enumerate(names):
         values = [row[position].strip() for row in rows[:5000] if position < len(row) and row[position].strip()]
@@ -343,7 +342,8 @@ def find_identifier_columns(names: list[str], rows: list[list[str]]) -> list[str
             continue
         long_digits = max(len(value) for value in values) >= 16
         padded = any(len(value) > 1 and value.startswith('0') for value in values)
-        if long_digits or padded or ID_NAME.search(name):
+        # An *_id of short integers reads fine as a number (its kind says id); text would cost memory.
+        if long_digits or padded:
             found.append(name)
     return found
 
