@@ -28,6 +28,8 @@ interface Run {
   runDir: string;
   exitCode?: number;
   stdout?: string;
+  /** report.md, for runs through the CLI. */
+  report?: string;
 }
 
 interface Fact {
@@ -211,6 +213,18 @@ async function buildFacts(): Promise<Fact[]> {
       what: 'Big5 or Shift_JIS: a mean',
       holds: (r) => says(rangeFinding('人口', big5People))(r) || says(rangeFinding('人口', sjisPeople))(r),
     },
+    {
+      workspace: 'encodings',
+      what: 'notes in the CLI output',
+      holds: (r) => (r.stdout ?? '').includes('note: The file is not UTF-8: it was decoded as big5.'),
+    },
+    {
+      workspace: 'encodings',
+      what: 'notes in the report',
+      holds: (r) =>
+        (r.report ?? '').includes('### How the files were read') &&
+        (r.report ?? '').includes('encodings/utf16.csv: The file is not UTF-8: it was decoded as utf-16.'),
+    },
     // Identifiers stay identifiers; dates are dates.
     {
       workspace: 'ids-dates',
@@ -219,7 +233,13 @@ async function buildFacts(): Promise<Fact[]> {
         '`identifiers/accounts.csv`: 30 rows × 4 columns (`account_id`, `zip`, `customer_id`, `amount`).',
       ),
     },
-    { workspace: 'ids-dates', what: 'ids: read as text, said', holds: says('Read as text, not numbers (identifiers: long digit strings or leading zeros): account_id, zip.') },
+    {
+      workspace: 'ids-dates',
+      what: 'ids: read as text, said',
+      holds: says(
+        'Read as text, not numbers (identifiers: long digit strings or leading zeros): account_id, zip.',
+      ),
+    },
     {
       workspace: 'ids-dates',
       what: 'ids: no mean of an id',
@@ -239,6 +259,13 @@ async function buildFacts(): Promise<Fact[]> {
       workspace: 'ids-dates',
       what: 'dates: formats said',
       holds: says('Column eu_date holds dates written DD.MM.YYYY.'),
+    },
+    {
+      workspace: 'ids-dates',
+      what: 'dates: an ambiguous format said as such',
+      holds: says(
+        'Column visit holds dates written MM/DD/YYYY; no day above 12 occurs, so day and month cannot be told apart: read as month first',
+      ),
     },
     // Empty, constant, header-only.
     {
@@ -299,10 +326,33 @@ async function buildFacts(): Promise<Fact[]> {
 let workDir: string;
 const runs = new Map<string, Run>();
 
+async function runCli(workspaceDir: string, runDir: string): Promise<{ code: number; stdout: string }> {
+  return run(
+    process.execPath,
+    [
+      path.join(repo, 'bin/datalyst.js'),
+      'analyze',
+      '--offline',
+      '--out',
+      runDir,
+      workspaceDir,
+      'Describe the data.',
+    ],
+    { cwd: repo, env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 64 * 1024 * 1024 },
+  ).then(
+    (ok) => ({ code: 0, stdout: ok.stdout + ok.stderr }),
+    (error: { code?: number; stdout?: string; stderr?: string }) => ({
+      code: error.code ?? -1,
+      stdout: `${error.stdout ?? ''}${error.stderr ?? ''}`,
+    }),
+  );
+}
+
+/** A run of the offline analyst on copies of fixture folders: through the library, or the CLI (`cli`). */
 async function offlineRun(
   name: string,
   folders: string[],
-  options: OfflineAnalystOptions = {},
+  options: OfflineAnalystOptions & { cli?: boolean } = {},
   extra?: (dir: string) => Promise<void>,
 ): Promise<void> {
   const workspaceDir = path.join(workDir, name);
@@ -311,33 +361,46 @@ async function offlineRun(
     await cp(path.join(fixtures, folder), path.join(workspaceDir, folder), { recursive: true });
   await extra?.(workspaceDir);
   const runDir = path.join(workDir, `${name}-run`);
-  const result = await analyze({
-    instruction: 'Describe the data.',
-    workspaceDir,
-    model: createOfflineAnalyst(options),
-    outDir: runDir,
-  });
+  let cli: { code: number; stdout: string } | null = null;
+  if (options.cli === true) cli = await runCli(workspaceDir, runDir);
+  else {
+    const { cli: _cli, ...analyst } = options;
+    await analyze({
+      instruction: 'Describe the data.',
+      workspaceDir,
+      model: createOfflineAnalyst(analyst),
+      outDir: runDir,
+    });
+  }
   const trace = await readTrace(path.join(runDir, 'trace.jsonl'));
-  const outputs = trace.records.flatMap((record) =>
-    record.type === 'execution' ? [record.executeText] : [],
-  );
-  let inventory = '';
+  let answer = '';
+  const outputs: string[] = [];
+  for (const record of trace.records) {
+    if (record.type === 'execution') outputs.push(record.executeText);
+    if (record.type === 'run-end') answer = record.answer ?? '';
+  }
   try {
     const rows = (await readFile(path.join(runDir, 'artifacts', 'datalyst_inventory.csv'), 'utf8'))
       .trim()
       .split('\n');
-    inventory = `inventory rows: ${rows.length - 1}`;
+    outputs.push(`inventory rows: ${rows.length - 1}`);
   } catch {
     // no inventory written
   }
-  runs.set(name, { answer: result.answer ?? '', outputs: [...outputs, inventory].join('\n'), runDir });
+  const report = cli === null ? '' : await readFile(path.join(runDir, 'report.md'), 'utf8').catch(() => '');
+  runs.set(name, {
+    answer,
+    outputs: outputs.join('\n'),
+    runDir,
+    ...(cli === null ? {} : { exitCode: cli.code, stdout: cli.stdout, report }),
+  });
 }
 
 beforeAll(async () => {
   workDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-reading-'));
   await offlineRun('shapes', ['numeric-header', 'headerless', 'ragged']);
   await offlineRun('coercion', ['coercion']);
-  await offlineRun('encodings', ['encodings']);
+  await offlineRun('encodings', ['encodings'], { cli: true });
   await offlineRun('ids-dates', ['identifiers', 'dates']);
   await offlineRun('edge', ['edge']);
   await offlineRun('big', [], { maxRows: 10_000, largeFileBytes: 256 * 1024 }, async (dir) => {
@@ -354,29 +417,7 @@ beforeAll(async () => {
     }
   });
   // Through the CLI, for its exit code.
-  const unreadableDir = path.join(workDir, 'unreadable');
-  await cp(path.join(fixtures, 'unreadable'), unreadableDir, { recursive: true });
-  const runDir = path.join(workDir, 'unreadable-run');
-  const cli = await run(
-    process.execPath,
-    [
-      path.join(repo, 'bin/datalyst.js'),
-      'analyze',
-      '--offline',
-      '--out',
-      runDir,
-      unreadableDir,
-      'Describe the data.',
-    ],
-    { cwd: repo, env: { ...process.env, NO_COLOR: '1' } },
-  ).then(
-    (ok) => ({ code: 0, stdout: ok.stdout + ok.stderr }),
-    (error: { code?: number; stdout?: string; stderr?: string }) => ({
-      code: error.code ?? -1,
-      stdout: `${error.stdout ?? ''}${error.stderr ?? ''}`,
-    }),
-  );
-  runs.set('unreadable', { answer: '', outputs: '', runDir, exitCode: cli.code, stdout: cli.stdout });
+  await offlineRun('unreadable', ['unreadable'], { cli: true });
 }, 900_000);
 
 afterAll(async () => {
