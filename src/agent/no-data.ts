@@ -16,9 +16,7 @@ const maxReasonChars = 200;
  */
 export function noDataDecision(profile: WorkspaceProfile, profiled: boolean): StopDecision | null {
   if (!profiled) return null;
-  const readable = profile.files.some(
-    (file) => file.error === null && file.tables.some((table) => table.columns.length > 0),
-  );
+  const readable = profile.files.some((file) => file.tables.some((table) => table.columns.length > 0));
   if (readable) return null;
   if (profile.files.length === 0) {
     return { reason: 'no-data', detail: 'The workspace holds no files, so there was nothing to analyse.' };
