@@ -307,6 +307,29 @@ async function buildFacts(): Promise<Fact[]> {
         'Figures for `big.csv` come from a random sample of 10000 of its 60000 rows (every row was counted).',
       ),
     },
+    // After an out-of-memory restart: a smaller reload, said; no cell runs on lost tables.
+    {
+      workspace: 'restart',
+      what: 'restart: the reload with less memory is said',
+      holds: says(
+        'The tables were gone after a kernel restart (most likely out of memory), so they were reloaded with less memory',
+      ),
+    },
+    {
+      workspace: 'restart',
+      what: 'restart: figures from a stated sample, every row counted',
+      holds: (r) => r.answer.includes(`of its ${restartRows} rows (every row was counted).`),
+    },
+    {
+      workspace: 'restart',
+      what: 'restart: no NameError after the reload',
+      holds: (r) => !r.outputs.includes('NameError'),
+    },
+    {
+      workspace: 'many',
+      what: 'many: the CLI says how many files were profiled',
+      holds: (r) => (r.stdout ?? '').includes('200 of 230 files profiled'),
+    },
     // Many files: every one inventoried.
     {
       workspace: 'many',
@@ -324,6 +347,7 @@ async function buildFacts(): Promise<Fact[]> {
 }
 
 let workDir: string;
+let restartRows = 0;
 const runs = new Map<string, Run>();
 
 async function runCli(workspaceDir: string, runDir: string): Promise<{ code: number; stdout: string }> {
@@ -352,7 +376,7 @@ async function runCli(workspaceDir: string, runDir: string): Promise<{ code: num
 async function offlineRun(
   name: string,
   folders: string[],
-  options: OfflineAnalystOptions & { cli?: boolean } = {},
+  options: OfflineAnalystOptions & { cli?: boolean; memoryMb?: number } = {},
   extra?: (dir: string) => Promise<void>,
 ): Promise<void> {
   const workspaceDir = path.join(workDir, name);
@@ -364,12 +388,13 @@ async function offlineRun(
   let cli: { code: number; stdout: string } | null = null;
   if (options.cli === true) cli = await runCli(workspaceDir, runDir);
   else {
-    const { cli: _cli, ...analyst } = options;
+    const { cli: _cli, memoryMb, ...analyst } = options;
     await analyze({
       instruction: 'Describe the data.',
       workspaceDir,
       model: createOfflineAnalyst(analyst),
       outDir: runDir,
+      ...(memoryMb === undefined ? {} : { sandbox: { limits: { memoryMb } } }),
     });
   }
   const trace = await readTrace(path.join(runDir, 'trace.jsonl'));
@@ -408,13 +433,26 @@ beforeAll(async () => {
     for (let row = 0; row < 60_000; row += 1) lines.push(`${row},g${row % 7},${(row * 37) % 1000}.5`);
     await writeFile(path.join(dir, 'big.csv'), `${lines.join('\n')}\n`);
   });
-  await offlineRun('many', [], {}, async (dir) => {
+  await offlineRun('many', [], { cli: true }, async (dir) => {
     for (let file = 0; file < 230; file += 1) {
       await writeFile(
         path.join(dir, `part_${String(file).padStart(3, '0')}.csv`),
         `k,v\na,${file}\nb,${file + 1}\n`,
       );
     }
+  });
+  // A CSV under the chunked-read size whose text columns need ~10x its size: a plain read runs out of
+  // memory in a 384 MiB sandbox, the kernel restarts, and the analyst must reload with less memory.
+  await offlineRun('restart', [], { memoryMb: 384 }, async (dir) => {
+    const lines = ['a,b,c,d,e'];
+    let bytes = 0;
+    for (let row = 0; bytes < 31 * 1024 * 1024; row += 1) {
+      const line = [0, 1, 2, 3, 4].map((offset) => (row * 5 + offset + 0x10000).toString(16)).join(',');
+      lines.push(line);
+      bytes += line.length + 1;
+    }
+    restartRows = lines.length - 1;
+    await writeFile(path.join(dir, 'wide_text.csv'), `${lines.join('\n')}\n`);
   });
   // Through the CLI, for its exit code.
   await offlineRun('unreadable', ['unreadable'], { cli: true });

@@ -36,6 +36,9 @@ MAX_SCANNED_ENTRIES = 20_000
 MAX_TABLES_PER_FILE = 50
 MAX_COLUMNS = 100
 MAX_ROWS_FOR_STATS = 200_000
+# A CSV larger than this is profiled on its first MAX_ROWS_FOR_STATS rows (rows counted in chunks): a
+# whole read of text columns takes ~10x the file's size in memory, more than a small sandbox has.
+LIMITED_READ_BYTES = 16 << 20
 # A workbook is a zip of XML; parsing ~64 MiB of sheet XML already takes the whole
 # profile time limit, and a zip bomb of a few hundred KB inflates far beyond it.
 MAX_WORKBOOK_INFLATED_BYTES = 64 << 20
@@ -259,7 +262,7 @@ def profile_csv(absolute: str, relative: str, notes: list[str]) -> dict:
         notes.append('Column %s holds dates written %s%s.' % (name, spec.label, spec.ambiguity))
 
     read_kwargs = dict(kwargs)
-    limited = 'nrows' not in kwargs and size > 64 << 20
+    limited = 'nrows' not in kwargs and size > LIMITED_READ_BYTES
     if limited:
         read_kwargs['nrows'] = MAX_ROWS_FOR_STATS
     try:

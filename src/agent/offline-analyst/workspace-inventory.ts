@@ -38,8 +38,9 @@ export function inventoryWorkspace(
       if ((entry.more_tables ?? 0) > 0) inventory.partlyListed.push(entry.name);
       continue;
     }
+    // No format, or the profile failed as a whole ("not profiled"): the extension decides.
     const readable =
-      entry.format === undefined
+      entry.format === undefined || entry.error === 'not profiled'
         ? readableExtensions.has(extensionOf(entry.name))
         : readableFormats.has(entry.format);
     if (!readable) {

@@ -5,9 +5,10 @@ import { stageHeader } from '../stages.ts';
  * numbers written as text with thousands separators, cells holding only
  * spaces or a missing-value marker). Defined once; the load cells apply them.
  */
+/** `recovering`: after a restart; its note must not read as a restart itself (see conversation.ts). */
 export function prepareCell(maxRows: number, recovering = false): string {
   const recoveryLine = recovering
-    ? `recovery_note = 'The kernel restarted and lost its tables (most likely out of memory), so they were reloaded with less memory: large files in smaller chunks, each table studied on a sample of at most ${maxRows} rows.'\nprint(recovery_note)\n`
+    ? `recovery_note = 'The tables were gone after a kernel restart (most likely out of memory), so they were reloaded with less memory: large files in smaller chunks, each table studied on a sample of at most ${maxRows} rows.'\nprint(recovery_note)\n`
     : 'recovery_note = None\n';
   return String.raw`${stageHeader('prepare')}
 ${recoveryLine}MAX_ROWS = ${maxRows}
