@@ -179,6 +179,12 @@ export function formatFirstMessage(
   }
   const unlisted = profile.files.length - lines.length;
   if (unlisted > 0) lines.push(`(${unlisted} more file${unlisted === 1 ? '' : 's'} not listed)`);
+  const unprofiled = (profile.totalFiles ?? profile.files.length) - profile.files.length;
+  if (unprofiled > 0) {
+    lines.push(
+      `(${profile.files.length} of ${profile.totalFiles} files profiled: ${unprofiled} more in the workspace were not profiled or listed)`,
+    );
+  }
   return `# Instruction\n${instruction.trim()}\n\n# Data\n${lines.join('\n')}`;
 }
 

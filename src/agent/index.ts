@@ -18,6 +18,7 @@ export {
   chatProfile,
   deepAnalyzeProfile,
   deepAnalyzeExtraBody,
+  deepAnalyzeTemperature,
   chatSystemPrompt,
   resolveModelProfile,
   executeMessages,

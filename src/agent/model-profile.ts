@@ -40,6 +40,13 @@ export const deepAnalyzeProfile: ModelProfile = {
  * serving DeepAnalyze-8B with vLLM. Taken from that client; not checked
  * against a running model here.
  */
+/**
+ * DeepAnalyze's own API server samples at temperature 0.4 unless the request
+ * sets one; the model was tuned with that default. The `deepanalyze` profile
+ * sends it when no temperature is set.
+ */
+export const deepAnalyzeTemperature = 0.4;
+
 export const deepAnalyzeExtraBody: Readonly<Record<string, unknown>> = Object.freeze({
   add_generation_prompt: false,
 });

@@ -20,7 +20,9 @@ import { stripCodeFence } from './code-fence.ts';
  *   current one (models forget closing tags); so does any closing tag.
  * - `<Execute>` is the system's tag. A model that writes it is inventing
  *   results; the parser reports it as an `execute` step so the caller can drop
- *   it (the loop stops reading the reply there).
+ *   it (the loop stops reading the reply there). Inside a `<Code>` that has no
+ *   `</Code>` but whose ``` fence is closed, `<Execute>` ends the code step
+ *   (`closed: false`), as DeepAnalyze's own server treats it.
  * - A stream that ends inside a tag yields that step with `closed: false`.
  */
 
@@ -102,6 +104,15 @@ function isFenceOpen(code: string): boolean {
   return fences % 2 === 1;
 }
 
+/** True when the code holds a fence that was opened and closed again (and none is open now). */
+export function hasClosedFence(code: string): boolean {
+  let fences = 0;
+  for (const line of code.split('\n')) {
+    if (line.trimStart().startsWith('```')) fences += 1;
+  }
+  return fences >= 2 && fences % 2 === 0;
+}
+
 export interface TagParser {
   /** Feeds a chunk of streamed text; returns what it completed. */
   push(chunk: string): ParserEvent[];
@@ -156,6 +167,13 @@ export function createTagParser(): TagParser {
     if (kind === 'code') {
       if (tag.closing && tag.kind === 'code' && !isFenceOpen(stepRaw)) {
         finishStep(true, events);
+        return true;
+      }
+      // DeepAnalyze ends a turn inside <Code> after a closed fence, then may invent the <Execute>:
+      // that tag ends the code step (unclosed), as it would after </Code>.
+      if (!tag.closing && tag.kind === 'execute' && hasClosedFence(stepRaw)) {
+        finishStep(false, events);
+        openStep(tag.kind, tagOffset, events);
         return true;
       }
       return false;

@@ -7,9 +7,11 @@ import type { ContextManager } from './context-manager.ts';
 import type { AgentEvent } from './events.ts';
 import { formatExecuteText, type ExecuteTextOptions } from './execute-text.ts';
 import { executeMessages, type ModelProfile } from './model-profile.ts';
+import { completeUnclosedCodeNotice, isCompleteUnclosedCode } from './complete-code.ts';
 import { LiveCellOutput, defaultLiveOutputLimits } from './live-output.ts';
 import { askUnansweredReply, continueNudge, repeatedFailureNudge, unclosedCodeNote } from './model-notes.ts';
 import type { ModelTurn } from './model-turn.ts';
+import type { ParsedStep } from './tag-parser.ts';
 import type { MutableLoopState } from './stop-conditions.ts';
 import type { TraceRecorder } from './trace-recorder.ts';
 
@@ -139,7 +141,16 @@ export class TurnHandler {
       this.usageSoFar.completionTokens += turn.usage.completionTokens;
       context.observePromptTokens(turn.estimatedPromptTokens, turn.usage.promptTokens);
     }
-    context.add('assistant', { role: 'assistant', content: turn.text });
+    const complete = (step: ParsedStep): boolean =>
+      isCompleteUnclosedCode(step, turn.finishReason, turn.cutAtExecute);
+    const codes = turn.steps.filter(
+      (step) => step.kind === 'code' && ((step.closed && step.text.length > 0) || complete(step)),
+    );
+    // Run as if closed, so the conversation reads as if closed too (DeepAnalyze's server appends it).
+    const closing = codes.some((step) => !step.closed)
+      ? `${turn.text.endsWith('\n') ? '' : '\n'}</Code>`
+      : '';
+    context.add('assistant', { role: 'assistant', content: turn.text + closing });
     if (turn.cutAtExecute) {
       yield recorder.notice(
         round,
@@ -148,7 +159,8 @@ export class TurnHandler {
       );
     }
 
-    const codes = turn.steps.filter((step) => step.kind === 'code' && step.closed && step.text.length > 0);
+    if (codes.some((step) => !step.closed))
+      yield recorder.notice(round, 'warning', completeUnclosedCodeNotice);
     const answer = turn.steps.find((step) => step.kind === 'answer');
     if (answer !== undefined) {
       state.answer = answer.text;
@@ -210,7 +222,7 @@ export class TurnHandler {
     }
 
     for (const step of turn.steps) {
-      if (step.kind === 'code' && !step.closed) {
+      if (step.kind === 'code' && !step.closed && !complete(step)) {
         const note = unclosedCodeNote(step, turn.finishReason);
         this.pendingNotes.push(note);
         yield recorder.notice(round, 'nudge', note);

@@ -13,7 +13,7 @@ export const ExitCode = {
   internal: 1,
   /** Bad arguments, configuration, workspace or output folder: the message says what to change. */
   usage: 2,
-  /** The run ended without an answer: max rounds, deadline, context budget, no progress, repeated failures. */
+  /** The run ended without an answer: max rounds, deadline, context budget, no progress, repeated failures, no readable data. */
   notAnswered: 3,
   /** Docker (or the runner image, or the local Python) is not usable. */
   sandboxUnavailable: 4,
@@ -42,6 +42,7 @@ export function exitCodeForTermination(reason: TerminationReason, hasAnswer = fa
     case 'deadline':
     case 'no-progress':
     case 'repeated-failure':
+    case 'no-data':
       return ExitCode.notAnswered;
   }
 }
@@ -75,7 +76,8 @@ export const exitCodeHelp = `Exit codes:
   0    answered (the run ended with an answer; other commands: success)
   1    internal error (a bug in Datalyst)
   2    usage or input error (arguments, config, workspace, output folder)
-  3    ran but did not answer (max rounds, deadline, context budget, no progress)
+  3    ran but did not answer (max rounds, deadline, context budget, no progress,
+       no readable data)
   4    sandbox unavailable (Docker engine, runner image, local Python)
   5    model unavailable (endpoint unreachable, model not served)
   130  cancelled (Ctrl-C)`;

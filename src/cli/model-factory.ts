@@ -1,4 +1,4 @@
-import { deepAnalyzeExtraBody } from '../agent/index.ts';
+import { deepAnalyzeExtraBody, deepAnalyzeTemperature } from '../agent/index.ts';
 import type { ModelSettings } from '../config/index.ts';
 import { createOfflineAnalyst, createOpenAIChatModel } from '../index.ts';
 import type { LanguageModel } from '../index.ts';
@@ -12,6 +12,8 @@ export function createModel(settings: ModelSettings): LanguageModel {
     model: settings.id,
     ...(settings.apiKey === null ? {} : { apiKey: settings.apiKey }),
     // What DeepAnalyze's own client sends to vLLM with every request.
-    ...(settings.profile === 'deepanalyze' ? { extraBody: { ...deepAnalyzeExtraBody } } : {}),
+    ...(settings.profile === 'deepanalyze'
+      ? { extraBody: { ...deepAnalyzeExtraBody }, temperature: deepAnalyzeTemperature }
+      : {}),
   });
 }

@@ -470,6 +470,7 @@ export class ProgressRenderer {
   // ---- workspace and run -------------------------------------------------
 
   private renderProfile(profile: WorkspaceProfile): void {
+    const maxNotesPerFile = 3;
     const tables = profile.files.reduce((sum, file) => sum + file.tables.length, 0);
     this.info(`Workspace profiled: ${plural(profile.files.length, 'file')}, ${plural(tables, 'table')}`);
     const shownFiles = 12;
@@ -492,6 +493,18 @@ export class ProgressRenderer {
           `  ${name} ${this.style.dim(`${file.format} · ${formatBytes(file.sizeBytes)}${shapes ? ` · ${shapes}${more}` : ''}`)}`,
         );
       }
+      // How the file was read (encoding fallback, preamble, no header, identifiers, dates): the person sees it too.
+      for (const note of file.notes.slice(0, maxNotesPerFile)) {
+        if (file.format !== 'text') this.info(`    ${this.style.dim(`note: ${sanitizeForTerminal(note)}`)}`);
+      }
+    }
+    if (profile.truncated) {
+      const total = profile.totalFiles ?? null;
+      this.warn(
+        total !== null && total > profile.files.length
+          ? `${profile.files.length} of ${total} files profiled; the others are listed, not read`
+          : `Only the first ${profile.files.length} files were profiled; the others are listed, not read`,
+      );
     }
     if (profile.files.length > shownFiles)
       this.info(this.style.dim(`  … ${profile.files.length - shownFiles} more files`));

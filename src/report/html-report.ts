@@ -11,6 +11,8 @@ import type { ProcessEntry } from './run-view.ts';
 import { stripCodeFence, terminationLabel } from './run-view.ts';
 import { formatBytes, formatDuration, formatExactBytes, safeBaseUrl, stepLabel } from './report-format.ts';
 import { highlightPython } from './python-highlighter.ts';
+import { readingNotes } from './reading-notes.ts';
+import type { WorkspaceProfile } from '../sandbox/workspace-profile.ts';
 
 /** Images of artifacts (PNG/JPEG/GIF/WebP the code saved), embedded as data: URIs. */
 export type ArtifactImages = ReadonlyMap<string, { mimeType: string; base64: string }>;
@@ -449,8 +451,18 @@ function renderProvenance({ report }: HtmlContext): string {
 <dl class="facts">${facts.map(([name, value]) => `<dt>${escapeHtml(name)}</dt><dd>${escapeHtml(value)}</dd>`).join('')}</dl>
 <h3>Input files</h3>
 ${start.workspace.files.length === 0 ? '<p class="note">No input files were recorded.</p>' : `<table class="files"><thead><tr><th>File</th><th>Size</th><th>SHA-256</th></tr></thead><tbody>${files}</tbody></table>`}
+${readingNotesHtml(view.profile)}
 ${view.artifacts.length === 0 ? '' : `<h3>Files the code wrote (artifacts/)</h3><table class="files"><thead><tr><th>File</th><th>Size</th><th>Output</th><th>SHA-256</th></tr></thead><tbody>${artifacts}</tbody></table>`}
 </section>`;
+}
+
+function readingNotesHtml(profile: WorkspaceProfile | null): string {
+  const notes = readingNotes(profile);
+  if (notes.length === 0) return '';
+  const items = notes
+    .map(({ file, note }) => `<li><span class="mono">${escapeHtml(file)}</span>: ${escapeHtml(note)}</li>`)
+    .join('');
+  return `<h3>How the files were read</h3><ul class="reading-notes">${items}</ul>`;
 }
 
 function firstLine(text: string, maxChars: number): string {

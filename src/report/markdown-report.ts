@@ -8,6 +8,7 @@ import type { PreparedReport } from './prepared-report.ts';
 import { formatBytes, formatDuration, formatExactBytes, safeBaseUrl, stepLabel } from './report-format.ts';
 import type { ProcessEntry } from './run-view.ts';
 import { stripCodeFence, terminationLabel } from './run-view.ts';
+import { readingNotes } from './reading-notes.ts';
 
 /** A file the Markdown report links to, relative to the report's folder. */
 export interface ReportAsset {
@@ -305,6 +306,12 @@ function renderProvenance(report: PreparedReport): string[] {
       lines.push(
         `| ${escapeMarkdownText(file.path)} | ${formatExactBytes(file.sizeBytes)} | \`${file.sha256}\` |`,
       );
+  }
+  const reading = readingNotes(view.profile);
+  if (reading.length > 0) {
+    lines.push('', '### How the files were read', '');
+    for (const { file, note } of reading)
+      lines.push(`- ${escapeMarkdownText(file)}: ${escapeMarkdownText(note)}`);
   }
   if (view.artifacts.length > 0) {
     lines.push(

@@ -253,6 +253,7 @@ const terminationLabels: Record<RunEndRecord['termination']['reason'], string> =
   deadline: 'the deadline passed',
   'no-progress': 'no progress was being made',
   'repeated-failure': 'the same failure repeated',
+  'no-data': 'no file held data that could be read',
   'model-unavailable': 'the model could not be reached',
   'sandbox-failure': 'the sandbox failed',
   cancelled: 'cancelled',

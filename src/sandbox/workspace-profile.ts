@@ -76,5 +76,7 @@ export const workspaceProfileSchema = z.object({
   files: z.array(fileProfileSchema),
   /** True when files or tables were left out to keep the profile small. */
   truncated: z.boolean(),
+  /** Files found in the workspace, profiled or not (absent from older kernels). */
+  totalFiles: z.number().int().nonnegative().optional(),
 });
 export type WorkspaceProfile = z.infer<typeof workspaceProfileSchema>;

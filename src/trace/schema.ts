@@ -32,6 +32,8 @@ export const terminationReasonSchema = z.enum([
   'deadline',
   'no-progress',
   'repeated-failure',
+  /** No file of the workspace could be read (empty, binary, encrypted, unsupported): nothing to analyse. */
+  'no-data',
   'model-unavailable',
   'sandbox-failure',
   'cancelled',

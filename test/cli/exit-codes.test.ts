@@ -28,6 +28,7 @@ describe('exit codes', () => {
       deadline: 3,
       'no-progress': 3,
       'repeated-failure': 3,
+      'no-data': 3,
       'sandbox-failure': 4,
       'model-unavailable': 5,
       cancelled: 130,

@@ -76,7 +76,9 @@ describe('the offline analyst on an awkward workspace', () => {
 
   it('studies a fixed sample of a table too long to study whole', () => {
     const load = executions.find((execution) => execution.code.includes('# offline-analyst step: load'));
-    expect(load?.executeText).toContain('long.csv: 200000 rows × 4 columns (a sample of the 230000 rows)');
+    expect(load?.executeText).toContain(
+      'long.csv: 200000 rows × 4 columns (`id`, `group`, `amount`, `score`) (a random sample of the 230000 rows)',
+    );
   });
 
   it('charts a bounded number of columns of a wide table', () => {

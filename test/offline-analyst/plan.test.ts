@@ -158,6 +158,27 @@ describe('the offline analyst plan', () => {
     expect(run.stages.length).toBeLessThanOrEqual(16);
   });
 
+  it('reloads with less memory after an out-of-memory restart, says so, and stops at a second loss', () => {
+    const healthy = healthyKernel({});
+    const restarted =
+      '[Error]:\nKernel died (memory limit)\n[the kernel was restarted: variables and imports are gone, re-run what you need]';
+    const run = runCanned(firstMessage('Report.', numbersAndCategories), (stage, call) =>
+      (stage === 'load' && call === 1) || (stage === 'distributions' && call === 1)
+        ? restarted
+        : healthy(stage, call),
+    );
+    // The load that ran out of memory is not repeated as it was: the reload keeps a quarter of the rows.
+    const prepares = run.turns.filter((turn) => turn.includes('# offline-analyst step: prepare'));
+    expect(prepares[0]).toContain('MAX_ROWS = 200000');
+    expect(prepares[1]).toContain('MAX_ROWS = 50000');
+    expect(prepares[1]).toContain('reloaded with less memory');
+    const loads = run.turns.filter((turn) => turn.includes('# offline-analyst step: load\n'));
+    expect(loads[1]).toContain(`LARGE_FILE_BYTES = ${(32 * 1024 * 1024) / 8}`);
+    // The second loss ends the plan: no cell runs on tables that are gone.
+    expect(run.stages.at(-1)).toBe('distributions');
+    expect(run.answer).toContain('lost its state again');
+  });
+
   it('stops at its cell limit', () => {
     const run = runCanned(firstMessage('Report.', numbersAndCategories), healthyKernel({}), {
       analyst: { maxCells: 4 },

@@ -63,7 +63,8 @@ def column_kind(name: str, series, present, unique: int | None) -> str:
         return 'datetime'
     if types.is_numeric_dtype(series):
         integral = types.is_integer_dtype(series) or bool((present % 1 == 0).all())
-        if integral and unique == len(present) and ID_NAME.search(name) and len(present) > 1:
+        # An *_id column holds codes (keys, foreign keys): never a measure, unique or not.
+        if integral and ID_NAME.search(name):
             return 'id'
         return 'integer' if integral else 'number'
     values = present.head(2000)
@@ -75,6 +76,10 @@ def column_kind(name: str, series, present, unique: int | None) -> str:
         return 'boolean'
     if looks_like_dates(strings):
         return 'datetime'
+    digits = strings.str.fullmatch(r'\d+')
+    if bool(digits.all()) and (ID_NAME.search(name) or strings.str.len().max() >= 16
+                               or bool((strings.str.len().gt(1) & strings.str.startswith('0')).any())):
+        return 'id'  # codes kept as text: 18-digit ids, zero-padded zips
     # Every value different: an identifier, when the name says so or the values are short codes.
     if unique == len(present) and (ID_NAME.search(name) and len(present) > 1 or len(present) >= 10
                                    and strings.str.len().max() <= 40 and not strings.str.contains(r'\s').any()):
@@ -84,7 +89,8 @@ def column_kind(name: str, series, present, unique: int | None) -> str:
     return 'text'
 
 
-DATE_LIKE = re.compile(r'^\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?$|^\d{1,2}[./-]\d{1,2}[./-]\d{2,4}$')
+DATE_LIKE = re.compile(r'^\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?$'
+                       r'|^\d{1,2}[./-]\d{1,2}[./-]\d{2,4}( \d{1,2}:\d{2}(:\d{2})?)?$')
 
 
 def looks_like_dates(strings) -> bool:

@@ -14,18 +14,34 @@ HEADER_SEARCH_ROWS = 40
 DELIMITERS = (',', ';', '\t', '|')
 MISSING_MARKERS = ('.', '..', '-', '--', '?', 'n/a', 'N/A', 'n.a.', '#N/A', 'NULL', 'null', 'None')
 
+class NotText(ValueError):
+    """The bytes are not text in any encoding: a binary file with a text extension."""
+
+
 def detect_encoding(data: bytes, complete: bool) -> str:
+    """The file's encoding: a BOM, else UTF-8 when it decodes, else what charset_normalizer finds.
+
+    charset_normalizer (Debian's python3-charset-normalizer) tells CJK legacy
+    encodings (Big5, GBK, Shift_JIS, EUC-KR), cp1252 and UTF-16 without a BOM
+    apart; latin-1 is the last resort, and the profile says so."""
     if data.startswith(b'\xef\xbb\xbf'):
         return 'utf-8-sig'
     if data.startswith((b'\xff\xfe', b'\xfe\xff')):
         return 'utf-16'
     try:
         data.decode('utf-8')
-        return 'utf-8'
+        if b'\x00' not in data:
+            return 'utf-8'
     except UnicodeDecodeError as error:
         # A multi-byte character cut by the end of a partial read is not evidence.
-        if not complete and error.start >= len(data) - 3 and error.reason == 'unexpected end of data':
+        if not complete and error.start >= len(data) - 3 and error.reason == 'unexpected end of data' \
+                and b'\x00' not in data:
             return 'utf-8'
+    detected = detect_with_charset_normalizer(data)
+    if detected is not None:
+        return detected
+    if b'\x00' in data:
+        raise NotText('binary data, not text (it holds NUL bytes and decodes in no text encoding)')
     if any(0x80 <= byte <= 0x9f for byte in data):
         try:
             data.decode('cp1252')
@@ -33,6 +49,47 @@ def detect_encoding(data: bytes, complete: bool) -> str:
         except UnicodeDecodeError:
             pass
     return 'latin-1'
+
+
+# Encodings that are text a person would write a table in; a detector's other
+# guesses on binary data (e.g. 'utf_32', 'cp037') are not trusted.
+TRUSTED_ENCODINGS = frozenset({
+    'utf_16', 'utf_16_le', 'utf_16_be', 'big5', 'big5hkscs', 'cp950', 'gb2312', 'gbk', 'gb18030', 'hz',
+    'shift_jis', 'cp932', 'euc_jp', 'iso2022_jp', 'euc_kr', 'cp949', 'iso2022_kr', 'johab', 'cp1250', 'cp1251',
+    'cp1252', 'cp1253', 'cp1254', 'cp1255', 'cp1256', 'cp1257', 'cp1258', 'latin_1', 'iso8859_2', 'iso8859_5',
+    'iso8859_7', 'iso8859_9', 'iso8859_15', 'koi8_r', 'koi8_u', 'mac_roman', 'cp437', 'cp850', 'cp866', 'tis_620',
+    'ascii', 'utf_8',
+})
+DETECTOR_BYTES = 256 << 10
+
+
+def detect_with_charset_normalizer(data: bytes) -> str | None:
+    try:
+        from charset_normalizer import from_bytes
+    except ImportError:  # an image without it: the older rules below still apply
+        return None
+    sample = data[:DETECTOR_BYTES]
+    if len(data) > DETECTOR_BYTES:  # do not cut a multi-byte character (UTF-16 pairs, CJK double bytes)
+        cut = sample.rfind(b'\n')
+        if cut > 0:
+            sample = sample[:cut + 1]
+    results = from_bytes(sample)
+    best = results.best()
+    if best is None:
+        return None
+    # cp1250 and cp1252 often tie on Western text (è reads as č); on a tie the far commoner cp1252 wins.
+    tied = [match for match in results if (match.chaos, match.coherence) == (best.chaos, best.coherence)]
+    best = next((match for match in tied if match.encoding == 'cp1252'), best)
+    encoding = best.encoding
+    if encoding not in TRUSTED_ENCODINGS:
+        return None
+    if b'\x00' in sample and not encoding.startswith('utf_16'):
+        return None
+    if encoding in ('ascii', 'utf_8'):
+        return 'utf-8'
+    if encoding == 'latin_1':
+        return 'latin-1'
+    return encoding.replace('_', '-')
 
 
 def sniff_delimiter(text: str) -> tuple[str, int]:
@@ -68,6 +125,9 @@ class CsvStructure:
         self.data_rows: int | None = None
         self.footer = False
         self.width = 1
+        # False when the first row is data (a header-less file): the columns get generated names.
+        self.has_header = True
+        self.header_fields: list[str] = []
 
 
 def find_structure(text: str, delimiter: str, width: int, complete: bool) -> CsvStructure:
@@ -84,15 +144,22 @@ def find_structure(text: str, delimiter: str, width: int, complete: bool) -> Csv
         pass
     if width < 2:
         return structure
-    # The header: the first record with the table's field count that is not all empty.
+    # The header: the first record with the table's field count that is mostly filled in. A title
+    # or units line pasted from a sheet has the full count too (trailing delimiters), but one cell.
+    head = records[:HEADER_SEARCH_ROWS * 4]
+    fill = [sum(1 for field in fields if field.strip()) if len(fields) == width else 0 for _, fields in head]
+    most = max(fill, default=0)
     header_index = None
-    for index, (_, fields) in enumerate(records[:HEADER_SEARCH_ROWS * 4]):
-        if len(fields) == width and any(field.strip() for field in fields):
+    for index, filled in enumerate(fill):
+        if filled and filled >= max(1, min(most, (width + 1) // 2)):
             header_index = index
             break
     if header_index is None:
         return structure
     structure.header_line = records[header_index][0]
+    below = [fields for _, fields in records[header_index + 1:header_index + 201] if len(fields) == width]
+    structure.has_header = is_header_row(records[header_index][1], below, preamble=header_index > 0)
+    structure.header_fields = list(records[header_index][1])
     # The data: records after the header until one that is clearly not a row of the table.
     data_rows = 0
     end = None
@@ -110,6 +177,54 @@ def find_structure(text: str, delimiter: str, width: int, complete: bool) -> Csv
             structure.footer = True
             structure.data_rows = data_rows
     return structure
+
+
+NUMBER = re.compile(r'^[-+]?(\d+([.,]\d+)*|\d*[.,]\d+)([eE][-+]?\d+)?%?$')
+YEAR = re.compile(r'^(1[89]|20)\d\d$')
+NULL_WORDS = frozenset({'', 'null', 'none', 'nan', 'na', 'n/a', '-', '.', '?'})
+
+
+def is_number_cell(value: str) -> bool:
+    return bool(NUMBER.match(value.strip().replace(' ', '')))
+
+
+def is_header_row(row: list[str], below: list[list[str]], preamble: bool) -> bool:
+    """Whether the first full row names the columns or is already data.
+
+    A row with a word where the rows below hold numbers is a header. A row of
+    only numbers (and missing markers) is data, so the file has no header,
+    unless it is a run of years under a label (`Year,2000,2001,…`) or a
+    title/units preamble stands above it: a sheet pasted as CSV."""
+    cells = [cell.strip() for cell in row]
+    filled = [cell for cell in cells if cell.lower() not in NULL_WORDS]
+    if not filled:
+        return True
+    words = [cell for cell in filled if not is_number_cell(cell)]
+    numbers = [cell for cell in filled if is_number_cell(cell) and not YEAR.match(cell)]
+    if words and not (numbers and below and types_match(cells, below)):
+        return True
+    if words:
+        return False  # `Oslo,12,3` above `Lima,40,5`: words and numbers just where the data has them
+    if preamble:
+        return True
+    years = [cell for cell in cells if YEAR.match(cell)]
+    if len(years) >= 2 and len(set(years)) == len(years) and len(years) >= len(filled) - 1:
+        return True
+    return False
+
+
+def types_match(cells: list[str], below: list[list[str]]) -> bool:
+    """Every filled cell is a number where most values below are numbers, and a word where they are words."""
+    for position, cell in enumerate(cells):
+        if cell.lower() in NULL_WORDS:
+            continue
+        column = [row[position].strip() for row in below if position < len(row) and row[position].strip().lower() not in NULL_WORDS]
+        if not column:
+            return False
+        numeric_share = sum(1 for value in column if is_number_cell(value)) / len(column)
+        if is_number_cell(cell) != (numeric_share >= 0.5):
+            return False
+    return True
 
 
 THOUSANDS_DOT = re.compile(r'^-?\d{1,3}(\.\d{3})+$')

@@ -155,4 +155,5 @@ def profile_with_inputs(profile_workspace, workdir: str, options: dict) -> dict:
     if not linked:
         return own
     files = sorted(linked + own['files'], key=lambda entry: entry['path'])
-    return dict(own, files=files, truncated=bool(own.get('truncated') or inputs.get('truncated')))
+    return dict(own, files=files, truncated=bool(own.get('truncated') or inputs.get('truncated')),
+                totalFiles=int(own.get('totalFiles') or 0) + int(inputs.get('totalFiles') or 0))

@@ -20,14 +20,15 @@ own namespace: the user's variables are never touched.
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import urllib.parse
 import warnings
 import zipfile
 
 from datalyst_columns import is_missing, looks_numeric, profile_column
-from datalyst_csv_dialect import (HEADER_SEARCH_ROWS, SNIFF_BYTES, find_missing_markers, find_number_format, find_structure,
-                                  detect_encoding, looks_delimited, sample_rows, sniff_delimiter)
+from datalyst_csv_dialect import (HEADER_SEARCH_ROWS, SNIFF_BYTES, NotText, find_missing_markers, find_number_format,
+                                  find_structure, detect_encoding, looks_delimited, sample_rows, sniff_delimiter)
 from datalyst_text import MAX_NAME_CHARS, MAX_NOTE_CHARS, clip_text, short_text
 
 MAX_FILES = 200
@@ -35,6 +36,9 @@ MAX_SCANNED_ENTRIES = 20_000
 MAX_TABLES_PER_FILE = 50
 MAX_COLUMNS = 100
 MAX_ROWS_FOR_STATS = 200_000
+# A CSV larger than this is profiled on its first MAX_ROWS_FOR_STATS rows (rows counted in chunks): a
+# whole read of text columns takes ~10x the file's size in memory, more than a small sandbox has.
+LIMITED_READ_BYTES = 16 << 20
 # A workbook is a zip of XML; parsing ~64 MiB of sheet XML already takes the whole
 # profile time limit, and a zip bomb of a few hundred KB inflates far beyond it.
 MAX_WORKBOOK_INFLATED_BYTES = 64 << 20
@@ -54,17 +58,19 @@ def profile_workspace(workdir: str, options: dict | None = None) -> dict:
 
     options = options or {}
     max_files = int(options.get('maxFiles') or MAX_FILES)
-    paths, truncated = list_files(workdir, max_files)
+    paths, truncated, total = list_files(workdir, max_files)
     files = []
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
         for relative in paths:
             files.append(profile_file(workdir, relative))
-    return {'files': files, 'truncated': truncated}
+    return {'files': files, 'truncated': truncated, 'totalFiles': total}
 
 
-def list_files(workdir: str, max_files: int) -> tuple[list[str], bool]:
+def list_files(workdir: str, max_files: int) -> tuple[list[str], bool, int]:
+    """The first max_files files (sorted walk), whether some were left out, and how many files were seen."""
     found: list[str] = []
+    total = 0
     stack = ['']
     seen = 0
     truncated = False
@@ -78,18 +84,19 @@ def list_files(workdir: str, max_files: int) -> tuple[list[str], bool]:
         for entry in entries:
             seen += 1
             if seen > MAX_SCANNED_ENTRIES:
-                return sorted(found), True
+                return sorted(found), True, total
             path = relative + '/' + entry.name if relative else entry.name
             if entry.is_dir(follow_symlinks=False):
                 if entry.name not in SKIPPED_DIRS:
                     subdirs.append(path)
             elif entry.is_file(follow_symlinks=False):
+                total += 1
                 if len(found) >= max_files:
                     truncated = True
                     continue
                 found.append(path)
         stack.extend(reversed(subdirs))
-    return sorted(found), truncated
+    return sorted(found), truncated, total
 
 
 # ---------------------------------------------------------------------------
@@ -104,6 +111,8 @@ def profile_file(workdir: str, relative: str) -> dict:
         with open(absolute, 'rb') as handle:
             head = handle.read(16)
         file_format = detect_format(relative, head)
+        if head.startswith(OLE_MAGIC) and relative.lower().endswith(('.xlsx', '.xlsm')):
+            raise UnreadableWorkbook(describe_ole_workbook(absolute))
         if file_format == 'text' and relative.lower().endswith('.txt') and looks_delimited(absolute):
             file_format = 'csv'
         result['format'] = file_format
@@ -126,6 +135,21 @@ def profile_file(workdir: str, relative: str) -> dict:
     # Notes quote sheet names and such: bounded like every text the host gets.
     result['notes'] = [short_text(note, MAX_NOTE_CHARS) for note in result['notes']]
     return result
+
+
+OLE_MAGIC = b'\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1'
+
+
+class UnreadableWorkbook(ValueError):
+    """An .xlsx that is not a zip: an encrypted workbook is an OLE container holding an EncryptedPackage."""
+
+
+def describe_ole_workbook(absolute: str) -> str:
+    with open(absolute, 'rb') as handle:
+        data = handle.read(1 << 20)
+    if 'EncryptedPackage'.encode('utf-16-le') in data or b'EncryptedPackage' in data:
+        return 'the workbook is encrypted (password-protected); save it without a password to analyse it'
+    return 'the file is an OLE container (an old .xls or an encrypted workbook), not an .xlsx zip'
 
 
 def detect_format(relative: str, head: bytes) -> str:
@@ -170,6 +194,8 @@ def profile_csv(absolute: str, relative: str, notes: list[str]) -> dict:
     import pandas as pd
 
     size = os.path.getsize(absolute)
+    if size == 0:
+        raise EmptyFile('the file is empty (0 bytes)')
     with open(absolute, 'rb') as handle:
         data = handle.read(STRUCTURE_SCAN_BYTES)
     complete = len(data) >= size
@@ -177,12 +203,16 @@ def profile_csv(absolute: str, relative: str, notes: list[str]) -> dict:
     text = data.decode(encoding, errors='replace')
     if not complete:
         text = text[:text.rfind('\n') + 1] or text
+    if not text.strip():
+        raise EmptyFile('the file holds only blank lines')
     extension = os.path.splitext(relative)[1].lower()
     delimiter, width = sniff_delimiter(text[:SNIFF_BYTES])
     if extension in ('.tsv', '.tab') and width < 2:
         delimiter = '\t'
     structure = find_structure(text, delimiter, width, complete)
     rows = sample_rows(text, delimiter, structure)
+    if not structure.has_header and structure.header_fields:
+        rows = [structure.header_fields] + rows  # the "header" line is the first data row
     thousands, decimal = find_number_format(rows, delimiter)
     na_values = find_missing_markers(rows)
 
@@ -193,27 +223,63 @@ def profile_csv(absolute: str, relative: str, notes: list[str]) -> dict:
         kwargs['encoding'] = encoding
     if structure.header_line > 0:
         kwargs['skiprows'] = structure.header_line
+    if not structure.has_header:
+        kwargs['header'] = None
+        kwargs['names'] = ['column_%d' % (position + 1) for position in range(structure.width)]
     if structure.footer and structure.data_rows is not None:
-        kwargs['nrows'] = structure.data_rows
+        kwargs['nrows'] = structure.data_rows + (0 if structure.has_header else 1)
     if na_values:
         kwargs['na_values'] = na_values
     if thousands:
         kwargs['thousands'] = thousands
     if decimal:
         kwargs['decimal'] = decimal
+    names = kwargs.get('names') or list(structure.header_fields)
+    identifiers = find_identifier_columns(names, rows)
+    if identifiers:
+        kwargs['dtype'] = {name: 'str' for name in identifiers}
+    dates = find_date_columns(names, rows)
+    if dates:
+        kwargs['parse_dates'] = [name for name, _ in dates]
+        kwargs['date_format'] = {name: spec.format for name, spec in dates}
 
+    if encoding not in ('utf-8', 'utf-8-sig'):
+        notes.append('The file is not UTF-8: it was decoded as %s%s.' % (
+            encoding, ' (no encoding fits; latin-1 reads any bytes, so some characters may be wrong)'
+            if encoding == 'latin-1' else ''))
     if structure.header_line > 0:
-        notes.append('%d line(s) of preamble above the header are skipped.' % structure.header_line)
+        notes.append('%s of preamble above the header %s skipped.' % (lines_of(structure.header_line),
+                                                                    'is' if structure.header_line == 1 else 'are'))
+    if not structure.has_header:
+        notes.append('No header row: the first line holds data, so every line is kept and the columns are named '
+                     'column_1 to column_%d.' % structure.width)
     if structure.footer:
         notes.append('Lines below the %d data rows (a footer or notes) are left out.' % (structure.data_rows or 0))
-    if encoding not in ('utf-8', 'utf-8-sig'):
-        notes.append('The file is not UTF-8; it reads as %s.' % encoding)
+    if identifiers:
+        notes.append('Read as text, not numbers (identifiers: long digit strings or leading zeros): %s.'
+                     % ', '.join(identifiers[:10]))
+    for name, spec in dates:
+        notes.append('Column %s holds dates written %s%s.' % (name, spec.label, spec.ambiguity))
 
     read_kwargs = dict(kwargs)
-    limited = 'nrows' not in kwargs and size > 64 << 20
+    limited = 'nrows' not in kwargs and size > LIMITED_READ_BYTES
     if limited:
         read_kwargs['nrows'] = MAX_ROWS_FOR_STATS
-    frame = pd.read_csv(absolute, **read_kwargs)
+    try:
+        frame = pd.read_csv(absolute, **read_kwargs)
+    except pd.errors.ParserError:
+        # A line with more fields than the header: keep every row, the extra fields in columns of their own.
+        widened = widen_for_long_lines(text, delimiter, structure, kwargs, names)
+        if widened is None:
+            raise
+        kwargs, long_lines, widest = widened
+        read_kwargs = dict(kwargs, **({'nrows': MAX_ROWS_FOR_STATS} if limited else {}))
+        frame = pd.read_csv(absolute, **read_kwargs)
+        where = ', '.join('line %d' % line for line in long_lines[:5]) + (', …' if len(long_lines) > 5 else '')
+        extra = kwargs['names'][len(names):widest]
+        notes.append('%s %s more fields than the header (%s): every row is kept, and the extra fields are in %s %s.'
+                     % (lines_of(len(long_lines)), 'holds' if len(long_lines) == 1 else 'hold', where,
+                        'column' if len(extra) == 1 else 'columns', ', '.join(extra)))
     rows_total = len(frame)
     if limited and len(frame) >= MAX_ROWS_FOR_STATS:
         rows_total = count_csv_rows(absolute, kwargs)
@@ -221,9 +287,115 @@ def profile_csv(absolute: str, relative: str, notes: list[str]) -> dict:
     trailing = [column for column in frame.columns if str(column).startswith('Unnamed: ') and frame[column].isna().all()]
     if trailing and frame.columns[-1] in trailing:
         notes.append('Every row ends with a delimiter, which adds an empty last column.')
-    read = read_options(encoding=encoding, delimiter=delimiter, header_row=structure.header_line,
+    read = read_options(encoding=encoding, delimiter=delimiter,
+                        header_row=structure.header_line if structure.has_header else None,
                         skip_rows=structure.header_line, decimal=decimal, thousands=thousands, na_values=na_values)
     return table_profile('', frame, rows_total, read, call_code('pd.read_csv', relative, kwargs))
+
+
+def lines_of(count: int) -> str:
+    return '%d line%s' % (count, '' if count == 1 else 's')
+
+
+class EmptyFile(ValueError):
+    """A file with no bytes, or only blank lines: nothing to read."""
+
+
+def widen_for_long_lines(text: str, delimiter: str, structure, kwargs: dict, names: list[str]):
+    """Names for the widest line's fields, and the lines that are wider than the header (1-based)."""
+    import csv
+    import io
+
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
+    long_lines, widest, line = [], len(names), 1
+    try:
+        for fields in reader:
+            if line > structure.header_line + 1 and len(fields) > len(names):
+                long_lines.append(line)
+                widest = max(widest, len(fields))
+            line = reader.line_num + 1
+    except csv.Error:
+        return None
+    if not long_lines or widest > 4 * len(names) + 20:
+        return None
+    widened = dict(kwargs)
+    taken = set(names)
+    extra = []
+    for position in range(len(names), widest):
+        name = 'column_%d' % (position + 1)
+        while name in taken:
+            name += '_'
+        extra.append(name)
+    widened['names'] = list(names) + extra
+    widened['header'] = None
+    widened['skiprows'] = structure.header_line + (1 if structure.has_header else 0)
+    return widened, long_lines, widest
+
+
+DIGITS = re.compile(r'^\d+$')
+
+
+def find_identifier_columns(names: list[str], rows: list[list[str]]) -> list[str]:
+    """Columns of digit strings that a number would change: 16 or more digits (a float would round
+    them) or a leading zero (`00501`). Read as text so nothing is lost."""
+    found = []
+    for position, name in enumerate(names):
+        values = [row[position].strip() for row in rows[:5000] if position < len(row) and row[position].strip()]
+        if not values or not all(DIGITS.match(value) for value in values):
+            continue
+        long_digits = max(len(value) for value in values) >= 16
+        padded = any(len(value) > 1 and value.startswith('0') for value in values)
+        # An *_id of short integers reads fine as a number (its kind says id); text would cost memory.
+        if long_digits or padded:
+            found.append(name)
+    return found
+
+
+class DateSpec:
+    def __init__(self, format: str, label: str, ambiguity: str = '') -> None:
+        self.format = format
+        self.label = label
+        self.ambiguity = ambiguity
+
+
+SLASHED = re.compile(r'^(\d{1,2})/(\d{1,2})/(\d{4})( \d{1,2}:\d{2}(:\d{2})?)?$')
+DOTTED = re.compile(r'^(\d{1,2})\.(\d{1,2})\.(\d{4})( \d{1,2}:\d{2}(:\d{2})?)?$')
+
+
+def find_date_columns(names: list[str], rows: list[list[str]]) -> list[tuple[str, DateSpec]]:
+    """Columns of D/M/Y-style dates, with the one format that reads them all. ISO dates need no help."""
+    found = []
+    for position, name in enumerate(names):
+        values = [row[position].strip() for row in rows[:5000] if position < len(row) and row[position].strip()]
+        if len(values) < 2:
+            continue
+        for pattern, separator in ((SLASHED, '/'), (DOTTED, '.')):
+            matches = [pattern.match(value) for value in values]
+            if not all(matches):
+                continue
+            times = {bool(match.group(4)) for match in matches}
+            if len(times) != 1:
+                break
+            seconds = any(match.group(5) for match in matches)
+            clock = (' %H:%M:%S' if seconds else ' %H:%M') if times == {True} else ''
+            clock_label = (' HH:MM:SS' if seconds else ' HH:MM') if clock else ''
+            firsts = [int(match.group(1)) for match in matches]
+            seconds_part = [int(match.group(2)) for match in matches]
+            if max(firsts) > 12 and max(seconds_part) <= 12:
+                day_first, ambiguity = True, ''
+            elif max(seconds_part) > 12 and max(firsts) <= 12:
+                day_first, ambiguity = False, ''
+            elif max(firsts) > 12 or max(seconds_part) > 12:
+                break  # neither reading fits every value
+            else:
+                day_first = separator == '.'
+                ambiguity = ('; no day above 12 occurs, so day and month cannot be told apart: read as %s first'
+                             ' (the usual order for this separator)' % ('day' if day_first else 'month'))
+            fmt = ('%d{0}%m{0}%Y' if day_first else '%m{0}%d{0}%Y').format(separator) + clock
+            label = ('DD{0}MM{0}YYYY' if day_first else 'MM{0}DD{0}YYYY').format(separator) + clock_label
+            found.append((name, DateSpec(fmt, label, ambiguity)))
+            break
+    return found
 
 
 def count_csv_rows(absolute: str, kwargs: dict) -> int:

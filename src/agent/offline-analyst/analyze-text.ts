@@ -41,7 +41,7 @@ function previousStepNote(conversation: OfflineConversation): string {
   const last = conversation.steps.at(-1);
   if (last === undefined) return '';
   if (last.stateLost) {
-    return 'The previous step found the kernel without its variables (it was restarted), so the tables are loaded again first. ';
+    return 'The previous step found the kernel without its variables (it was restarted, most likely out of memory), so the tables are loaded again first, with less memory: large files in smaller chunks, and smaller samples. ';
   }
   if (last.executeText === null) return 'The previous step returned no output. ';
   if (last.errorName !== null) {

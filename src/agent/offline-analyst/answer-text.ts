@@ -11,7 +11,7 @@ import type { Stage } from './stages.ts';
 // `share` scales the per-section cap: the data section describes every table studied.
 const sections: ReadonlyArray<{ title: string; stages: readonly Stage[]; share?: number }> = [
   { title: 'What the instruction asks about', stages: ['focus'] },
-  { title: 'The data', stages: ['load', 'load-fallback', 'relations', 'overview'], share: 2 },
+  { title: 'The data', stages: ['load', 'load-fallback', 'relations', 'overview'], share: 5 },
   { title: 'Over time', stages: ['time'] },
   { title: 'Relationships', stages: ['correlations'] },
   { title: 'Distributions', stages: ['distributions'] },
@@ -62,6 +62,10 @@ function closingNotes(conversation: OfflineConversation, reason: AnswerReason): 
     notes.push('The run asked for the answer before the plan was complete, so later steps did not run.');
   if (reason === 'cell-limit')
     notes.push('The analyst reached its limit of cells before the plan was complete.');
+  if (reason === 'state-lost')
+    notes.push(
+      'The kernel lost its state again after the reload with less memory, so the analysis stopped here rather than run steps on tables that were gone; the findings above are all there is.',
+    );
   if (reason === 'setup-failed')
     notes.push('The first steps failed, so the data could not be analysed; see their output.');
   return notes;

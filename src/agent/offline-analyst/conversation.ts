@@ -68,6 +68,11 @@ const helperNames = [
   'looks_misread',
   'MAX_ROWS',
   'MISSING_MARKERS',
+  'shape_of',
+  'sampled',
+  'reading_notes',
+  'file_missing',
+  'recovery_note',
 ];
 const lostHelperPattern = new RegExp(`NameError: name '(?:${helperNames.join('|')})' is not defined`);
 const restartPattern = /kernel (?:was |had to be )?restarted|state (?:was |is )?lost/i;

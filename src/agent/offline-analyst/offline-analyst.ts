@@ -19,9 +19,9 @@ import { readConversation } from './conversation.ts';
 import { followUpTurn, readFollowUp } from './follow-up.ts';
 import { parseDataSection } from '../first-message.ts';
 import type { OfflineConversation } from './conversation.ts';
-import { planNextTurn } from './plan.ts';
+import { kernelLost, planNextTurn, recoveryRows } from './plan.ts';
 import type { NextTurn } from './plan.ts';
-import { inventoryWorkspace } from './workspace-inventory.ts';
+import { inventoryWorkspace, readingNotes } from './workspace-inventory.ts';
 
 export const OFFLINE_ANALYST_ID = 'datalyst-offline-analyst';
 
@@ -33,6 +33,8 @@ export interface OfflineAnalystOptions {
   maxColumnsPerChart?: number;
   /** Rows kept per table; a larger table is studied on a fixed random sample. Default 200 000. */
   maxRows?: number;
+  /** CSV files larger than this are read in chunks (every row counted, a random sample kept). Default 32 MiB. */
+  largeFileBytes?: number;
   /** Cells at most; then it answers whatever happened. Default 16, so a run takes at most 17 turns. */
   maxCells?: number;
   /** Files without a profiled table that the tolerant reader tries. Default 10. */
@@ -49,6 +51,7 @@ const defaults: ResolvedOptions = {
   maxFocusTables: 4,
   maxColumnsPerChart: 6,
   maxRows: 200_000,
+  largeFileBytes: 32 * 1024 * 1024,
   maxCells: 16,
   maxFallbackFiles: 10,
   maxFindingsPerSection: 10,
@@ -61,15 +64,19 @@ function cellCode(
   options: ResolvedOptions,
 ): string {
   const inventory = inventoryWorkspace(conversation.entries, options.maxFallbackFiles);
+  const recovering = kernelLost(conversation.steps);
   switch (turn.stage) {
     case 'setup':
       return setupCell();
     case 'prepare':
-      return prepareCell(options.maxRows);
+      return prepareCell(recovering ? recoveryRows(options.maxRows) : options.maxRows, recovering);
     case 'registry':
       return registryCell(options.maxFocusTables);
     case 'load':
-      return loadCell(inventory.sources, inventory.unread);
+      return loadCell(inventory.sources, inventory.unread, readingNotes(conversation.entries), {
+        largeFileBytes: recovering ? options.largeFileBytes / 8 : options.largeFileBytes,
+        listedFiles: conversation.entries.map((entry) => entry.name),
+      });
     case 'load-fallback':
       return loadFallbackCell(turn.fallbackTargets);
     case 'relations':

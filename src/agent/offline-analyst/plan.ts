@@ -16,7 +16,7 @@ export type NextTurn =
   | { kind: 'cell'; stage: Stage; fallbackTargets: FallbackTarget[]; focusColumns: string[] }
   | { kind: 'answer'; reason: AnswerReason };
 
-export type AnswerReason = 'complete' | 'finish-requested' | 'cell-limit' | 'setup-failed';
+export type AnswerReason = 'complete' | 'finish-requested' | 'cell-limit' | 'setup-failed' | 'state-lost';
 
 export interface PlanLimits {
   maxCells: number;
@@ -103,9 +103,21 @@ function doneStages(steps: readonly ExecutedStep[]): Set<Stage> {
   return done;
 }
 
+/** True once a cell found the kernel restarted (out of memory, a crash): the reload then takes less memory. */
+export function kernelLost(steps: readonly ExecutedStep[]): boolean {
+  return steps.some((step) => step.stateLost);
+}
+
+/** Rows kept per table after a restart: a quarter of the limit, at least 1 000. */
+export function recoveryRows(maxRows: number): number {
+  return Math.max(1000, Math.floor(maxRows / 4));
+}
+
 export function planNextTurn(conversation: OfflineConversation, limits: PlanLimits): NextTurn {
   const { steps } = conversation;
   if (conversation.finishRequested) return { kind: 'answer', reason: 'finish-requested' };
+  // A second loss: the smaller reload did not help either. Stop rather than run cells on tables that are gone.
+  if (steps.filter((step) => step.stateLost).length >= 2) return { kind: 'answer', reason: 'state-lost' };
   if (steps.length >= limits.maxCells) return { kind: 'answer', reason: 'cell-limit' };
   for (const stage of ['setup', 'prepare', 'registry'] as const) {
     const latest = [...steps].reverse().find((step) => step.stage === stage);

@@ -1,6 +1,6 @@
 import type { DataEntry } from '../first-message.ts';
 import type { FallbackTarget } from './cells/load-fallback-cell.ts';
-import type { LoadSource, UnreadFile } from './cells/load-cell.ts';
+import type { LoadSource, ReadingNote, UnreadFile } from './cells/load-cell.ts';
 
 /**
  * What the first message's `# Data` section says about loading: the tables
@@ -38,8 +38,9 @@ export function inventoryWorkspace(
       if ((entry.more_tables ?? 0) > 0) inventory.partlyListed.push(entry.name);
       continue;
     }
+    // No format, or the profile failed as a whole ("not profiled"): the extension decides.
     const readable =
-      entry.format === undefined
+      entry.format === undefined || entry.error === 'not profiled'
         ? readableExtensions.has(extensionOf(entry.name))
         : readableFormats.has(entry.format);
     if (!readable) {
@@ -52,4 +53,9 @@ export function inventoryWorkspace(
     }
   }
   return inventory;
+}
+
+/** The profile's notes on how each file was read (encoding, preamble, header, identifiers, dates). */
+export function readingNotes(entries: readonly DataEntry[]): ReadingNote[] {
+  return entries.flatMap((entry) => (entry.notes ?? []).map((note) => ({ file: entry.name, note })));
 }

@@ -3,6 +3,7 @@ import { ThreadStateError } from '../../errors/index.ts';
 import { createSandbox } from '../../sandbox/index.ts';
 import type { SandboxSession, WorkspaceProfile } from '../../sandbox/index.ts';
 import type { InputFile, Usage } from '../../trace/schema.ts';
+import { noDataDecision } from '../no-data.ts';
 import { runTurnLoop } from '../agent-loop.ts';
 import type { ArtifactBudget } from '../artifacts.ts';
 import { errorText } from '../clip-text.ts';
@@ -102,6 +103,8 @@ export class Thread implements AsyncDisposable {
   private readonly deadlineMs: number | null;
   private readonly contextBudgetTokens: number;
   private readonly stopConditions: StopCondition[];
+  /** Set when the workspace profile found nothing readable: every turn then ends `no-data` before the model is asked. */
+  private noData: StopDecision | null = null;
   private readonly context: ContextManager;
   private session: SandboxSession | null = null;
   private sandbox: ThreadSandboxState;
@@ -462,6 +465,8 @@ export class Thread implements AsyncDisposable {
           };
         }
       }
+      // Nothing readable: the turn ends `no-data` before any model turn (never an "answer" about nothing).
+      decision ??= this.noData;
       if (decision === null) {
         const session = this.session;
         if (session === null) throw new Error('Thread.turn: no session');
@@ -586,6 +591,7 @@ export class Thread implements AsyncDisposable {
     let profile: WorkspaceProfile;
     try {
       profile = await session.profileWorkspace({ signal });
+      this.noData = noDataDecision(profile, true);
     } catch (error) {
       if (signal.aborted) throw error;
       yield this.recorder.notice(

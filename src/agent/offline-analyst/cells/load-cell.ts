@@ -15,29 +15,89 @@ export interface UnreadFile {
   reason: string;
 }
 
-export function loadCell(sources: readonly LoadSource[], unread: readonly UnreadFile[]): string {
+/** A note of the profile on how a file was read (encoding, preamble, header, identifiers, dates). */
+export interface ReadingNote {
+  file: string;
+  note: string;
+}
+
+export interface LoadCellOptions {
+  /** Files larger than this are read in chunks: every row counted, a random sample kept. */
+  largeFileBytes: number;
+  /** Every file the first message listed; the cell inventories the others itself. */
+  listedFiles: readonly string[];
+}
+
+export function loadCell(
+  sources: readonly LoadSource[],
+  unread: readonly UnreadFile[],
+  notes: readonly ReadingNote[],
+  options: LoadCellOptions,
+): string {
   const sourceLines = sources.map(
     (source) =>
       `    (${pythonString(source.file)}, ${pythonString(source.table)}, ${pythonString(source.load)}),`,
   );
   const unreadLines = unread.map((file) => `    (${pythonString(file.file)}, ${pythonString(file.reason)}),`);
+  const listedLines = options.listedFiles.map((file) => `    ${pythonString(file)},`);
+  const noteLines = notes.map((note) => `    (${pythonString(note.file)}, ${pythonString(note.note)}),`);
   return String.raw`${stageHeader('load')}
 # Each table is read the way the sandbox's profile found (encoding, delimiter, header row, sheet).
+# A large CSV is read in chunks: every row is counted, a fixed-rate random sample is kept, so the
+# memory needed follows the sample, not the file.
+import os
 sources = [
 ${sourceLines.join('\n')}
 ]
 not_read = [
 ${unreadLines.join('\n')}
 ]
+profile_notes = [
+${noteLines.join('\n')}
+]
+listed_files = [
+${listedLines.join('\n')}
+]
+LARGE_FILE_BYTES = ${options.largeFileBytes}
 
+class SampledReader:
+    """Stands in for pd in a profile's load expression: read_csv of a large file goes in chunks."""
+    def __init__(self):
+        self.total_rows = None
+    def __getattr__(self, name):
+        return getattr(pd, name)
+    def read_csv(self, path, **kwargs):
+        self.total_rows = None
+        size = os.path.getsize(path)
+        if size <= LARGE_FILE_BYTES or 'nrows' in kwargs:
+            return pd.read_csv(path, **kwargs)
+        with open(path, 'rb') as handle:
+            head = handle.read(1 << 20)
+        estimated = max(1, int(size / max(1.0, len(head) / max(1, head.count(b'\n')))))
+        rate = min(1.0, 1.1 * MAX_ROWS / estimated)
+        generator = np.random.default_rng(0)
+        parts, total = [], 0
+        for chunk in pd.read_csv(path, chunksize=max(20_000, MAX_ROWS // 4), **kwargs):
+            total += len(chunk)
+            parts.append(chunk if rate >= 1 else chunk[generator.random(len(chunk)) < rate])
+        frame = pd.concat(parts) if parts else pd.read_csv(path, nrows=0, **kwargs)
+        del parts
+        for column in frame.columns[frame.dtypes == 'int64']:
+            frame[column] = pd.to_numeric(frame[column], downcast='integer')  # compact: int8…int32 when they fit
+        self.total_rows = total
+        return frame
+
+sampled_reader = SampledReader()
 failed = []
 for file, table, load in sources:
     key = f'{file} [{table}]' if table else file
     try:
-        frame = eval(load)
+        sampled_reader.total_rows = None
+        frame = eval(load, {'pd': sampled_reader, 'sqlite3': sqlite3})
         if file.lower().endswith(('.csv', '.tsv', '.txt')) and looks_misread(file, frame):
             raise ValueError(f'{frame.shape[1]} columns, but most lines hold more fields: delimiter or header not recognised')
-        register(key, frame)
+        register(key, frame, total_rows=sampled_reader.total_rows)
+        del frame
     except Exception as error:
         problems[key] = f'{type(error).__name__}: {str(error)[:160]}'
         failed.append([file, table])
@@ -45,12 +105,63 @@ for file, table, load in sources:
 for file, reason in not_read:
     print(f'{file}: not read ({reason[:160]})')
 
+# Every file of the workspace, also those past the first message's limit: name, size, and shape or why not.
+INVENTORY_FILE = 'datalyst_inventory.csv'
+inventory = []
+for folder, subfolders, names in os.walk('.'):
+    subfolders[:] = sorted(d for d in subfolders if d not in ('__pycache__', '.ipynb_checkpoints', '.git'))
+    for name in sorted(names):
+        path = os.path.relpath(os.path.join(folder, name), '.').replace(os.sep, '/')
+        if path != INVENTORY_FILE:
+            inventory.append(path)
+listed = set(listed_files)
+def inventory_row(path):
+    shapes = [f'{key}: {shape_of(frame, names=0)}' for key, frame in tables.items() if key.split(' [')[0] == path]
+    reason = dict(not_read).get(path) or ('past the limit of files listed to the analyst' if path not in listed else None)
+    status = '; '.join(shapes) if shapes else (problems.get(path) or reason or 'not loaded')
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        size = ''
+    return [path, size, status]
+inventory_written = False
+if len(inventory) > len(listed) or len(inventory) > 20:
+    try:
+        with open(INVENTORY_FILE, 'w', newline='', encoding='utf-8') as handle:
+            csv.writer(handle).writerows([['file', 'bytes', 'shape or why not read']] + [inventory_row(p) for p in inventory])
+        inventory_written = True
+    except OSError as error:
+        print(f'The inventory could not be written ({error})')
+
 files_read = len({key.split(' [')[0] for key in tables})
-findings = [f'{count_of(len(tables), "table")} loaded from {count_of(files_read, "file")}.']
+findings = [recovery_note] if recovery_note else []
+if len(inventory) > len(listed):
+    findings.append(f'The workspace holds {count_of(len(inventory), "file")}: {len(listed)} were listed to the analyst '
+                    f'and {len(inventory) - len(listed)} past that limit were not read.')
+if inventory_written:
+    findings.append(f'Every one of the {count_of(len(inventory), "file")} is listed with its size and shape (or why it was not read) in {md(INVENTORY_FILE)}.')
+findings.append(f'{count_of(len(tables), "table")} loaded from {count_of(files_read, "file")}'
+                + (" by the profile's reader." if problems else '.'))
+for key, frame in list(tables.items())[:20]:
+    findings.append(f'{md(key, 60)}: {shape_of(frame)}.')
+for key, (rows, whole) in sampled.items():
+    findings.append(f'Figures for {md(key, 60)} come from a random sample of {rows} of its {whole} rows (every row was counted).')
 if duplicates:
     findings.append(f'{count_of(len(duplicates), "table")} repeat another table exactly (the same data in another format) and are studied once.')
+for file, note in profile_notes[:20]:
+    findings.append(f'{md(file, 60)}: {note}')
+for key, notes in reading_notes.items():
+    findings += [f'{md(key, 60)}: {note}' for note in notes[:5]]
 findings += [f"{md(key, 60)}: the profile's reader failed ({problems[key].split(':')[0]}), so a tolerant reader tries it next." for key in problems]
 if not_read:
-    findings.append('Not read: ' + '; '.join(f'{md(file, 60)} ({reason[:80]})' for file, reason in not_read[:8]) + '.')
-show_findings('load', findings, failed=failed, **choose_focus())`;
+    findings.append('Not read: ' + '; '.join(f'{md(file, 60)} ({reason[:120]})' for file, reason in not_read[:8])
+                    + (f'; and {count_of(len(not_read) - 8, "more file")}' if len(not_read) > 8 else '') + '.')
+focus_facts = choose_focus()
+for key in [k for k in tables if k not in focus and k not in duplicates][:10]:
+    # Not studied in depth (no column to chart): still say what its columns hold.
+    frame, k = tables[key], kinds(tables[key])
+    for column in [c for c in frame.columns if k[c] == 'constant'][:3]:
+        where = 'in every row' if frame[column].notna().all() else 'where present'
+        findings.append(f'{md(key, 60)}: {md(column)} holds a single value ({md(frame[column].dropna().iloc[0])}) {where}.')
+show_findings('load', findings, failed=failed, **focus_facts)`;
 }

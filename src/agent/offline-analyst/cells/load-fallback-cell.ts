@@ -33,9 +33,18 @@ def read_text_table(path):
     mode = score(sep)[1]
     header = next((i for i, line in enumerate(text.splitlines()) if line.strip()
                    and sum(bool(f.strip()) for f in next(csv.reader([line], delimiter=sep), [])) >= mode / 2), 0)
+    # Every row is kept: a line with more fields than the header keeps its first fields, and is reported.
+    long_lines = []
+    def keep_row(fields):
+        long_lines.append(fields)
+        return fields[:mode]
     frame = pd.read_csv(io.StringIO(text), sep=sep, skiprows=header, dtype=str, keep_default_na=False,
-                        engine='python', on_bad_lines='skip')
+                        engine='python', on_bad_lines=keep_row)
     print(f'{path}: delimiter {sep!r}, header on line {header + 1}')
+    if long_lines:
+        examples = '; '.join(md(sep.join(fields), 50) for fields in long_lines[:3])
+        reader_notes.append(f'{md(path, 60)}: {count_of(len(long_lines), "line")} held more fields than the header; '
+                            f'the rows are kept without the extra fields ({examples}).')
     return frame
 
 def _decodes(raw, encoding):
@@ -67,18 +76,22 @@ def read_any(path, table=None):
 targets = [
 ${targetLines.join('\n')}
 ]
-recovered = []
+recovered, reader_notes = [], []
 for file, table in targets:
     try:
         problems.pop(f'{file} [{table}]' if table else file, None)
+        workbook = file.lower().endswith(('.xlsx', '.xlsm', '.xls'))
         for name, raw in read_any(file, table).items():
-            register(f'{file} [{name}]' if name else file, raw)
+            register(f'{file} [{name}]' if name else file, raw, promote=workbook)
             recovered.append(f'{file} [{name}]' if name else file)
     except Exception as error:
         key = f'{file} [{table}]' if table else file
         problems[key] = f'{type(error).__name__}: {str(error)[:160]}'
         print(f'{key}: still not loaded ({problems[key]})')
-findings = [f'The tolerant reader loaded {md(key, 60)}.' for key in recovered[:8]]
+findings = [f'The tolerant reader loaded {md(key, 60)}: {shape_of(tables[key])}.' for key in recovered[:8]]
+findings += reader_notes[:8]
+for key in recovered:
+    findings += [f'{md(key, 60)}: {note}' for note in reading_notes.get(key, [])[:5]]
 findings += [f'{md(key, 60)} could not be loaded ({problems[key].split(":")[0]}).' for key in problems]
 show_findings('load-fallback', findings, failed=[], **choose_focus())`;
 }

@@ -6,15 +6,21 @@ export function overviewCell(): string {
 findings = []
 for key in focus:
     frame, k = tables[key], kinds(tables[key])
-    print(f'\n=== {key}: {len(frame)} rows × {frame.shape[1]} columns ===')
-    profile = pd.DataFrame({'kind': pd.Series(k), 'missing': frame.isna().sum(), 'distinct': frame.nunique()})
+    print(f'\n=== {key}: {shape_of(frame, names=0)} ===')
+    in_file = file_missing.get(key, frame.isna().sum())  # missing in the file, not values set aside by a conversion
+    profile = pd.DataFrame({'kind': pd.Series(k), 'missing': in_file, 'distinct': frame.nunique()})
     print(profile.head(30).to_string())
     counts = pd.Series(k).value_counts()
-    findings.append(f'{md(key, 60)}: {len(frame)} rows × {frame.shape[1]} columns (' + ', '.join(f'{n} {kind}' for kind, n in counts.items()) + ').')
+    findings.append(f'{md(key, 60)}: {count_of(len(frame), "row")} × {count_of(frame.shape[1], "column")} (' + ', '.join(f'{n} {kind}' for kind, n in counts.items()) + ').')
     constant = [c for c in frame.columns if k[c] == 'constant']
     if constant:
-        findings.append(f'{md(key, 60)}: ' + ', '.join(md(c) for c in constant[:5]) + ' hold a single value in every row.')
-    missing = frame.isna().sum().sort_values(ascending=False, kind='stable')
+        full = [c for c in constant if frame[c].notna().all()]
+        partial = [c for c in constant if c not in full]
+        for group, where in ((full, 'in every row'), (partial, 'where present')):
+            if group:
+                verb = 'holds' if len(group) == 1 else 'hold'
+                findings.append(f'{md(key, 60)}: ' + ', '.join(md(c) for c in group[:5]) + f' {verb} a single value {where}.')
+    missing = in_file.sort_values(ascending=False, kind='stable')
     missing = missing[missing > 0]
     if missing.empty:
         findings.append(f'{md(key, 60)} has no missing values.')

@@ -10,11 +10,13 @@ import { stageHeader } from '../stages.ts';
 export function registryCell(maxFocusTables: number): string {
   return String.raw`${stageHeader('registry')}
 import csv, hashlib
-fingerprints = {}
+fingerprints, sampled = {}, {}
 
-def register(key, raw):
-    """Keep a freshly read table, tidied; note when it repeats a table read before (same data, another format)."""
-    frame = tidy(raw)
+def register(key, raw, promote=False, total_rows=None):
+    """Keep a freshly read table, tidied; note when it repeats a table read before (same data, another format).
+
+    total_rows: the rows of the whole file when raw is already a sample of it (a large CSV read in chunks)."""
+    frame = tidy(raw, key=key, promote=promote)
     tables[key] = frame
     problems.pop(key, None)
     hashes = np.sort(pd.util.hash_pandas_object(frame.astype(str), index=False).to_numpy())
@@ -22,8 +24,18 @@ def register(key, raw):
     same = next((k for k, mark in fingerprints.items() if k != key and k not in duplicates and mark == fingerprints[key]), None)
     if same is not None:
         duplicates[key] = same
-    sampled = f' (a sample of the {len(raw)} rows)' if len(frame) == MAX_ROWS and len(raw) > MAX_ROWS else ''
-    print(f'{key}: {len(frame)} rows × {frame.shape[1]} columns{sampled}' + (f', same data as {same}' if same else ''))
+    whole = total_rows if total_rows is not None else len(raw)
+    if whole > len(raw) or len(raw) > MAX_ROWS:
+        sampled[key] = (len(frame), whole)
+    print(f'{key}: {shape_of(frame)}' + (f' (a random sample of the {whole} rows)' if key in sampled else '')
+          + (f', same data as {same}' if same else ''))
+
+def shape_of(frame, names=12):
+    """'0 rows × 2 columns (kitten, win)': the shape, and the column names of a narrow table."""
+    text = f'{count_of(len(frame), "row")} × {count_of(frame.shape[1], "column")}'
+    if 0 < frame.shape[1] <= names:
+        text += ' (' + ', '.join(md(c, 30) for c in frame.columns) + ')'
+    return text
 
 def choose_focus(limit=${maxFocusTables}, skip=()):
     """The tables to study in depth: no duplicates, largest first (rows times useful columns)."""

@@ -55,8 +55,12 @@ def kind_of(series):
     if pd.api.types.is_numeric_dtype(series):
         if values.nunique() <= 2:
             return 'boolean'
-        return 'id' if values.is_unique and re.search(r'(^|_| )id$', str(series.name).lower()) else 'number'
+        # An *_id column holds codes (keys, foreign keys): never a measure, unique or not.
+        return 'id' if re.search(r'(^|_| )id$', str(series.name).lower()) else 'number'
     text = values.astype(str)
+    if text.str.fullmatch(r'\d+').all() and (text.str.len().max() >= 16 or re.search(r'(^|_| )(id|code|zip)$', str(series.name).lower())
+                                            or (text.str.len().gt(1) & text.str.startswith('0')).any()):
+        return 'id'  # digit strings kept as text by the profile: 18-digit ids, zero-padded codes
     if text.str.len().mean() > 40:
         return 'text'
     if text.nunique() == len(text) and len(text) > 20:

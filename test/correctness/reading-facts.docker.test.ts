@@ -1,0 +1,484 @@
+import { execFile } from 'node:child_process';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { analyze } from '../../src/agent/analyze.ts';
+import { createOfflineAnalyst } from '../../src/agent/offline-analyst/index.ts';
+import type { OfflineAnalystOptions } from '../../src/agent/offline-analyst/index.ts';
+import { readTrace } from '../../src/trace/reader.ts';
+
+/**
+ * The correctness suite: for each kind of file in test/fixtures/reading, the
+ * facts a careful analyst would state (shape, header names, a mean, a missing
+ * count, a share, how the file was read), computed here from the files
+ * themselves, checked against the answer of a real offline run through the
+ * real sandbox. It prints `N facts right, M wrong` and passes only at 0 wrong.
+ */
+
+const fixtures = path.resolve(import.meta.dirname, '../fixtures/reading');
+const repo = path.resolve(import.meta.dirname, '../..');
+const run = promisify(execFile);
+
+interface Run {
+  answer: string;
+  /** Every cell's output, for facts the answer does not quote (the inventory). */
+  outputs: string;
+  runDir: string;
+  exitCode?: number;
+  stdout?: string;
+  /** report.md, for runs through the CLI. */
+  report?: string;
+}
+
+interface Fact {
+  workspace: string;
+  what: string;
+  holds: (run: Run) => boolean;
+}
+
+/** The analyst's number format (setup cell `fmt`), so a fact can quote a printed number. */
+function fmt(value: number): string {
+  if (Number.isInteger(value)) return String(value);
+  if (Math.abs(value) >= 10000) return value.toFixed(0);
+  if (Math.abs(value) >= 100) return value.toFixed(1);
+  if (Math.abs(value) >= 1) return value.toFixed(2);
+  return value.toPrecision(3);
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[middle] ?? 0)
+    : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+}
+
+function rangeFinding(column: string, values: number[]): string {
+  const mean = values.reduce((sum, value) => sum + value, 0) / values.length;
+  return `\`${column}\` ranges from ${fmt(Math.min(...values))} to ${fmt(Math.max(...values))} (median ${fmt(median(values))}, mean ${fmt(mean)}).`;
+}
+
+async function csvColumn(
+  file: string,
+  column: number,
+  skip = 1,
+  encoding: BufferEncoding = 'utf8',
+): Promise<string[]> {
+  const text = await readFile(path.join(fixtures, file), encoding);
+  return text
+    .split('\n')
+    .filter((line) => line.length > 0)
+    .slice(skip)
+    .map((line) => line.split(',')[column] ?? '');
+}
+
+const numbers = (values: string[]): number[] =>
+  values.filter((value) => /^-?\d+(\.\d+)?$/.test(value)).map(Number);
+
+const says = (text: string) => (result: Run) => result.answer.includes(text);
+
+async function buildFacts(): Promise<Fact[]> {
+  const year2000 = numbers(await csvColumn('numeric-header/population.csv', 1, 3));
+  const wideFirst = numbers(await csvColumn('headerless/wide.csv', 0, 0));
+  const readings2 = await csvColumn('headerless/readings.csv', 1, 0);
+  const readings3 = await csvColumn('headerless/readings.csv', 2, 0);
+  const attendance = await csvColumn('coercion/games.csv', 3);
+  const margin = await csvColumn('coercion/games.csv', 1);
+  const big5People = [2600, 2700, 2800, 1800, 450, 360, 260, 320];
+  const sjisPeople = [1400, 880, 230, 197, 160, 146, 151, 109];
+  const usDates = (await csvColumn('dates/events.csv', 0)).map((text) => {
+    const [month, day, year] = text.split('/').map(Number);
+    return `${year}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
+  });
+  const zeros = readings3.filter((value) => value === '0').length;
+  const notAvailable = attendance.filter((value) => value === 'Not Available').length;
+  const marginMissing = margin.filter((value) => value === '').length;
+  const years = Array.from({ length: 8 }, (_, index) => `\`${2000 + index}\``).join(', ');
+  const wideNames = Array.from({ length: 12 }, (_, index) => `\`column_${index + 1}\``).join(', ');
+  return [
+    // A numeric header row below a title and a units line.
+    {
+      workspace: 'shapes',
+      what: 'numeric header: shape and names',
+      holds: says(`\`numeric-header/population.csv\`: 6 rows × 9 columns (\`Year\`, ${years}).`),
+    },
+    {
+      workspace: 'shapes',
+      what: 'numeric header: the year is a name, not a value (mean)',
+      holds: says(rangeFinding('2000', year2000)),
+    },
+    {
+      workspace: 'shapes',
+      what: 'numeric header: preamble said',
+      holds: says('2 lines of preamble above the header are skipped.'),
+    },
+    // Header-less files keep every row, with generated names.
+    {
+      workspace: 'shapes',
+      what: 'header-less: every row, generated names',
+      holds: says(
+        '`headerless/readings.csv`: 20 rows × 4 columns (`column_1`, `column_2`, `column_3`, `column_4`).',
+      ),
+    },
+    {
+      workspace: 'shapes',
+      what: 'header-less wide: first row kept',
+      holds: says(`\`headerless/wide.csv\`: 10 rows × 12 columns (${wideNames}).`),
+    },
+    {
+      workspace: 'shapes',
+      what: 'header-less wide: mean with the first row',
+      holds: says(rangeFinding('column_1', wideFirst)),
+    },
+    {
+      workspace: 'shapes',
+      what: 'header-less: missing count',
+      holds: says(`\`column_2\` misses ${readings2.filter((v) => v === 'null').length} of 20 (20.0%).`),
+    },
+    {
+      workspace: 'shapes',
+      what: 'header-less: a share',
+      holds: says(
+        `\`column_3\` has 2 distinct values; the most common is \`0\` (${((100 * zeros) / 20).toFixed(1)}%).`,
+      ),
+    },
+    // A malformed line: every row kept, and said.
+    {
+      workspace: 'shapes',
+      what: 'long line: every row kept',
+      holds: says('`ragged/ragged.csv`: 3 rows × 4 columns (`name`, `score`, `city`, `column_4`).'),
+    },
+    {
+      workspace: 'shapes',
+      what: 'long line: which line, said',
+      holds: says('1 line holds more fields than the header (line 3)'),
+    },
+    // Mostly numeric text with words: kept or converted with a notice; missing as in the file; no row dropped.
+    {
+      workspace: 'coercion',
+      what: 'coercion: no row dropped',
+      holds: says('`coercion/games.csv`: 41 rows × 4 columns (`game`, `margin`, `code`, `attendance`).'),
+    },
+    {
+      workspace: 'coercion',
+      what: 'coercion: a notice with how many and examples',
+      holds: says(`\`attendance\` holds numbers and ${notAvailable} values that are not (\`Not Available\`)`),
+    },
+    {
+      workspace: 'coercion',
+      what: 'coercion: missing counts count the file',
+      holds: says(`\`margin\` misses ${marginMissing} of 41 (4.9%).`),
+    },
+    {
+      workspace: 'coercion',
+      what: 'coercion: mean of the numbers',
+      holds: says(rangeFinding('attendance', numbers(attendance))),
+    },
+    {
+      workspace: 'coercion',
+      what: 'coercion: a code column stays a code',
+      holds: (r) => !r.answer.includes('`code` ranges'),
+    },
+    // Legacy encodings, detected and said.
+    {
+      workspace: 'encodings',
+      what: 'Big5: names',
+      holds: says('`encodings/big5.csv`: 8 rows × 3 columns (`城市`, `人口`, `備註`).'),
+    },
+    {
+      workspace: 'encodings',
+      what: 'Big5: said',
+      holds: says('`encodings/big5.csv`: The file is not UTF-8: it was decoded as big5.'),
+    },
+    {
+      workspace: 'encodings',
+      what: 'Shift_JIS: names',
+      holds: says('`encodings/shift_jis.csv`: 8 rows × 3 columns (`都市`, `人口`, `地方`).'),
+    },
+    {
+      workspace: 'encodings',
+      what: 'cp1252: names',
+      holds: says('`encodings/cp1252.csv`: 8 rows × 3 columns (`café`, `prix`, `remarque`).'),
+    },
+    { workspace: 'encodings', what: 'cp1252: said', holds: says('it was decoded as cp1252.') },
+    {
+      workspace: 'encodings',
+      what: 'UTF-16: names',
+      holds: says('`encodings/utf16.csv`: 6 rows × 3 columns (`ciudad`, `habitantes`, `región`).'),
+    },
+    {
+      workspace: 'encodings',
+      what: 'Big5 or Shift_JIS: a mean',
+      holds: (r) => says(rangeFinding('人口', big5People))(r) || says(rangeFinding('人口', sjisPeople))(r),
+    },
+    {
+      workspace: 'encodings',
+      what: 'notes in the CLI output',
+      holds: (r) => (r.stdout ?? '').includes('note: The file is not UTF-8: it was decoded as big5.'),
+    },
+    {
+      workspace: 'encodings',
+      what: 'notes in the report',
+      holds: (r) =>
+        (r.report ?? '').includes('### How the files were read') &&
+        (r.report ?? '').includes('encodings/utf16.csv: The file is not UTF-8: it was decoded as utf-16.'),
+    },
+    // Identifiers stay identifiers; dates are dates.
+    {
+      workspace: 'ids-dates',
+      what: 'ids: shape and names',
+      holds: says(
+        '`identifiers/accounts.csv`: 30 rows × 4 columns (`account_id`, `zip`, `customer_id`, `amount`).',
+      ),
+    },
+    {
+      workspace: 'ids-dates',
+      what: 'ids: read as text, said',
+      holds: says(
+        'Read as text, not numbers (identifiers: long digit strings or leading zeros): account_id, zip.',
+      ),
+    },
+    {
+      workspace: 'ids-dates',
+      what: 'ids: no mean of an id',
+      holds: (r) => !/`(account_id|zip|customer_id)` ranges/.test(r.answer),
+    },
+    {
+      workspace: 'ids-dates',
+      what: 'ids: no float-rounded id anywhere',
+      holds: (r) => !/1\.23456789\d*e\+17/.test(r.outputs),
+    },
+    {
+      workspace: 'ids-dates',
+      what: 'dates: M/D/YYYY span',
+      holds: says(`\`us_date\` spans ${[...usDates].sort()[0]} to ${[...usDates].sort().at(-1)}.`),
+    },
+    {
+      workspace: 'ids-dates',
+      what: 'dates: formats said',
+      holds: says('Column eu_date holds dates written DD.MM.YYYY.'),
+    },
+    {
+      workspace: 'ids-dates',
+      what: 'dates: an ambiguous format said as such',
+      holds: says(
+        'Column visit holds dates written MM/DD/YYYY; no day above 12 occurs, so day and month cannot be told apart: read as month first',
+      ),
+    },
+    // Empty, constant, header-only.
+    {
+      workspace: 'edge',
+      what: 'header-only: 0 rows × 2 columns (kitten, win)',
+      holds: says('`edge/header_only.csv`: 0 rows × 2 columns (`kitten`, `win`).'),
+    },
+    {
+      workspace: 'edge',
+      what: 'constant: one column, grammar',
+      holds: says('`edge/constant.csv`: 6 rows × 1 column (`colour`).'),
+    },
+    {
+      workspace: 'edge',
+      what: 'constant: said',
+      holds: says('`edge/constant.csv`: `colour` holds a single value (`red`) in every row.'),
+    },
+    {
+      workspace: 'edge',
+      what: 'mostly empty: where present',
+      holds: says('`note` holds a single value where present.'),
+    },
+    { workspace: 'edge', what: 'mostly empty: missing', holds: says('`note` misses 11 of 12 (91.7%).') },
+    // Nothing readable: named termination, exit 3.
+    { workspace: 'unreadable', what: 'nothing readable: exit 3', holds: (r) => r.exitCode === 3 },
+    {
+      workspace: 'unreadable',
+      what: 'nothing readable: no-data, with each file and why',
+      holds: (r) =>
+        (r.stdout ?? '').includes('no-data') &&
+        (r.stdout ?? '').includes('empty.csv: EmptyFile: the file is empty (0 bytes)') &&
+        (r.stdout ?? '').includes('encrypted (password-protected)'),
+    },
+    // A large file: figures from a sample, of a stated size; every row counted.
+    {
+      workspace: 'big',
+      what: 'big: sample size and exact rows',
+      holds: says(
+        'Figures for `big.csv` come from a random sample of 10000 of its 60000 rows (every row was counted).',
+      ),
+    },
+    // After an out-of-memory restart: a smaller reload, said; no cell runs on lost tables.
+    {
+      workspace: 'restart',
+      what: 'restart: the reload with less memory is said',
+      holds: says(
+        'The tables were gone after a kernel restart (most likely out of memory), so they were reloaded with less memory',
+      ),
+    },
+    {
+      workspace: 'restart',
+      what: 'restart: figures from a stated sample, every row counted',
+      holds: (r) => r.answer.includes(`of its ${restartRows} rows (every row was counted).`),
+    },
+    {
+      workspace: 'restart',
+      what: 'restart: no NameError after the reload',
+      holds: (r) => !r.outputs.includes('NameError'),
+    },
+    {
+      workspace: 'many',
+      what: 'many: the CLI says how many files were profiled',
+      holds: (r) => (r.stdout ?? '').includes('200 of 230 files profiled'),
+    },
+    // Many files: every one inventoried.
+    {
+      workspace: 'many',
+      what: 'many: how many, said',
+      holds: says(
+        'The workspace holds 230 files: 200 were listed to the analyst and 30 past that limit were not read.',
+      ),
+    },
+    {
+      workspace: 'many',
+      what: 'many: the inventory lists every file',
+      holds: (r) => r.outputs.includes('inventory rows: 230'),
+    },
+  ];
+}
+
+let workDir: string;
+let restartRows = 0;
+const runs = new Map<string, Run>();
+
+async function runCli(workspaceDir: string, runDir: string): Promise<{ code: number; stdout: string }> {
+  return run(
+    process.execPath,
+    [
+      path.join(repo, 'bin/datalyst.js'),
+      'analyze',
+      '--offline',
+      '--out',
+      runDir,
+      workspaceDir,
+      'Describe the data.',
+    ],
+    { cwd: repo, env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 64 * 1024 * 1024 },
+  ).then(
+    (ok) => ({ code: 0, stdout: ok.stdout + ok.stderr }),
+    (error: { code?: number; stdout?: string; stderr?: string }) => ({
+      code: error.code ?? -1,
+      stdout: `${error.stdout ?? ''}${error.stderr ?? ''}`,
+    }),
+  );
+}
+
+/** A run of the offline analyst on copies of fixture folders: through the library, or the CLI (`cli`). */
+async function offlineRun(
+  name: string,
+  folders: string[],
+  options: OfflineAnalystOptions & { cli?: boolean; memoryMb?: number } = {},
+  extra?: (dir: string) => Promise<void>,
+): Promise<void> {
+  const workspaceDir = path.join(workDir, name);
+  await mkdir(workspaceDir, { recursive: true });
+  for (const folder of folders)
+    await cp(path.join(fixtures, folder), path.join(workspaceDir, folder), { recursive: true });
+  await extra?.(workspaceDir);
+  const runDir = path.join(workDir, `${name}-run`);
+  let cli: { code: number; stdout: string } | null = null;
+  if (options.cli === true) cli = await runCli(workspaceDir, runDir);
+  else {
+    const { cli: _cli, memoryMb, ...analyst } = options;
+    await analyze({
+      instruction: 'Describe the data.',
+      workspaceDir,
+      model: createOfflineAnalyst(analyst),
+      outDir: runDir,
+      ...(memoryMb === undefined ? {} : { sandbox: { limits: { memoryMb } } }),
+    });
+  }
+  const trace = await readTrace(path.join(runDir, 'trace.jsonl'));
+  let answer = '';
+  const outputs: string[] = [];
+  for (const record of trace.records) {
+    if (record.type === 'execution') outputs.push(record.executeText);
+    if (record.type === 'run-end') answer = record.answer ?? '';
+  }
+  try {
+    const rows = (await readFile(path.join(runDir, 'artifacts', 'datalyst_inventory.csv'), 'utf8'))
+      .trim()
+      .split('\n');
+    outputs.push(`inventory rows: ${rows.length - 1}`);
+  } catch {
+    // no inventory written
+  }
+  const report = cli === null ? '' : await readFile(path.join(runDir, 'report.md'), 'utf8').catch(() => '');
+  runs.set(name, {
+    answer,
+    outputs: outputs.join('\n'),
+    runDir,
+    ...(cli === null ? {} : { exitCode: cli.code, stdout: cli.stdout, report }),
+  });
+}
+
+beforeAll(async () => {
+  workDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-reading-'));
+  await offlineRun('shapes', ['numeric-header', 'headerless', 'ragged']);
+  await offlineRun('coercion', ['coercion']);
+  await offlineRun('encodings', ['encodings'], { cli: true });
+  await offlineRun('ids-dates', ['identifiers', 'dates']);
+  await offlineRun('edge', ['edge']);
+  await offlineRun('big', [], { maxRows: 10_000, largeFileBytes: 256 * 1024 }, async (dir) => {
+    const lines = ['id,group,amount'];
+    for (let row = 0; row < 60_000; row += 1) lines.push(`${row},g${row % 7},${(row * 37) % 1000}.5`);
+    await writeFile(path.join(dir, 'big.csv'), `${lines.join('\n')}\n`);
+  });
+  await offlineRun('many', [], { cli: true }, async (dir) => {
+    for (let file = 0; file < 230; file += 1) {
+      await writeFile(
+        path.join(dir, `part_${String(file).padStart(3, '0')}.csv`),
+        `k,v\na,${file}\nb,${file + 1}\n`,
+      );
+    }
+  });
+  // A CSV under the chunked-read size whose text columns need ~10x its size: a plain read runs out of
+  // memory in a 384 MiB sandbox, the kernel restarts, and the analyst must reload with less memory.
+  await offlineRun('restart', [], { memoryMb: 384 }, async (dir) => {
+    const lines = ['a,b,c,d,e'];
+    let bytes = 0;
+    for (let row = 0; bytes < 31 * 1024 * 1024; row += 1) {
+      const line = [0, 1, 2, 3, 4].map((offset) => (row * 5 + offset + 0x10000).toString(16)).join(',');
+      lines.push(line);
+      bytes += line.length + 1;
+    }
+    restartRows = lines.length - 1;
+    await writeFile(path.join(dir, 'wide_text.csv'), `${lines.join('\n')}\n`);
+  });
+  // Through the CLI, for its exit code.
+  await offlineRun('unreadable', ['unreadable'], { cli: true });
+}, 900_000);
+
+afterAll(async () => {
+  await rm(workDir, { recursive: true, force: true });
+});
+
+describe('reading real files right: the correctness suite', () => {
+  it('states every fact a careful analyst would', async () => {
+    const facts = await buildFacts();
+    const wrong: string[] = [];
+    for (const fact of facts) {
+      const result = runs.get(fact.workspace);
+      if (result === undefined || !fact.holds(result)) wrong.push(`${fact.workspace}: ${fact.what}`);
+    }
+    console.log(`${facts.length - wrong.length} facts right, ${wrong.length} wrong`);
+    for (const line of wrong) console.log(`  wrong: ${line}`);
+    if (wrong.length > 0) {
+      for (const name of new Set(wrong.map((line) => line.split(':')[0] ?? ''))) {
+        console.log(
+          `--- answer of ${name} ---\n${runs.get(name)?.answer ?? ''}${runs.get(name)?.stdout ?? ''}`,
+        );
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+});
