@@ -75,3 +75,36 @@ describe('datalyst analyze . never reads its own output', () => {
     expect(run.stderr).not.toContain('left out'); // --json: people's lines are quiet
   });
 });
+
+describe('one set of run options for analyze, chat and --continue', () => {
+  it('analyze --continue passes the runtime and the left-out run folders on, as analyze does', async () => {
+    const dir = await analysedProject();
+    const server = await startFakeOpenAIServer({
+      script: [
+        { type: 'text', text: '<Answer>The total revenue is 30.</Answer>' },
+        { type: 'text', text: '<Answer>Still 30.</Answer>' },
+      ],
+    });
+    servers.push(server);
+    const sandbox = createFakeSandbox({ run: () => printed('30\n') });
+    const model = ['--model', 'fake-model', '--base-url', server.baseUrl, '--runtime', 'runsc'];
+    const first = await runDatalyst(['analyze', '.', 'Total revenue?', ...model, '--json'], {
+      cwd: dir,
+      createSandbox: sandbox.factory,
+    });
+    expect(first.exitCode, first.stderr).toBe(0);
+    const outDir = String(
+      (JSON.parse(first.stdout.trimEnd().split('\n').at(-1) ?? '{}') as { outDir: string }).outDir,
+    );
+    const next = await runDatalyst(['analyze', '--continue', outDir, 'And again?', ...model, '--json'], {
+      cwd: dir,
+      createSandbox: sandbox.factory,
+    });
+    expect(next.exitCode, next.stderr).toBe(0);
+    expect(sandbox.sessions).toHaveLength(2);
+    for (const session of sandbox.sessions) {
+      expect(session.openedWith.runtime).toBe('runsc');
+      expect(session.openedWith.excludeDirs).toEqual(['reports/q1', 'runs']);
+    }
+  });
+});

@@ -5,7 +5,7 @@ import { DEFAULT_INSTRUCTION, resolveAnalyzeSettings } from '../../config/analyz
 import { loadConfigFile, modelProfileNames, sandboxBackendNames } from '../../config/config-file.ts';
 import { CancelledError, DatalystError } from '../../errors/index.ts';
 import type { AnalyzeSettings } from '../../config/index.ts';
-import type { AnalysisResult, RenderedReport, SandboxLimits } from '../../index.ts';
+import type { AnalysisResult, AnalyzeOptions, RenderedReport, SandboxLimits } from '../../index.ts';
 import type { CliContext } from '../cli-context.ts';
 import { ExitCode, exitCodeForError, exitCodeForTermination, exitCodeHelp } from '../exit-codes.ts';
 import { formatBytes } from '../format.ts';
@@ -194,6 +194,47 @@ export function sandboxLimitsFor(settings: AnalyzeSettings): Partial<SandboxLimi
   };
 }
 
+/**
+ * The workspace check every command that runs an analysis makes: `datalyst
+ * analyze .` (or `chat .`) must not read its earlier reports, nor the folder
+ * it is writing to.
+ */
+export async function checkRunWorkspace(settings: AnalyzeSettings): Promise<WorkspaceCheck> {
+  const excludeDirs = await findOwnOutput(settings.workspaceDir, {
+    outDir: settings.outDir,
+    runsDir: settings.outDirIsDefault ? path.dirname(settings.outDir) : null,
+  });
+  return checkWorkspace(settings.workspaceDir, { maxTotalBytes: settings.maxWorkspaceBytes, excludeDirs });
+}
+
+/**
+ * What `analyze`, `chat` and `analyze --continue` pass the library alike: the
+ * model's profile, the sandbox (backend, image, runtime, limits, the run
+ * folders left out of the workspace) and the run bounds. One place, so that a
+ * new setting reaches every command.
+ */
+export function runOptionsFor(
+  settings: AnalyzeSettings,
+  context: CliContext,
+  image: string | undefined,
+  check: WorkspaceCheck,
+): Pick<AnalyzeOptions, 'createSandbox' | 'sandbox' | 'maxRounds' | 'deadlineMs'> &
+  Partial<Pick<AnalyzeOptions, 'profile'>> {
+  return {
+    ...(settings.model.kind === 'endpoint' ? { profile: settings.model.profile } : {}),
+    createSandbox: context.createSandbox,
+    sandbox: {
+      backend: settings.sandbox,
+      ...(image === undefined ? {} : { image }),
+      ...(settings.sandbox === 'docker' ? { runtime: settings.runtime } : {}),
+      excludeDirs: check.excluded,
+      limits: sandboxLimitsFor(settings),
+    },
+    maxRounds: settings.maxRounds,
+    deadlineMs: settings.deadlineMs,
+  };
+}
+
 async function runAnalyze(
   context: CliContext,
   workspace: string,
@@ -232,15 +273,7 @@ async function runAnalyze(
       now: context.now(),
     });
     renderer = makeRenderer(context, options, settings.maxRounds);
-    // `datalyst analyze .` must not read its earlier reports, nor the folder it is writing to.
-    const excludeDirs = await findOwnOutput(settings.workspaceDir, {
-      outDir: settings.outDir,
-      runsDir: settings.outDirIsDefault ? path.dirname(settings.outDir) : null,
-    });
-    check = await checkWorkspace(settings.workspaceDir, {
-      maxTotalBytes: settings.maxWorkspaceBytes,
-      excludeDirs,
-    });
+    check = await checkRunWorkspace(settings);
     if (json) {
       writeJson({
         type: 'workspace-check',
@@ -342,18 +375,8 @@ async function runAnalyze(
         instruction: settings.instruction,
         workspaceDir: settings.workspaceDir,
         model,
-        ...(settings.model.kind === 'endpoint' ? { profile: settings.model.profile } : {}),
-        createSandbox: context.createSandbox,
-        sandbox: {
-          backend: settings.sandbox,
-          ...(image === undefined ? {} : { image }),
-          ...(settings.sandbox === 'docker' ? { runtime: settings.runtime } : {}),
-          excludeDirs: check.excluded,
-          limits: sandboxLimitsFor(settings),
-        },
+        ...runOptionsFor(settings, context, image, check),
         outDir,
-        maxRounds: settings.maxRounds,
-        deadlineMs: settings.deadlineMs,
         signal: interrupts.signal,
       });
       for await (const event of events) {

@@ -18,13 +18,14 @@ import { printError } from '../program.ts';
 import type { ProgressRenderer } from '../progress-renderer.ts';
 import { describeRenderedReport, mapWriteFailure } from '../report-summary.ts';
 import { sanitizeForTerminal } from '../terminal-style.ts';
-import { checkWorkspace, type WorkspaceCheck } from '../workspace-check.ts';
+import type { WorkspaceCheck } from '../workspace-check.ts';
 import {
   analyzeOptionsSchema,
   collect,
   describeWorkspace,
   makeRenderer,
-  sandboxLimitsFor,
+  checkRunWorkspace,
+  runOptionsFor,
   type AnalyzeCommandOptions,
 } from './analyze.ts';
 
@@ -104,7 +105,7 @@ async function prepare(
     now: context.now(),
   });
   const renderer = makeRenderer(context, options, settings.maxRounds, threaded);
-  const check = await checkWorkspace(settings.workspaceDir, { maxTotalBytes: settings.maxWorkspaceBytes });
+  const check = await checkRunWorkspace(settings);
   describeWorkspace(renderer, check, context);
   if (settings.model.kind === 'offline') {
     renderer.info('Offline: using the built-in analyst (rule-based, no language model; the report says so).');
@@ -202,16 +203,8 @@ async function runChat(
     thread = await openThread({
       workspaceDir: settings.workspaceDir,
       model: createModel(settings.model),
-      ...(settings.model.kind === 'endpoint' ? { profile: settings.model.profile } : {}),
-      createSandbox: context.createSandbox,
-      sandbox: {
-        backend: settings.sandbox,
-        ...(image === undefined ? {} : { image }),
-        limits: sandboxLimitsFor(settings),
-      },
+      ...runOptionsFor(settings, context, image, check),
       outDir,
-      maxRounds: settings.maxRounds,
-      deadlineMs: settings.deadlineMs,
     });
   } catch (error) {
     printError(context, error);
@@ -367,15 +360,7 @@ export async function runContinue(
       thread = await resumeThread(outDir, {
         workspaceDir: settings.workspaceDir,
         model,
-        ...(settings.model.kind === 'endpoint' ? { profile: settings.model.profile } : {}),
-        createSandbox: context.createSandbox,
-        sandbox: {
-          backend: settings.sandbox,
-          ...(image === undefined ? {} : { image }),
-          limits: sandboxLimitsFor(settings),
-        },
-        maxRounds: settings.maxRounds,
-        deadlineMs: settings.deadlineMs,
+        ...runOptionsFor(settings, context, image, check),
         askMode: 'pause',
         signal: interrupts.signal,
       });
