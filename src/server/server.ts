@@ -15,6 +15,7 @@ import type { EngineOptions } from './thread-engine.ts';
 import { ThreadService } from './thread-service.ts';
 import { ThreadStore } from './thread-store.ts';
 import { TurnQueue } from './turn-queue.ts';
+import { registerWebUi } from './web-ui.ts';
 
 /**
  * `datalyst serve`. Every option has a default except the data folder and
@@ -170,6 +171,7 @@ export async function createServerApp(
   registerFileRoutes(app, context);
   registerChatRoutes(app, context);
   registerThreadRoutes(app, context);
+  await registerWebUi(app);
   return { app, threads, interrupted };
 }
 
