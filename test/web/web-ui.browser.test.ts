@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
@@ -10,6 +10,7 @@ import { containersOwnedBy } from '../server/support/docker-containers.ts';
 import { expectInert, launchChromium, openUi } from './support/web-harness.ts';
 
 const ordersCsv = path.resolve('workspace-examples/sales/orders.csv');
+const artifactsDir = path.resolve('test-artifacts');
 
 describe('web UI on datalyst serve: the offline analyst end to end in Chromium', () => {
   let dataDir: string;
@@ -50,13 +51,17 @@ describe('web UI on datalyst serve: the offline analyst end to end in Chromium',
     await page.setInputFiles('#file-input', ordersCsv);
     await page.getByText('orders.csv', { exact: true }).waitFor();
 
-    await page.getByRole('button', { name: 'Describe this data: what is in it, and what stands out?' }).click();
+    await page
+      .getByRole('button', { name: 'Describe this data: what is in it, and what stands out?' })
+      .click();
     await expect.poll(() => page.inputValue('#composer-question')).toContain('Describe this data');
     await page.getByRole('button', { name: 'Ask' }).click();
 
     const first = page.locator('article.turn[data-turn="1"]');
     await first.locator('.step-answer').waitFor({ timeout: 120_000 });
-    await expect.poll(() => first.locator('.turn-status').textContent(), { timeout: 30_000 }).toMatch(/^finished/);
+    await expect
+      .poll(() => first.locator('.turn-status').textContent(), { timeout: 30_000 })
+      .toMatch(/^finished/);
 
     // The profile came first: the file, its columns with their kinds.
     const profile = first.locator('.step-profile');
@@ -64,15 +69,17 @@ describe('web UI on datalyst serve: the offline analyst end to end in Chromium',
     expect(await profile.locator('tbody tr').count()).toBeGreaterThan(2);
 
     // Steps in the order they streamed: profile, then Analyze/Code/Output…, the answer last.
-    const kinds = await first.locator('ol.steps > li').evaluateAll((items) =>
-      items.map((item) =>
-        item.classList.contains('step-profile')
-          ? 'profile'
-          : item.classList.contains('step-execution')
-            ? 'execution'
-            : (item.getAttribute('data-kind') ?? 'other'),
-      ),
-    );
+    const kinds = await first
+      .locator('ol.steps > li')
+      .evaluateAll((items) =>
+        items.map((item) =>
+          item.classList.contains('step-profile')
+            ? 'profile'
+            : item.classList.contains('step-execution')
+              ? 'execution'
+              : (item.getAttribute('data-kind') ?? 'other'),
+        ),
+      );
     expect(kinds[0]).toBe('profile');
     expect(kinds.at(-1)).toBe('answer');
     const firstCode = kinds.indexOf('code');
@@ -97,7 +104,9 @@ describe('web UI on datalyst serve: the offline analyst end to end in Chromium',
     await page.locator('#composer-question').press('Control+Enter');
     const second = page.locator('article.turn[data-turn="2"]');
     await second.locator('.step-answer').waitFor({ timeout: 120_000 });
-    await expect.poll(() => second.locator('.turn-status').textContent(), { timeout: 30_000 }).toMatch(/^finished/);
+    await expect
+      .poll(() => second.locator('.turn-status').textContent(), { timeout: 30_000 })
+      .toMatch(/^finished/);
     expect(await page.locator('article.turn').count()).toBe(2);
     const threads = await server.threads.list();
     expect(threads).toHaveLength(1);
@@ -133,6 +142,20 @@ describe('web UI on datalyst serve: the offline analyst end to end in Chromium',
     await page.locator('#thread-list button').first().click();
     await page.locator('article.turn[data-turn="2"] .step-answer').waitFor();
     expect(await page.locator('article.turn').count()).toBe(2);
+
+    // Screenshots for docs/ (copied from test-artifacts/ by hand): 1280 and 390 px, light and dark.
+    await mkdir(artifactsDir, { recursive: true });
+    await page.locator('article.turn[data-turn="1"] .step-execution').first().scrollIntoViewIfNeeded();
+    for (const [width, scheme] of [
+      [1280, 'light'],
+      [1280, 'dark'],
+      [390, 'light'],
+      [390, 'dark'],
+    ] as const) {
+      await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.screenshot({ path: path.join(artifactsDir, `web-${width}-${scheme}.png`) });
+    }
 
     expect(watch.consoleErrors).toEqual([]);
     expectInert(watch, server.url);

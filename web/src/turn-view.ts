@@ -165,7 +165,9 @@ export class TurnView {
     let element = this.stepElements.get(key);
     if (element === undefined) {
       const body =
-        kind === 'code' ? h('pre', { class: 'code' }, h('code', {})) : h('div', { class: 'step-text' });
+        kind === 'code'
+          ? h('pre', { class: 'code', tabindex: '0', 'aria-label': `Code of round ${round}` }, h('code', {}))
+          : h('div', { class: 'step-text' });
       element = h(
         'li',
         { class: `step step-${kind}`, 'data-kind': kind },
@@ -367,16 +369,6 @@ export class TurnView {
         const state = cell.element.querySelector('.cell-state');
         if (state !== null) state.textContent = ` · ${status} `;
       }
-    }
-    if (this.askQuestion !== null && status === 'finished') {
-      this.steps.append(
-        h(
-          'li',
-          { class: 'step step-ask', 'data-kind': 'ask' },
-          h('h4', {}, 'Question to you'),
-          h('p', {}, this.askQuestion),
-        ),
-      );
     }
     if (status !== 'queued' && status !== 'running') {
       const link = (format: 'html' | 'md' | 'ipynb', label: string) =>

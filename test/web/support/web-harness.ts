@@ -29,7 +29,14 @@ export async function openUi(
 ): Promise<PageWatch> {
   const context = await browser.newContext({ viewport, colorScheme, acceptDownloads: true });
   const page = await context.newPage();
-  const watch: PageWatch = { page, consoleErrors: [], pageErrors: [], requests: [], dialogs: [], navigations: [] };
+  const watch: PageWatch = {
+    page,
+    consoleErrors: [],
+    pageErrors: [],
+    requests: [],
+    dialogs: [],
+    navigations: [],
+  };
   page.on('console', (message) => {
     if (message.type() === 'error') watch.consoleErrors.push(message.text());
   });
@@ -50,6 +57,8 @@ export async function openUi(
 export function expectInert(watch: PageWatch, serverUrl: string): void {
   expect(watch.dialogs).toEqual([]);
   expect(watch.pageErrors).toEqual([]);
-  expect(watch.requests.filter((url) => !url.startsWith(`${serverUrl}/`) && !url.startsWith('data:'))).toEqual([]);
+  expect(
+    watch.requests.filter((url) => !url.startsWith(`${serverUrl}/`) && !url.startsWith('data:')),
+  ).toEqual([]);
   expect(watch.navigations.filter((url) => !url.startsWith(`${serverUrl}/`))).toEqual([]);
 }
