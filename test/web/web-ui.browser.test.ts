@@ -1,7 +1,8 @@
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
+import { AxeBuilder } from '@axe-core/playwright';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOfflineAnalyst } from '../../src/index.ts';
 import { startServer, type DatalystServer } from '../../src/server/index.ts';
@@ -11,6 +12,16 @@ import { expectInert, launchChromium, openUi } from './support/web-harness.ts';
 
 const ordersCsv = path.resolve('workspace-examples/sales/orders.csv');
 const artifactsDir = path.resolve('test-artifacts');
+
+/** axe-core's serious and critical violations of the page as it is now. */
+async function seriousViolations(page: Page): Promise<string[]> {
+  const results = await new AxeBuilder({ page }).analyze();
+  return results.violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map(
+      (violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`,
+    );
+}
 
 describe('web UI on datalyst serve: the offline analyst end to end in Chromium', () => {
   let dataDir: string;
@@ -48,6 +59,7 @@ describe('web UI on datalyst serve: the offline analyst end to end in Chromium',
   it('upload → profile → ask → steps in order → grounded answer → follow-up → report downloaded and opened', async () => {
     const watch = await openUi(browser, `${server.url}/`);
     const { page } = watch;
+    expect(await seriousViolations(page)).toEqual([]); // the empty start view
     await page.setInputFiles('#file-input', ordersCsv);
     await page.getByText('orders.csv', { exact: true }).waitFor();
 
@@ -155,6 +167,8 @@ describe('web UI on datalyst serve: the offline analyst end to end in Chromium',
       await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
       await page.emulateMedia({ colorScheme: scheme });
       await page.screenshot({ path: path.join(artifactsDir, `web-${width}-${scheme}.png`) });
+      // The thread view with its profile, steps, outputs and answers, at each width and scheme.
+      expect(await seriousViolations(page)).toEqual([]);
     }
 
     expect(watch.consoleErrors).toEqual([]);
