@@ -6,13 +6,14 @@
 // text, then it answers. Chromium then opens the UI on that thread, which
 // replays the turn's events from the server and draws every step.
 // Measured in the page: from the `load` event to the turn drawn finished
-// (every figure decoded). Baseline, same run, alternating (A B B A …): the
+// (every figure and chart decoded), each load in a fresh browser context
+// (no cache; the first thread load also starts the server's chart workers). Baseline, same run, alternating (A B B A …): the
 // empty UI from `load` to its thread list drawn.
 // Goal: the thread draws in ≤ 1 s after load. Prints one JSON document.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Page } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { createOpenAIChatModel } from '../src/index.ts';
 import { startServer } from '../src/server/index.ts';
 import { startFakeOpenAIServer } from '../test/support/fake-openai-server.ts';
@@ -34,16 +35,25 @@ const cell = (round: number): string =>
       ].join('\n')
     : `for i in range(20):\n    print('row', ${round}, i, i * ${round} / 7)`;
 
+let lastPage: Page | null = null;
+
 const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 };
 
 /** Milliseconds from the page's `load` event until `ready` holds in the page. */
-async function timeAfterLoad(page: Page, url: string, ready: () => boolean): Promise<number> {
-  await page.goto('about:blank');
+async function timeAfterLoad(browser: Browser, url: string, ready: () => boolean): Promise<number> {
+  // A fresh context each time: nothing from the browser's cache (charts are drawn by the server again).
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
   await page.goto(url, { waitUntil: 'load' });
   await page.waitForFunction(ready, undefined, { polling: 'raf', timeout: 60_000 });
+  lastPage
+    ?.context()
+    .close()
+    .catch(() => undefined);
+  lastPage = page;
   return page.evaluate(() => {
     const navigation = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
     return performance.now() - navigation.loadEventEnd;
@@ -97,10 +107,10 @@ async function main(): Promise<void> {
       rounds: number;
     };
 
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     // Functions, not strings: the UI's CSP has no 'unsafe-eval'.
     const threadReady = () =>
       document.querySelector('article.turn.turn-finished') !== null &&
+      document.querySelectorAll('img.chart').length === 20 &&
       Array.from(document.querySelectorAll('figure img')).every(
         (img) => img instanceof HTMLImageElement && img.complete && img.naturalWidth > 0,
       );
@@ -110,15 +120,16 @@ async function main(): Promise<void> {
     for (let repeat = 0; repeat < REPEATS; repeat++) {
       const order = repeat % 2 === 0 ? ['baseline', 'thread'] : ['thread', 'baseline'];
       for (const which of order) {
-        if (which === 'baseline') baseline.push(await timeAfterLoad(page, `${server.url}/`, emptyReady));
-        else thread30.push(await timeAfterLoad(page, `${server.url}/#thread=${threadId}`, threadReady));
+        if (which === 'baseline') baseline.push(await timeAfterLoad(browser, `${server.url}/`, emptyReady));
+        else thread30.push(await timeAfterLoad(browser, `${server.url}/#thread=${threadId}`, threadReady));
       }
     }
-    const drawn = await page.evaluate(() => ({
+    await timeAfterLoad(browser, `${server.url}/#thread=${threadId}`, threadReady);
+    const drawn = await (lastPage as Page | null)!.evaluate(() => ({
       steps: document.querySelectorAll('ol.steps > li').length,
       outputs: document.querySelectorAll('.step-execution').length,
       figures: document.querySelectorAll('figure img').length,
-      charts: document.querySelectorAll('.chart-note').length,
+      charts: document.querySelectorAll('img.chart').length,
       answers: document.querySelectorAll('.step-answer').length,
     }));
     const result = {
@@ -129,9 +140,12 @@ async function main(): Promise<void> {
       msAfterLoad: {
         baselineEmptyUi: { median: Math.round(median(baseline)), all: baseline.map(Math.round) },
         thread30Rounds20Charts: { median: Math.round(median(thread30)), all: thread30.map(Math.round) },
+        // The first thread load starts the server's chart workers and draws the 20 charts; later ones get them drawn.
+        thread30FirstLoadChartsDrawnCold: Math.round(thread30[0] ?? Number.NaN),
+        thread30LaterLoadsMedian: Math.round(median(thread30.slice(1))),
       },
       ratioThreadToBaseline: Math.round((median(thread30) / median(baseline)) * 10) / 10,
-      goal: 'thread drawn ≤ 1000 ms after load',
+      goal: 'thread drawn ≤ 1000 ms after load (median of all loads, the cold first one included)',
       goalMet: median(thread30) <= 1000,
     };
     console.log(JSON.stringify(result, null, 2));

@@ -149,6 +149,16 @@ describe('web UI with a scripted model on the real sandbox', () => {
         ].join('\n'),
         hostile,
       ),
+      // A chart whose title and labels are the payloads and whose data is remote: drawn by the server as an image.
+      code(
+        [
+          "{'$schema': 'https://vega.github.io/schema/vega-lite/v5.json',",
+          ` 'title': ${JSON.stringify(hostile)},`,
+          " 'layer': [{'data': {'url': 'https://tracker.example/data.csv'}, 'mark': 'point'},",
+          `  {'data': {'values': [{'k': ${JSON.stringify(payloads[1])}, 'v': 3}, {'k': 'b', 'v': 5}]},`,
+          "   'mark': 'bar', 'encoding': {'x': {'field': 'k', 'type': 'nominal'}, 'y': {'field': 'v', 'type': 'quantitative'}}}]}",
+        ].join('\n'),
+      ),
       text(`<Understand>${hostile}</Understand>\n<Answer>${hostile} and 12345.</Answer>`),
     );
     await ask(watch, hostile);
@@ -158,17 +168,28 @@ describe('web UI with a scripted model on the real sandbox', () => {
     expect(await turn.locator('.question h3').textContent()).toBe(hostile);
     expect(await turn.locator('.step-profile').textContent()).toContain(fileName);
     expect(await turn.locator('.step-profile').textContent()).toContain(payloads[0]);
-    expect(await turn.locator('.step-analyze').textContent()).toContain(payloads[1]);
-    expect(await turn.locator('.step-execution pre.stdout').textContent()).toContain(payloads[2]);
-    expect(await turn.locator('.step-execution table').textContent()).toContain(payloads[4]);
+    expect(await turn.locator('.step-analyze').first().textContent()).toContain(payloads[1]);
+    expect(await turn.locator('.step-execution pre.stdout').first().textContent()).toContain(payloads[2]);
+    expect(await turn.locator('.step-execution table').first().textContent()).toContain(payloads[4]);
     expect(await turn.locator('.step-answer').textContent()).toContain(payloads[5]);
+    const chart = turn.locator('img.chart');
+    await expect
+      .poll(() => chart.evaluate((image) => (image as HTMLImageElement).naturalWidth), { timeout: 30_000 })
+      .toBeGreaterThan(0);
     expect(await page.evaluate(() => (window as { __xss?: unknown }).__xss)).toBeUndefined();
     // No element of the payloads came alive.
     expect(await page.locator('main script, main iframe, main svg').count()).toBe(0);
     const images = await page
       .locator('img')
       .evaluateAll((items) => items.map((item) => item.getAttribute('src')));
-    expect(images.filter((src) => !(src ?? '').startsWith('data:image/png;base64,'))).toEqual([]);
+    expect(
+      images.filter(
+        (src) =>
+          !/^(?:data:image\/png;base64,|\/v1\/threads\/[^/]+\/turns\/1\/charts\/chart-\d+-1$)/.test(
+            src ?? '',
+          ),
+      ),
+    ).toEqual([]);
     const hrefs = await page
       .locator('main a')
       .evaluateAll((items) => items.map((item) => item.getAttribute('href')));

@@ -157,7 +157,7 @@ describe('web UI on datalyst serve: the offline analyst end to end in Chromium',
 
     // Screenshots for docs/ (copied from test-artifacts/ by hand): 1280 and 390 px, light and dark.
     await mkdir(artifactsDir, { recursive: true });
-    await page.locator('article.turn[data-turn="1"] .step-execution').first().scrollIntoViewIfNeeded();
+
     for (const [width, scheme] of [
       [1280, 'light'],
       [1280, 'dark'],
@@ -166,6 +166,11 @@ describe('web UI on datalyst serve: the offline analyst end to end in Chromium',
     ] as const) {
       await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
       await page.emulateMedia({ colorScheme: scheme });
+      // The first answer, with the figure above it, in view.
+      await page
+        .locator('article.turn[data-turn="1"] .step-answer')
+        .evaluate((answer) => answer.scrollIntoView({ block: 'start' }));
+      await page.evaluate(() => window.scrollBy(0, -260));
       await page.screenshot({ path: path.join(artifactsDir, `web-${width}-${scheme}.png`) });
       // The thread view with its profile, steps, outputs and answers, at each width and scheme.
       expect(await seriousViolations(page)).toEqual([]);

@@ -83,3 +83,5 @@ export const reportPath = (threadId: string, index: number, format: 'html' | 'md
   `/v1/threads/${encodeURIComponent(threadId)}/turns/${index}/report?format=${format}`;
 export const eventsPath = (threadId: string, index: number): string =>
   `/v1/threads/${encodeURIComponent(threadId)}/turns/${index}/events`;
+export const chartPath = (threadId: string, index: number, chartId: string): string =>
+  `/v1/threads/${encodeURIComponent(threadId)}/turns/${index}/charts/${encodeURIComponent(chartId)}`;

@@ -1,4 +1,4 @@
-import { eventsPath, reportPath, sameOriginPath, type Turn } from './api.ts';
+import { chartPath, eventsPath, reportPath, sameOriginPath, type Turn } from './api.ts';
 import { formatBytes, h } from './dom.ts';
 import { arr, num, parseEvent, rec, str, type EventRecord } from './events.ts';
 import { groundedAnswer, type OutputText } from './grounding.ts';
@@ -303,14 +303,21 @@ export class TurnView {
       );
     }
     for (const chartValue of arr(result.charts)) {
-      const chart = rec(chartValue);
-      cell.element.append(
-        h(
-          'p',
-          { class: 'chart-note' },
-          `Chart ${str(chart.id)}: drawn in the report (below, once the turn ends).`,
+      const chartId = str(rec(chartValue).id);
+      if (!/^[A-Za-z0-9_-]+$/.test(chartId)) continue;
+      // Drawn by the server's chart workers to sanitized SVG, shown as an image (no script runs in an image).
+      const image = h('img', {
+        class: 'chart',
+        src: chartPath(this.threadId, this.turn.index, chartId),
+        alt: `Chart ${chartId} displayed by ${outputId}`,
+      });
+      const figure = h('figure', { class: 'chart-figure' }, image, h('figcaption', {}, chartId));
+      image.addEventListener('error', () =>
+        figure.replaceChildren(
+          h('p', { class: 'notice' }, `Chart ${chartId} could not be drawn; see the report.`),
         ),
       );
+      cell.element.append(figure);
     }
     this.callbacks.outputs.push({ outputId, text: texts.join('\n') });
   }
