@@ -41,50 +41,57 @@ function matches(stated: number, decimals: number, printed: number): boolean {
   return Math.abs(rounded - stated) < epsilon || Math.abs(truncated - stated) < epsilon;
 }
 
-/** The answer as text nodes and `<a>`/`<mark>` elements for its numbers. */
-export function groundedAnswer(answer: string, outputs: readonly OutputText[]): HTMLElement {
-  const printed = printedNumbers(outputs);
-  const paragraph = h('div', { class: 'answer-text' });
+/** Spans of ISO dates and clock times: their digits are not claims to check. */
+const DATE_OR_TIME = /\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b|\b\d{1,2}:\d{2}(?::\d{2})?\b/g;
+
+/** The numbers the thread's outputs printed, for `groundedText`. */
+export type PrintedNumbers = Printed[];
+export { printedNumbers };
+
+/** A run of answer text as text nodes and `<a>`/`<mark>` elements for its numbers. */
+export function groundedText(text: string, printed: PrintedNumbers): Node[] {
+  const skipped = Array.from(text.matchAll(DATE_OR_TIME), (match) => [
+    match.index,
+    match.index + match[0].length,
+  ]);
+  const nodes: Node[] = [];
   let last = 0;
-  for (const match of answer.matchAll(NUMBER)) {
+  for (const match of text.matchAll(NUMBER)) {
     const written = match[0];
     const start = match.index;
+    if (skipped.some(([from = 0, to = 0]) => start >= from && start < to)) continue;
     const percent = written.endsWith('%');
     const digits = written.replace(/[,%-]/g, '');
     const value = Number(digits);
     const decimals = digits.includes('.') ? (digits.split('.')[1]?.length ?? 0) : 0;
     if (!Number.isFinite(value) || (decimals === 0 && value <= 10 && !percent)) continue;
-    paragraph.append(document.createTextNode(answer.slice(last, start)));
+    nodes.push(document.createTextNode(text.slice(last, start)));
     last = start + written.length;
     const source = printed.find(
       (candidate) =>
         matches(value, decimals, candidate.value) ||
         (percent && matches(value, decimals, candidate.value * 100)),
     );
-    if (source === undefined) {
-      paragraph.append(
-        h(
-          'mark',
-          { class: 'num num-unverified', title: 'Printed by no execution: unverified' },
-          written,
-          h('sup', {}, '?'),
-        ),
-      );
-    } else {
-      paragraph.append(
-        h(
-          'a',
-          {
-            class: 'num num-verified',
-            href: `#out-${source.outputId}`,
-            title: `Printed by ${source.outputId} as ${source.text}`,
-          },
-          written,
-          h('sup', {}, source.outputId),
-        ),
-      );
-    }
+    nodes.push(
+      source === undefined
+        ? h(
+            'mark',
+            { class: 'num num-unverified', title: 'Printed by no execution: unverified' },
+            written,
+            h('sup', {}, '?'),
+          )
+        : h(
+            'a',
+            {
+              class: 'num num-verified',
+              href: `#out-${source.outputId}`,
+              title: `Printed by ${source.outputId} as ${source.text}`,
+            },
+            written,
+            h('sup', {}, source.outputId),
+          ),
+    );
   }
-  paragraph.append(document.createTextNode(answer.slice(last)));
-  return paragraph;
+  nodes.push(document.createTextNode(text.slice(last)));
+  return nodes;
 }

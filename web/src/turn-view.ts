@@ -1,7 +1,8 @@
 import { chartPath, eventsPath, reportPath, sameOriginPath, type Turn } from './api.ts';
 import { formatBytes, h } from './dom.ts';
 import { arr, num, parseEvent, rec, str, type EventRecord } from './events.ts';
-import { groundedAnswer, type OutputText } from './grounding.ts';
+import { answerView } from './answer-markdown.ts';
+import type { OutputText } from './grounding.ts';
 import { highlightedCode } from './highlight.ts';
 import { profileView } from './profile-view.ts';
 
@@ -328,7 +329,7 @@ export class TurnView {
         'li',
         { class: 'step step-answer', 'data-kind': 'answer' },
         h('h4', {}, 'Answer'),
-        groundedAnswer(text, this.callbacks.outputs),
+        answerView(text, this.callbacks.outputs),
         h(
           'p',
           { class: 'grounding-key' },
