@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FileChange } from '../sandbox/cell-result.ts';
-import { isSafeWorkspacePath } from '../sandbox/index.ts';
+import { escapeControlCharacters, hasControlCharacters, isSafeWorkspacePath } from '../sandbox/index.ts';
 import type { SandboxSession } from '../sandbox/sandbox.ts';
 
 export interface ArtifactBudget {
@@ -21,7 +21,7 @@ export interface SavedArtifact {
 
 export interface ArtifactCollection {
   saved: SavedArtifact[];
-  /** Files not copied, with why (over the run's caps, unsafe path, gone). */
+  /** Files not copied, with why (over the run's caps, unsafe path, gone); control characters in a path escaped. */
   skipped: { path: string; why: string }[];
 }
 
@@ -55,7 +55,13 @@ export async function collectArtifacts(
   const wanted: string[] = [];
   let plannedBytes = 0;
   for (const file of files) {
-    if (artifactTarget(artifactsDir, file.path) === null) {
+    if (hasControlCharacters(file.path)) {
+      // Refused, not renamed: `a\nb.csv` must not reach the run folder (nor a terminal) as it is.
+      skipped.push({
+        path: escapeControlCharacters(file.path),
+        why: 'the name holds control characters (shown escaped)',
+      });
+    } else if (artifactTarget(artifactsDir, file.path) === null) {
       skipped.push({ path: file.path, why: 'the path leaves the working directory' });
     } else if (wanted.length >= budget.remainingFiles) {
       skipped.push({ path: file.path, why: 'the run already copied as many files as it may' });
@@ -80,8 +86,13 @@ export async function collectArtifacts(
   for (const file of collected) {
     // Only what was asked for: the sandbox's answer is untrusted too.
     const target = wantedPaths.has(file.path) ? artifactTarget(artifactsDir, file.path) : null;
-    if (target === null || file.bytes.byteLength > budget.remainingBytes || budget.remainingFiles <= 0) {
-      skipped.push({ path: file.path, why: "over the run's artifact caps" });
+    if (
+      target === null ||
+      hasControlCharacters(file.path) ||
+      file.bytes.byteLength > budget.remainingBytes ||
+      budget.remainingFiles <= 0
+    ) {
+      skipped.push({ path: escapeControlCharacters(file.path), why: "over the run's artifact caps" });
       continue;
     }
     await mkdir(path.dirname(target), { recursive: true });

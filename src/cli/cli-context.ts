@@ -37,4 +37,6 @@ export interface CliContext {
   exit: (code: number) => void;
   createSandbox: SandboxFactory;
   prepareSandbox: SandboxPreparer;
+  /** Where `datalyst chat` reads its lines; default `process.stdin`. */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
 }

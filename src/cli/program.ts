@@ -3,6 +3,7 @@ import packageJson from '../../package.json' with { type: 'json' };
 import { DatalystError } from '../errors/index.ts';
 import type { CliContext } from './cli-context.ts';
 import { defineAnalyzeCommand } from './commands/analyze.ts';
+import { defineChatCommand } from './commands/chat.ts';
 import { defineDoctorCommand } from './commands/doctor.ts';
 import { defineReportCommand } from './commands/report.ts';
 import { defineServeCommand } from './commands/serve.ts';
@@ -18,13 +19,15 @@ Examples:
   $ datalyst setup                                   build the runner image (once)
   $ datalyst analyze workspace-examples/sales        offline analyst, report in runs/
   $ datalyst analyze data/ "Which method works better?" --model gpt-4o-mini
+  $ datalyst chat workspace-examples/sales           ask questions, one after another
+  $ datalyst analyze --continue runs/20250314-093015-sales "And by month?"
   $ datalyst report runs/20250314-093015-sales       render the report again
   $ datalyst doctor                                  check Docker, the image and the model
   $ datalyst serve                                   HTTP API on 127.0.0.1:8200 (DeepAnalyze/OpenAI-compatible)
 
 ${exitCodeHelp}`;
 
-/** The `datalyst` program with its four commands; output and exit codes go through `context`. */
+/** The `datalyst` program with its commands; output and exit codes go through `context`. */
 export function createProgram(context: CliContext, setExitCode: ExitCodeSink): Command {
   const style = createTerminalStyle(colorEnabled(context.stderr.isTTY, context.env));
   const program = new Command('datalyst')
@@ -41,6 +44,7 @@ export function createProgram(context: CliContext, setExitCode: ExitCodeSink): C
     .showHelpAfterError('(add --help for usage)')
     .addHelpText('after', programHelp);
   defineAnalyzeCommand(program, context, setExitCode);
+  defineChatCommand(program, context, setExitCode);
   defineReportCommand(program, context, setExitCode);
   defineSetupCommand(program, context, setExitCode);
   defineDoctorCommand(program, context, setExitCode);

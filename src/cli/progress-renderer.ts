@@ -78,6 +78,8 @@ export class ProgressRenderer {
   private statusLineShown = false;
   /** Lines the status block takes (the running cell's output lines and its status line). */
   private statusLines = 0;
+  /** Rounds of earlier questions of a thread: round numbers go on across turns, the label counts this turn's. */
+  private roundOffset: number | null = null;
   /** Steps already printed in full, so `answer-end` does not print the answer twice. */
   private readonly printedAnswers = new Set<number>();
   private readonly streamedSteps = new Set<string>();
@@ -147,6 +149,7 @@ export class ProgressRenderer {
         return;
       case 'turn-start':
         this.endStream();
+        this.roundOffset = null;
         if (event.turn > 1) {
           this.info(
             this.style.bold(
@@ -224,7 +227,9 @@ export class ProgressRenderer {
   }
 
   private roundLabel(round: number): string {
-    return this.options.maxRounds === undefined ? String(round) : `${round}/${this.options.maxRounds}`;
+    this.roundOffset ??= round - 1;
+    const inTurn = round - this.roundOffset;
+    return this.options.maxRounds === undefined ? String(inTurn) : `${inTurn}/${this.options.maxRounds}`;
   }
 
   // ---- output primitives -------------------------------------------------

@@ -211,20 +211,50 @@ function largestDataset(spec: Record<string, unknown>): number {
  * Defence in depth for markup made from untrusted specs: vega escapes text,
  * but hrefs (the `href` channel) and url() paint references could point
  * outside the report. Only in-document references and data: images survive.
+ *
+ * Structure, not text: only tags (their attributes and url() values) and
+ * script and style elements are rewritten. The text of titles and labels is
+ * the user's and round-trips exactly, even when it reads `url(...)` or
+ * `href="..."` (vega escapes `<` and `&` in it, so it cannot open a tag).
  * One pass over the markup: charts of 5 000 points make SVGs of a megabyte.
  */
 export function sanitizeChartSvg(svg: string): string {
   return svg.replace(
-    /\s((?:xlink:)?href|on[a-z]+)="([^"]*)"|url\(([^)]*)\)|<script\b[\s\S]*?<\/script>/gi,
-    (match, attribute: string | undefined, value: string | undefined, target: string | undefined) => {
-      if (attribute !== undefined) {
-        const isLink = /href$/i.test(attribute);
-        return isLink && /^(?:#|data:image\/(?:png|jpeg|gif|webp);)/i.test((value ?? '').trim()) ? match : '';
+    SVG_MARKUP,
+    (markup: string, closed: string | undefined, unclosed: string | undefined) => {
+      if (unclosed !== undefined) return '';
+      if (closed !== undefined) {
+        // A script goes whole; a style element keeps its rules without outside url()s.
+        return closed.toLowerCase() === 'script' ? '' : markup.replace(URL_REFERENCE, keepLocalUrl);
       }
-      if (target !== undefined) return /^\s*['"]?#/.test(target) ? match : 'none';
-      return '';
+      return markup.replace(ATTRIBUTE, keepSafeAttribute);
     },
   );
+}
+
+/**
+ * A script or style element with its content (or, unclosed, all that follows),
+ * or one tag, whose quoted values may hold `>`. Text between tags is not matched.
+ */
+const SVG_MARKUP =
+  /<(script|style)\b(?:[^>"']|"[^"]*"|'[^']*')*>[\s\S]*?<\/\1\s*>|<(script|style)\b[\s\S]*$|<[A-Za-z/](?:[^>"']|"[^"]*"|'[^']*')*>?/gi;
+/** Every attribute of a tag, in turn (so that no match starts inside a value). */
+const ATTRIBUTE = /\s+([^\s=>/"']+)(?:\s*=\s*("[^"]*"|'[^']*'|[^\s"'>]+))?/g;
+const URL_REFERENCE = /url\(([^)]*)\)/gi;
+
+function keepSafeAttribute(match: string, name: string, value: string | undefined): string {
+  if (/^on/i.test(name)) return '';
+  if (/^(?:xlink:)?href$/i.test(name)) {
+    const target = (value ?? '').replace(/^["']|["']$/g, '').trim();
+    return /^(?:#|data:image\/(?:png|jpeg|gif|webp);)/i.test(target) ? match : '';
+  }
+  // aria-* and role hold text for assistive technology (vega puts titles there): never a reference.
+  if (value === undefined || /^(?:aria-|role$)/i.test(name)) return match;
+  return match.slice(0, match.length - value.length) + value.replace(URL_REFERENCE, keepLocalUrl);
+}
+
+function keepLocalUrl(match: string, target: string): string {
+  return /^\s*['"]?#/.test(target) ? match : 'none';
 }
 
 function svgSize(svg: string): { widthPx: number; heightPx: number } {

@@ -110,7 +110,38 @@ function outcomeTitle(outcome: PreparedReport['view']['outcome']): string {
   }
 }
 
-function renderAnswer({ report }: HtmlContext): string {
+/** A thread: each question, then its answer (or how its turn ended), in order. */
+function renderConversation({ report }: HtmlContext): string {
+  const turns = report.turns.map(({ view: turn, answer }) => {
+    const label = turn.replyToAsk ? 'Reply' : 'Question';
+    let body: string;
+    if (answer !== null) {
+      const checked = answer.numbers.length;
+      const verified = answer.numbers.filter((number) => number.verified).length;
+      const grounding =
+        checked === 0
+          ? ''
+          : `<p class="grounding">${verified} of ${checked} number${checked === 1 ? '' : 's'} found in the execution outputs.</p>`;
+      body = `${grounding}<div class="answer markdown">${answer.html}</div>`;
+    } else if (turn.ask !== null) {
+      body = `<p class="label">The model asked</p><blockquote class="instruction">${escapeHtml(turn.ask)}</blockquote>`;
+    } else {
+      const why =
+        turn.termination === null
+          ? 'the trace ends inside this turn'
+          : `${terminationLabel(turn.termination.reason)}${turn.termination.detail ? `: ${turn.termination.detail}` : ''}`;
+      body = `<p class="note">No answer (${escapeHtml(why)}).</p>`;
+    }
+    return `<article class="turn" id="conversation-${turn.turn}"><h3>${label} ${turn.turn}</h3><blockquote class="instruction">${escapeHtml(turn.question)}</blockquote>${body}<p class="note"><a href="#turn-${turn.turn}">Its process</a></p></article>`;
+  });
+  return `<section id="answer"><h2>Conversation</h2>
+${turns.join('\n')}
+</section>`;
+}
+
+function renderAnswer(context: HtmlContext): string {
+  const { report } = context;
+  if (report.turns.length > 1) return renderConversation(context);
   if (report.answer === null) {
     return `<section id="answer"><h2>Answer</h2><p class="note">The run produced no answer. The process below shows what was done.</p></section>`;
   }
@@ -246,7 +277,7 @@ function renderProcessEntry(entry: ProcessEntry, context: HtmlContext): string {
       const unclosed = step.closed ? '' : ' <span class="note">(the model stopped inside this tag)</span>';
       const body =
         step.kind === 'answer'
-          ? '<p class="note">The answer is shown at the top of this report.</p>'
+          ? `<p class="note">The answer is shown${context.report.turns.length > 1 ? ' in the conversation' : ''} at the top of this report.</p>`
           : `<div class="markdown">${renderSafeMarkdown(step.text)}</div>`;
       return `<article class="step step-${step.kind}"><h3><span class="kind">${stepLabel[step.kind]}</span>Round ${step.round}${unclosed}</h3>${body}</article>`;
     }
@@ -254,6 +285,8 @@ function renderProcessEntry(entry: ProcessEntry, context: HtmlContext): string {
       return `<article class="step step-notice"><h3><span class="kind">${escapeHtml(entry.notice.kind)}</span>Round ${entry.notice.round}</h3><p>${escapeHtml(entry.notice.text)}</p></article>`;
     case 'cell':
       return renderCell(entry.step, entry.execution, context);
+    case 'turn':
+      return `<h3 class="turn-heading" id="turn-${entry.turn.turn}">${entry.turn.replyToAsk ? 'Reply' : 'Question'} ${entry.turn.turn}: ${escapeHtml(firstLine(entry.turn.question, 200))}</h3>`;
   }
 }
 

@@ -62,8 +62,27 @@ export function renderMarkdownReport(
     '',
   );
 
-  out.push('## Answer', '');
-  if (view.answer === null) {
+  if (report.turns.length > 1) {
+    out.push('## Conversation', '');
+    for (const { view: turn } of report.turns) {
+      out.push(
+        `### ${turn.replyToAsk ? 'Reply' : 'Question'} ${turn.turn}`,
+        '',
+        ...turn.question.split('\n').map((line) => `> ${escapeMarkdownText(line)}`),
+        '',
+      );
+      if (turn.answer !== null) out.push(neutralizeMarkdown(turn.answer, { demoteHeadings: 3 }), '');
+      else if (turn.ask !== null) out.push(`**The model asked:** ${escapeMarkdownText(turn.ask)}`, '');
+      else
+        out.push(
+          `*No answer (${turn.termination === null ? 'the trace ends inside this turn' : escapeMarkdownText(`${turn.termination.reason}: ${turn.termination.detail}`)}).*`,
+          '',
+        );
+    }
+  } else out.push('## Answer', '');
+  if (report.turns.length > 1) {
+    // The conversation above holds every answer.
+  } else if (view.answer === null) {
     out.push('*The run produced no answer. The process below shows what was done.*', '');
   } else {
     const { checked, verified, unverified } = report.grounding;
@@ -167,6 +186,10 @@ function renderEntry(
         entry.step.kind === 'answer'
           ? '*The answer is shown at the top of this report.*'
           : neutralizeMarkdown(entry.step.text, { demoteHeadings: 3 }),
+      ];
+    case 'turn':
+      return [
+        `### ${entry.turn.replyToAsk ? 'Reply' : 'Question'} ${entry.turn.turn}: ${escapeMarkdownText(entry.turn.question.split('\n')[0] ?? '')}`,
       ];
     case 'notice':
       return [

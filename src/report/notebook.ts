@@ -41,6 +41,16 @@ export function renderNotebook(report: PreparedReport): Notebook {
   });
   for (const entry of view.process) {
     if (entry.kind === 'notice') continue;
+    if (entry.kind === 'turn') {
+      const label = entry.turn.replyToAsk ? 'Reply' : 'Question';
+      cells.push(
+        markdownCell(
+          ids.next(`turn-${entry.turn.turn}`),
+          `## ${label} ${entry.turn.turn}\n\n${neutralizeMarkdown(entry.turn.question)}`,
+        ),
+      );
+      continue;
+    }
     if (entry.kind === 'step') {
       if (entry.step.kind === 'text' || entry.step.text.trim() === '') continue;
       cells.push(
@@ -60,7 +70,7 @@ export function renderNotebook(report: PreparedReport): Notebook {
       });
       continue;
     }
-    const skip = ['timeout', 'memory', 'crashed'].includes(execution.result.status);
+    const skip = ['timeout', 'memory', 'crashed', 'cancelled'].includes(execution.result.status);
     const count = skip ? null : ++executionCount;
     const tags = skip ? ['skip-execution'] : execution.result.status === 'error' ? ['raises-exception'] : [];
     const cell = codeCell(
@@ -85,7 +95,8 @@ export function renderNotebook(report: PreparedReport): Notebook {
       );
     }
   }
-  if (view.answer !== null)
+  // A thread's answers are in the process, each after its question's cells.
+  if (view.answer !== null && view.turns.length <= 1)
     cells.push(markdownCell(ids.next('answer'), `## Answer\n\n${neutralizeMarkdown(view.answer)}`));
   const notebook: Notebook = {
     nbformat: 4,

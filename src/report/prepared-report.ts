@@ -10,7 +10,7 @@ import { cleanOutputText } from './output-text.ts';
 import { renderGroundedAnswer } from './safe-markdown.ts';
 import type { GroundedAnswer } from './safe-markdown.ts';
 import { buildRunView } from './run-view.ts';
-import type { RunView } from './run-view.ts';
+import type { RunView, TurnView } from './run-view.ts';
 import { formatBytes } from './report-format.ts';
 
 /**
@@ -25,8 +25,18 @@ export interface PreparedReport {
   figures: ReadonlyMap<string, PreparedFigure>;
   answer: GroundedAnswer | null;
   grounding: GroundingSummary;
+  /**
+   * Each question of a thread with its answer, grounded in the outputs up to
+   * the end of its turn. Empty for a run of one question (`answer` is its answer).
+   */
+  turns: PreparedTurn[];
   toolVersions: ReadonlyArray<readonly [string, string]>;
   generatedAt: string;
+}
+
+export interface PreparedTurn {
+  view: TurnView;
+  answer: GroundedAnswer | null;
 }
 
 export interface PreparedFigure {
@@ -90,8 +100,21 @@ export async function prepareReport(
   const figures = decodeFigures(view.executions);
   const index = buildNumberIndex(groundingSources(view.executions));
   const answer = view.answer === null ? null : renderGroundedAnswer(view.answer, index, outputAnchor);
+  const turns: PreparedTurn[] = [];
+  if (view.turns.length > 1) {
+    let seen = 0;
+    for (const turn of view.turns) {
+      seen += turn.executions.length;
+      const upToTurn = buildNumberIndex(groundingSources(view.executions.slice(0, seen)));
+      turns.push({
+        view: turn,
+        answer: turn.answer === null ? null : renderGroundedAnswer(turn.answer, upToTurn, outputAnchor),
+      });
+    }
+  }
   const charts = await drawing;
   return {
+    turns,
     view,
     charts,
     figures,

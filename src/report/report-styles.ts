@@ -18,6 +18,8 @@ main { max-width: 62rem; margin: 0 auto; padding: 1.5rem 1.5rem 4rem; }
 h1 { font-size: 1.7rem; line-height: 1.25; margin: 0 0 .35rem; }
 h2 { font-size: 1.3rem; margin: 2.2rem 0 .8rem; padding-bottom: .3rem; border-bottom: 1px solid var(--line); }
 h3 { font-size: 1.05rem; margin: 1.4rem 0 .5rem; }
+.turn-heading { font-size: 1.15rem; margin: 2.4rem 0 .6rem; padding: .4rem .6rem; background: var(--soft); border-left: 4px solid var(--accent); }
+.turn { margin: 1rem 0 1.6rem; }
 a { color: var(--accent); }
 code, pre, .mono { font-family: ui-monospace, "DejaVu Sans Mono", SFMono-Regular, Menlo, Consolas, monospace; font-size: .85rem; }
 pre { margin: .4rem 0; padding: .7rem .9rem; background: var(--soft); border: 1px solid var(--line); border-radius: 6px; overflow: auto; white-space: pre; }
@@ -60,7 +62,7 @@ figcaption { font-size: .85rem; color: var(--muted); margin-top: .4rem; }
 .output { margin-top: .5rem; }
 .output-id { display: inline-block; font: 700 .8rem/1.4 ui-monospace, "DejaVu Sans Mono", monospace; color: #fff; background: var(--accent); border-radius: 4px; padding: 0 .4rem; margin-right: .4rem; }
 .status { font-size: .85rem; color: var(--muted); }
-.status-error, .status-timeout, .status-memory, .status-crashed, .status-output-limit { color: var(--bad); font-weight: 600; }
+.status-error, .status-timeout, .status-memory, .status-crashed, .status-output-limit, .status-cancelled { color: var(--bad); font-weight: 600; }
 pre code.hljs { padding: 0; background: transparent; }
 .answer h1, .answer h2, .answer h3 { font-size: 1.1rem; border: none; margin: 1.2rem 0 .4rem; padding: 0; }
 .output figure { max-width: 40rem; }

@@ -7,6 +7,7 @@ import type {
   RunEndRecord,
   RunStartRecord,
   StepRecord,
+  TurnEndRecord,
   TraceRecord,
   Usage,
 } from '../trace/schema.ts';
@@ -17,7 +18,25 @@ export type ProcessEntry =
   | { kind: 'step'; step: StepRecord }
   /** A code step and the execution of that code (null when it never ran). */
   | { kind: 'cell'; step: StepRecord | null; execution: ExecutionRecord | null }
-  | { kind: 'notice'; notice: NoticeRecord };
+  | { kind: 'notice'; notice: NoticeRecord }
+  /** A question of a thread begins (only traces with turn records have these). */
+  | { kind: 'turn'; turn: TurnView };
+
+/** One question of a thread: what was asked, how it ended, and its part of the process. */
+export interface TurnView {
+  turn: number;
+  question: string;
+  /** True when the question was the user's reply to the model's `<Ask>`. */
+  replyToAsk: boolean;
+  answer: string | null;
+  /** The model's question to the user, when the turn ended `asked`. */
+  ask: string | null;
+  /** Null when the trace ends inside the turn. */
+  termination: TurnEndRecord['termination'] | null;
+  rounds: number;
+  /** The turn's cells, in order. */
+  executions: ExecutionRecord[];
+}
 
 /** How the run ended, as a reader should be told. */
 export type RunOutcome = 'answered' | 'not-answered' | 'cancelled' | 'incomplete';
@@ -31,6 +50,12 @@ export interface RunView {
   executions: ExecutionRecord[];
   artifacts: ArtifactRecord[];
   modelTurns: ModelTurnRecord[];
+  /**
+   * The questions of a thread, in order. A run of one question (and every
+   * version 1 trace) has one, whose question is the instruction.
+   */
+  turns: TurnView[];
+  /** The last answer given (the answer of a one-question run). */
   answer: string | null;
   outcome: RunOutcome;
   /** One sentence for the banner at the top; null when the run answered normally. */
@@ -52,16 +77,63 @@ export function buildRunView(records: readonly TraceRecord[]): RunView {
   let lastAnswerStep: StepRecord | null = null;
   // A code step waits here for its execution, which the agent writes right after it.
   let pendingCode: Extract<ProcessEntry, { kind: 'cell' }> | null = null;
+  const turns: TurnView[] = [];
+  let currentTurn: TurnView | null = null;
+  let endIndex = -1;
+  let lastTurnStartIndex = -1;
+  const implicitTurn = (): TurnView => {
+    if (currentTurn === null) {
+      currentTurn = {
+        turn: 1,
+        question: start.instruction,
+        replyToAsk: false,
+        answer: null,
+        ask: null,
+        termination: null,
+        rounds: 0,
+        executions: [],
+      };
+      turns.push(currentTurn);
+    }
+    return currentTurn;
+  };
 
-  for (const record of records) {
+  for (const [recordIndex, record] of records.entries()) {
     switch (record.type) {
       case 'run-start':
+        break;
+      case 'turn-start':
+        pendingCode = null;
+        lastTurnStartIndex = recordIndex;
+        currentTurn = {
+          turn: record.turn,
+          question: record.question,
+          replyToAsk: record.replyToAsk,
+          answer: null,
+          ask: null,
+          termination: null,
+          rounds: 0,
+          executions: [],
+        };
+        turns.push(currentTurn);
+        process.push({ kind: 'turn', turn: currentTurn });
+        break;
+      case 'turn-end': {
+        const turn = implicitTurn();
+        turn.termination = record.termination;
+        turn.answer = record.answer;
+        turn.ask = record.ask;
+        turn.rounds = record.rounds;
+        break;
+      }
+      case 'replay':
         break;
       case 'workspace-profile':
         profile = record.profile;
         break;
       case 'model-turn':
         modelTurns.push(record);
+        implicitTurn();
         break;
       case 'step':
         if (record.kind === 'code') {
@@ -75,6 +147,7 @@ export function buildRunView(records: readonly TraceRecord[]): RunView {
         break;
       case 'execution':
         executions.push(record);
+        implicitTurn().executions.push(record);
         if (pendingCode !== null && pendingCode.execution === null) pendingCode.execution = record;
         else process.push({ kind: 'cell', step: null, execution: record });
         pendingCode = null;
@@ -87,15 +160,28 @@ export function buildRunView(records: readonly TraceRecord[]): RunView {
         break;
       case 'run-end':
         end = record;
+        endIndex = recordIndex;
         break;
     }
   }
 
-  const answer = end?.answer ?? lastAnswerStep?.text ?? null;
+  // A version 1 run is one turn, ended by its run-end.
+  const onlyTurn = turns.length === 1 ? turns[0] : undefined;
+  if (onlyTurn !== undefined && onlyTurn.termination === null && end !== null) {
+    onlyTurn.termination = end.termination;
+    onlyTurn.answer = end.answer;
+    onlyTurn.rounds = end.rounds;
+  }
+  // A thread resumed after its run-end: that run-end is not the end of the trace.
+  if (lastTurnStartIndex > endIndex) end = null;
+  const lastTurn = turns.at(-1);
+  const answer = end?.answer ?? lastTurn?.answer ?? lastAnswerStep?.text ?? null;
   const usage = end?.usage ?? sumUsage(modelTurns);
   const rounds =
     end?.rounds ?? Math.max(0, ...records.map((record) => ('round' in record ? record.round : 0)));
-  const { outcome, outcomeMessage } = describeOutcome(end, answer);
+  const ending =
+    end ?? (lastTurn?.termination ? { termination: lastTurn.termination, answer: lastTurn.answer } : null);
+  const { outcome, outcomeMessage } = describeOutcome(ending, answer);
   return {
     start,
     end,
@@ -104,6 +190,7 @@ export function buildRunView(records: readonly TraceRecord[]): RunView {
     executions,
     artifacts,
     modelTurns,
+    turns,
     answer,
     outcome,
     outcomeMessage,
@@ -124,7 +211,7 @@ function sumUsage(turns: readonly ModelTurnRecord[]): Usage {
 }
 
 function describeOutcome(
-  end: RunEndRecord | null,
+  end: Pick<RunEndRecord, 'termination' | 'answer'> | null,
   answer: string | null,
 ): { outcome: RunOutcome; outcomeMessage: string | null } {
   if (end === null) {
@@ -135,6 +222,13 @@ function describeOutcome(
     };
   }
   const { reason, detail } = end.termination;
+  if (reason === 'asked') {
+    return {
+      outcome: 'not-answered',
+      outcomeMessage:
+        'The model asked the user a question (shown in the process) and waits for the reply; the thread can go on with it.',
+    };
+  }
   const because = detail.trim() === '' ? '' : `: ${detail.trim()}`;
   if (reason === 'cancelled') {
     return {

@@ -69,8 +69,8 @@ export function containerCreateBody(input: ContainerConfigInput): Record<string,
       SecurityOpt: ['no-new-privileges', seccompOption()],
       ReadonlyRootfs: true,
       Tmpfs: {
-        [containerPaths.workdir]: `rw,nosuid,nodev,size=${Math.round(limits.workdirMb)}m,uid=1000,gid=1000,mode=0755`,
-        [containerPaths.scratch]: `rw,noexec,nosuid,nodev,size=${Math.round(limits.scratchMb)}m,mode=1777`,
+        [containerPaths.workdir]: `rw,nosuid,nodev,size=${Math.round(limits.workdirMb)}m,nr_inodes=${tmpfsInodes(limits.workdirMb)},uid=1000,gid=1000,mode=0755`,
+        [containerPaths.scratch]: `rw,noexec,nosuid,nodev,size=${Math.round(limits.scratchMb)}m,nr_inodes=${tmpfsInodes(limits.scratchMb)},mode=1777`,
       },
       // Memory equal to memory+swap: no swap, so a memory bomb ends in an OOM kill, not thrashing.
       Memory: memoryBytes,
@@ -85,7 +85,10 @@ export function containerCreateBody(input: ContainerConfigInput): Record<string,
         // too), so it is only a backstop; the pids cgroup above is the real limit.
         { Name: 'nproc', Soft: processBackstop(limits), Hard: processBackstop(limits) },
       ],
-      Init: true,
+      // No docker-init: the supervisor is PID 1 (see the README's "The host channel").
+      // docker-init ran as the cell's uid and was dumpable, so a cell could write
+      // forged protocol lines to /proc/1/fd/1.
+      Init: false,
       // No json log file on the host: a stdout flood must not fill its disk.
       LogConfig: { Type: 'none', Config: {} },
       AutoRemove: true,
@@ -99,6 +102,19 @@ function seccompOption(): string {
   cachedSeccompOption ??= seccompSecurityOption();
   return cachedSeccompOption;
 }
+
+/**
+ * Inodes of a tmpfs of `sizeMb`: one per 4 KiB page of its size (as many files
+ * as fit when each holds a page), at least 4 096. Without a cap a tmpfs allows
+ * one inode per page of the host's RAM, and millions of empty files (which take
+ * no size) fill the container's memory with inodes and wedge the session; at
+ * the cap, creating a file fails with ENOSPC, an error of that cell only.
+ */
+export function tmpfsInodes(sizeMb: number): number {
+  return Math.max(MIN_TMPFS_INODES, Math.round(sizeMb * TMPFS_INODES_PER_MB));
+}
+const TMPFS_INODES_PER_MB = 256;
+const MIN_TMPFS_INODES = 4_096;
 
 function processBackstop(limits: SandboxLimits): number {
   return Math.max(1024, Math.round(limits.pidsLimit) * 4);

@@ -23,6 +23,7 @@ export type {
 export { withExitCleanup } from './exit-cleanup.ts';
 export type { KernelProcess, KernelStartRequest, SandboxBackend } from './kernel-process.ts';
 export { isSafeWorkspacePath, listWorkspaceFiles } from './workspace-files.ts';
+export { escapeControlCharacters, hasControlCharacters } from './path-text.ts';
 export type { WorkspaceFile, WorkspaceListLimits } from './workspace-files.ts';
 export { runnerImageTag, ensureRunnerImage } from './runner-image.ts';
 export type {

@@ -1,13 +1,19 @@
+import { randomBytes } from 'node:crypto';
 import { CancelledError, SandboxFailureError } from '../errors/index.ts';
+import { FrameVerifier } from './kernel-frames.ts';
 import {
   KERNEL_PROTOCOL_VERSION,
   kernelMessageSchema,
+  kernelReadySchema,
+  type KernelHello,
   type KernelReady,
   type KernelRequest,
   type KernelRequestBody,
   type KernelResponse,
+  type RequestId,
 } from './kernel-protocol.ts';
 import type { KernelProcess } from './kernel-process.ts';
+import type { OutputChunk } from './sandbox.ts';
 
 const STDERR_TAIL_CHARS = 8_000;
 /**
@@ -17,9 +23,13 @@ const STDERR_TAIL_CHARS = 8_000;
  */
 const MAX_LINE_BYTES = 192 * 1024 * 1024;
 
+const SESSION_KEY_BYTES = 32;
+const REQUEST_ID_BYTES = 12;
+
 interface PendingRequest {
   resolve: (response: KernelResponse) => void;
   reject: (error: Error) => void;
+  onOutput: ((chunk: OutputChunk) => void) | undefined;
 }
 
 export interface RequestOptions {
@@ -27,20 +37,25 @@ export interface RequestOptions {
   /** Fail with SandboxFailureError when no answer came within this time (the kernel hangs). */
   answerWithinMs?: number;
   /** Called once when the signal aborts, with the request's id (e.g. to send a cancel). */
-  onAbort?: (id: number) => void;
+  onAbort?: (id: RequestId) => void;
+  /** Receives the request's `output` frames (what a running cell prints), in order, before its answer. */
+  onOutput?: (chunk: OutputChunk) => void;
 }
 
 /**
- * Requests and responses over a kernel's stdio, matched by id. Every line the
- * kernel writes is parsed and validated; anything malformed ends the
- * connection (the kernel is then not to be trusted with more work).
+ * Requests and responses over a kernel's stdio, matched by id. The first line
+ * the host writes hands the supervisor a fresh session key; every line the
+ * kernel writes must carry that key's MAC (kernel-frames.ts) and is then
+ * parsed and validated. A line that fails either check ends the connection
+ * (the kernel is then not to be trusted with more work): it is never taken
+ * for an answer.
  */
 export class KernelConnection {
   readonly ready: Promise<KernelReady>;
-  private nextId = 1;
-  private readonly pending = new Map<number, PendingRequest>();
+  private readonly verifier: FrameVerifier;
+  private readonly pending = new Map<RequestId, PendingRequest>();
   /** Ids whose caller gave up (aborted): their late answers are dropped quietly. */
-  private readonly abandoned = new Set<number>();
+  private readonly abandoned = new Set<RequestId>();
   private failure: SandboxFailureError | undefined;
   private stderrTail = '';
   private lineChunks: Buffer[] = [];
@@ -59,6 +74,12 @@ export class KernelConnection {
     });
     // Nobody may be listening yet when the kernel fails early.
     this.ready.catch(() => {});
+    const key = randomBytes(SESSION_KEY_BYTES);
+    this.verifier = new FrameVerifier(key);
+    // First on stdin, before any request: never through the environment or
+    // argv, which the worker (and so any cell) could read.
+    const hello: KernelHello = { type: 'hello', key: key.toString('hex') };
+    this.write(hello).catch((error: unknown) => this.fail('Writing to the kernel failed.', error));
     kernel.stdout.on('data', (chunk: Buffer) => this.onData(chunk));
     kernel.stdout.on('end', () =>
       this.fail('The kernel closed its output (the container or process stopped).'),
@@ -85,13 +106,13 @@ export class KernelConnection {
     const { signal } = options;
     if (signal?.aborted) throw new CancelledError(signal.reason);
     if (this.failure) throw this.failure;
-    const id = this.nextId++;
+    const id = newRequestId();
     const request = { ...body, id } as KernelRequest;
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
     try {
       return await new Promise<KernelResponse>((resolve, reject) => {
-        this.pending.set(id, { resolve, reject });
+        this.pending.set(id, { resolve, reject, onOutput: options.onOutput });
         if (options.answerWithinMs !== undefined) {
           timer = setTimeout(() => {
             this.fail(
@@ -122,7 +143,7 @@ export class KernelConnection {
   /** Sends a request whose answer nobody waits for (a cancel). */
   notify(body: KernelRequestBody): void {
     if (this.failure) return;
-    const id = this.nextId++;
+    const id = newRequestId();
     this.abandoned.add(id);
     this.write({ ...body, id } as KernelRequest).catch(() => {});
   }
@@ -142,7 +163,7 @@ export class KernelConnection {
     if (!this.isReady) this.rejectReady(this.failure);
   }
 
-  private async write(request: KernelRequest): Promise<void> {
+  private async write(request: KernelRequest | KernelHello): Promise<void> {
     const line = JSON.stringify(request) + '\n';
     if (this.kernel.stdin.write(line)) return;
     // Respect backpressure: a large workspace upload must not pile up in memory.
@@ -182,25 +203,29 @@ export class KernelConnection {
       const pieces = this.lineChunks;
       this.lineChunks = [];
       this.lineBytes = 0;
-      let line: string;
-      try {
-        line = Buffer.concat(pieces).toString('utf8');
-      } catch (error) {
-        this.fail('The kernel wrote a line the host cannot read.', error);
-        return;
-      }
-      this.onLine(line);
+      this.onLine(pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces));
+      if (this.failure) return;
       start = newline + 1;
     }
   }
 
-  private onLine(line: string): void {
-    if (this.failure || line.trim() === '') return;
+  private onLine(frame: Buffer): void {
+    if (this.failure) return;
+    const payload = this.verifier.open(frame);
+    if (payload === undefined) {
+      this.refuseFrame(frame);
+      return;
+    }
+    let line: string;
     let json: unknown;
     try {
+      line = payload.toString('utf8');
       json = JSON.parse(line);
     } catch (error) {
-      this.fail(`The kernel wrote a line that is not JSON: ${line.slice(0, 200)}`, error);
+      this.fail(
+        `The kernel wrote a frame that is not JSON: ${payload.subarray(0, 200).toString('utf8')}`,
+        error,
+      );
       return;
     }
     const parsed = kernelMessageSchema.safeParse(json);
@@ -222,6 +247,15 @@ export class KernelConnection {
       this.resolveReady(message);
       return;
     }
+    if (message.type === 'output') {
+      const onOutput = this.pending.get(message.id)?.onOutput;
+      try {
+        onOutput?.({ stream: message.stream, text: message.text });
+      } catch {
+        // The listener's failure is its own: the cell runs on and its result still comes.
+      }
+      return;
+    }
     if (message.id === null) return;
     const pending = this.pending.get(message.id);
     if (pending) {
@@ -231,4 +265,30 @@ export class KernelConnection {
       this.abandoned.delete(message.id);
     }
   }
+
+  /** A line the supervisor did not write (or not in this order): the channel is not to be trusted any more. */
+  private refuseFrame(frame: Buffer): void {
+    const text = frame.subarray(0, 200).toString('utf8');
+    if (!this.isReady) {
+      // A runner image of an older protocol writes an unauthenticated `ready`: say what to do.
+      try {
+        const ready = kernelReadySchema.safeParse(JSON.parse(frame.toString('utf8')));
+        if (ready.success && ready.data.protocol !== KERNEL_PROTOCOL_VERSION) {
+          this.fail(
+            `The kernel speaks protocol ${ready.data.protocol}, this Datalyst speaks ${KERNEL_PROTOCOL_VERSION}; the runner image is out of date.`,
+          );
+          return;
+        }
+      } catch {
+        // not JSON at all: refused below
+      }
+    }
+    this.fail(
+      `The kernel channel carried a line the supervisor did not write (its session-key MAC does not match), so no more of its answers can be trusted: ${JSON.stringify(text)}`,
+    );
+  }
+}
+
+function newRequestId(): RequestId {
+  return randomBytes(REQUEST_ID_BYTES).toString('base64url');
 }

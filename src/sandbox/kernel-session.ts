@@ -6,12 +6,14 @@ import type { KernelResponse } from './kernel-protocol.ts';
 import type {
   CollectedFile,
   ExecuteOptions,
+  OutputChunk,
   ReadFilesOptions,
   SandboxBackendName,
   SandboxLimits,
   SandboxSession,
 } from './sandbox.ts';
 import type { WorkspaceProfile } from './workspace-profile.ts';
+import { hasControlCharacters } from './path-text.ts';
 import { isSafeWorkspacePath } from './workspace-files.ts';
 import { unlessAborted } from '../util/unless-aborted.ts';
 
@@ -20,6 +22,24 @@ const ANSWER_MARGIN_MS = 60_000;
 const PROFILE_TIMEOUT_MS = 120_000;
 const DEFAULT_READ_MAX_BYTES = 64 * 1024 * 1024;
 const DEFAULT_READ_MAX_FILES = 1_000;
+
+/**
+ * Calls `onOutput` until `maxChars` characters were delivered: the supervisor
+ * sends at most the cell's `maxOutputBytes` live (a decoded chunk never has
+ * more characters than bytes); this is the host's second line of defence.
+ */
+function boundedOutput(
+  onOutput: (chunk: OutputChunk) => void,
+  maxChars: number,
+): (chunk: OutputChunk) => void {
+  let delivered = 0;
+  return (chunk) => {
+    if (delivered >= maxChars) return;
+    const text = chunk.text.slice(0, maxChars - delivered);
+    delivered += text.length;
+    onOutput({ stream: chunk.stream, text });
+  };
+}
 
 /** A session over a started kernel supervisor; the backend only decides where it runs. */
 export class KernelSession implements SandboxSession {
@@ -49,6 +69,7 @@ export class KernelSession implements SandboxSession {
   async execute(code: string, options: ExecuteOptions = {}): Promise<CellResult> {
     this.assertOpen();
     const timeoutMs = options.timeoutMs ?? this.limits.cellTimeoutMs;
+    const { onOutput } = options;
     return this.inTurn(options.signal, async () => {
       const response = await this.connection.request(
         {
@@ -57,8 +78,12 @@ export class KernelSession implements SandboxSession {
           timeoutMs,
           interruptGraceMs: this.limits.interruptGraceMs,
           maxOutputBytes: this.limits.maxOutputBytes,
+          liveOutput: onOutput !== undefined,
         },
-        this.jobOptions(timeoutMs, options.signal),
+        {
+          ...this.jobOptions(timeoutMs, options.signal),
+          ...(onOutput ? { onOutput: boundedOutput(onOutput, this.limits.maxOutputBytes) } : {}),
+        },
       );
       if (response.type === 'result') return response.result;
       throw this.unexpected('execute', response);
@@ -87,7 +112,10 @@ export class KernelSession implements SandboxSession {
     this.assertOpen();
     const maxTotalBytes = options.maxTotalBytes ?? DEFAULT_READ_MAX_BYTES;
     const maxFiles = options.maxFiles ?? DEFAULT_READ_MAX_FILES;
-    const requested = [...new Set(paths.filter(isSafeWorkspacePath))];
+    // A name with a control character (`a\nb.csv`) is never read out: it would reach the host's disk as is.
+    const requested = [
+      ...new Set(paths.filter((path) => isSafeWorkspacePath(path) && !hasControlCharacters(path))),
+    ];
     if (requested.length === 0) return [];
     const response = await this.connection.request(
       { type: 'read-files', paths: requested, maxTotalBytes, maxFiles },
@@ -109,10 +137,17 @@ export class KernelSession implements SandboxSession {
     return files;
   }
 
+  /** Never throws: a container the engine could not remove is reported and left to the reaper. */
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.connection.fail('The session was closed.');
-      await this.kernel.dispose();
+      try {
+        await this.kernel.dispose();
+      } catch (error) {
+        process.stderr.write(
+          `datalyst: closing sandbox session ${this.id} (${this.kernel.description}) failed: ${error instanceof Error ? error.message : String(error)}; its container, if any, is left to the reaper.\n`,
+        );
+      }
     })();
     return this.closing;
   }

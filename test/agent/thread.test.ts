@@ -342,6 +342,39 @@ describe('thread', () => {
     }
   });
 
+  it('close() ends a running turn nobody reads, and refuses a turn that never began', async () => {
+    const { server, options, sandbox, runDir } = await setUp([codeTurn('long()')], {
+      run: (_code, _index, signal) => slowCell(60_000, signal),
+    });
+    try {
+      const thread = await openThread(options);
+      const turn = thread.ask('slow');
+      const iterator = turn[Symbol.asyncIterator]();
+      // Read until the cell runs, then stop reading.
+      for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+        if (next.value.type === 'execution-start') break;
+      }
+      const summary = await thread.close();
+      expect(summary.termination.reason).toBe('cancelled');
+      expect((await turn.result).termination.reason).toBe('cancelled');
+      expect(sandbox.sessions[0]?.closed).toBe(true);
+      const trace = await readTrace(runDir);
+      expect(trace.at(-1)?.type).toBe('run-end');
+
+      const other = await setUp([]);
+      try {
+        const idle = await openThread(other.options);
+        const never = idle.ask('never read');
+        await idle.close();
+        await expect(never.result).rejects.toMatchObject({ code: 'THREAD_CLOSED' });
+      } finally {
+        await other.server.close();
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
   it('a thread closed before any question leaves no trace', async () => {
     const { server, options, runDir } = await setUp([]);
     try {

@@ -339,3 +339,92 @@ describe('progress renderer, live (a terminal)', () => {
     }
   });
 });
+
+/** A terminal of lines that understands line clears and the cursor moving up a line. */
+function terminalScreen(output: string): string {
+  const lines: string[] = [''];
+  // eslint-disable-next-line no-control-regex -- the terminal's own sequences
+  for (const piece of output.split(/(\r\x1b\[2K|\x1b\[1A\x1b\[2K|\n)/)) {
+    if (piece === '\n') lines.push('');
+    else if (piece === '\r\x1b[2K') lines[lines.length - 1] = '';
+    else if (piece === '\x1b[1A\x1b[2K') {
+      lines.pop();
+      lines[lines.length - 1] = '';
+    } else lines[lines.length - 1] += piece;
+  }
+  return lines.join('\n');
+}
+
+describe('progress renderer, conversations and live cell output', () => {
+  const turnResult = {
+    turn: 2,
+    question: 'And by month?',
+    answer: 'March.',
+    ask: null,
+    termination: { reason: 'answered' as const, detail: 'The model answered in round 1.' },
+    rounds: 1,
+    usage: { promptTokens: 0, completionTokens: 0 },
+    durationMs: 1500,
+    outputIds: ['E4'],
+    artifacts: [],
+  };
+
+  it('shows the last lines a running cell printed under its status line, and clears them when it ends', () => {
+    const running: AgentEvent[] = [
+      { type: 'execution-start', round: 1, outputId: 'E1', code: 'loop()' },
+      ...[1, 2, 3, 4, 5].map((index): AgentEvent => ({
+        type: 'execution-output',
+        round: 1,
+        outputId: 'E1',
+        stream: 'stdout',
+        text: `tick ${index}\n`,
+      })),
+    ];
+    let shown = '';
+    const open = new ProgressRenderer({
+      write: (text) => (shown += text),
+      live: true,
+      color: false,
+      quiet: false,
+      now: () => 0,
+      tickMs: 0,
+    });
+    for (const event of running) open.handle(event);
+    const during = terminalScreen(shown);
+    open.close();
+    expect(during).not.toContain('tick 2');
+    expect(during).toContain('    ┆ tick 3\n    ┆ tick 4\n    ┆ tick 5\n  ⏵ E1 running');
+    const after = terminalScreen(
+      render(
+        [
+          ...running,
+          {
+            type: 'execution-end',
+            round: 1,
+            outputId: 'E1',
+            result: cell({ stdout: { text: 'tick 1\n', truncated: false, totalBytes: 7 } }),
+          },
+        ],
+        { live: true },
+      ),
+    );
+    expect(after).not.toContain('tick 5');
+    expect(after).toContain('✓ E1 ok');
+  });
+
+  it('names each later question, counts rounds per question, and closes each turn in a chat', () => {
+    const output = render(
+      [
+        { type: 'turn-start', turn: 2, question: 'And by month?', replyToAsk: false },
+        { type: 'round-start', round: 14 },
+        { type: 'ask', round: 14, question: 'Which year?', reply: null },
+        { type: 'turn-end', result: turnResult },
+      ],
+      { threaded: true, maxRounds: 30 },
+    );
+    expect(output).toContain('Question 2: And by month?\n');
+    expect(output).toContain('[round 1/30]\n');
+    expect(output).toContain('? The model asks: Which year?\n');
+    expect(output).toContain('✓ Answered in 1 round');
+  });
+});

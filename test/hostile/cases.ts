@@ -47,7 +47,7 @@ export interface HostileCase {
    * must work. Every other case must leave the same session usable.
    */
   mayEndSession?: boolean;
-  /** After the case, only init, the supervisor and the worker may remain in the container. */
+  /** After the case, only the supervisor (PID 1) and the worker may remain in the container. */
   noStrayProcesses?: boolean;
   verify(result: CellResult, context: HostileContext): void | Promise<void>;
   /** Cells run after `1 + 1` in the same session, each with its own check. */
@@ -381,9 +381,9 @@ export const hostileCases: HostileCase[] = [
   {
     id: 'signal-init-process',
     attack:
-      'send SIGTERM, SIGHUP, SIGINT, SIGUSR1, SIGTSTP and SIGKILL to PID 1 (the container init, which forwards signals)',
+      'send SIGTERM, SIGHUP, SIGINT, SIGUSR1, SIGTSTP and SIGKILL to PID 1 (the supervisor: there is no docker-init)',
     safeOutcome:
-      'init ignores SIGKILL; what it forwards, the supervisor ignores: the same session keeps working',
+      "the kernel drops them (PID 1 of the container's namespace handles none of them): the same session keeps working",
     code: python`
       import os, signal, time
       for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGUSR1, signal.SIGTSTP, signal.SIGKILL):
@@ -402,23 +402,33 @@ export const hostileCases: HostileCase[] = [
   },
   {
     id: 'kill-every-process',
-    attack: 'kill(-1, SIGKILL): every process the cell may signal',
+    attack: 'kill(-1, SIGKILL) from a child of the worker: every process the cell may signal',
     safeOutcome:
-      'the supervisor dies with the cell (same user); the host reports a SandboxFailureError at once, no hang; a new session works',
-    mayEndSession: true,
-    code: 'import os, signal\nos.kill(-1, signal.SIGKILL)',
+      'the worker dies (`crashed`, kernel restarted, state lost); the supervisor is PID 1, which kill(-1) never reaches: the same session keeps working',
+    // From a child: kill(-1) spares the caller, so the worker itself would survive its own call.
+    code: "import subprocess\nsubprocess.run(['python3', '-c', 'import os, signal; os.kill(-1, signal.SIGKILL)'])",
     verify(result) {
-      expectStatus(result, 'crashed', 'error', 'ok');
+      expectStatus(result, 'crashed');
+      expect(result.stateLost).toBe(true);
+      expect(result.statusDetail).toContain('was restarted');
     },
   },
   {
     id: 'kill-supervisor',
-    attack: 'SIGKILL the parent process (the kernel supervisor)',
-    safeOutcome: 'the host reports a SandboxFailureError at once, no hang; a new session works',
-    mayEndSession: true,
-    code: 'import os, signal\nos.kill(os.getppid(), signal.SIGKILL)',
+    attack: 'SIGKILL and SIGTERM the parent process (the kernel supervisor, PID 1)',
+    safeOutcome:
+      "the kernel drops both (PID 1 of the container's namespace, no handler): the same cell goes on, the session keeps working",
+    code: python`
+      import os, signal
+      print('parent', os.getppid())
+      os.kill(os.getppid(), signal.SIGKILL)
+      os.kill(os.getppid(), signal.SIGTERM)
+      'survived'
+    `,
     verify(result) {
-      expectStatus(result, 'crashed', 'error', 'ok');
+      expectStatus(result, 'ok');
+      expect(result.stdout.text).toBe('parent 1\n');
+      expect(result.value).toBe("'survived'");
     },
   },
   {
@@ -1027,7 +1037,8 @@ export const hostileCases: HostileCase[] = [
   {
     id: 'artifact-names',
     attack: 'ask the host to collect ../, absolute, NUL, backslash and empty paths; create oddly named files',
-    safeOutcome: 'every unsafe path is refused; odd but safe names come back intact',
+    safeOutcome:
+      'every unsafe path is refused, and so is a name with a control character; odd but safe names come back intact',
     code: python`
       names = ['-rf', 'line\nbreak.txt', '..hidden', ' space ', 'ünïcødé.txt', 'x' * 255, 'back\\slash.txt']
       for name in names:
@@ -1051,7 +1062,9 @@ export const hostileCases: HostileCase[] = [
         'sub//notes.json',
       ];
       expect(await context.session.readFiles(unsafe)).toEqual([]);
-      const odd = ['-rf', 'line\nbreak.txt', '..hidden', ' space ', 'ünïcødé.txt', 'x'.repeat(255)];
+      // A control character in a name would reach the host's disk as is: refused too (issue 10).
+      expect(await context.session.readFiles(['line\nbreak.txt'])).toEqual([]);
+      const odd = ['-rf', '..hidden', ' space ', 'ünïcødé.txt', 'x'.repeat(255)];
       const files = await context.session.readFiles(odd);
       expect(files.map((file) => file.path).sort()).toEqual([...odd].sort());
       for (const file of files) expect(Buffer.from(file.bytes).toString()).toBe(file.path);

@@ -112,12 +112,12 @@ async function runCase(hostileCase: HostileCase, row: OutcomeRow): Promise<void>
       const processes = await survivor.execute(processListCode, { timeoutMs: 30_000 });
       notes.push(`processes after: ${processes.value ?? describeResult(processes)}`);
       if (hostileCase.noStrayProcesses) {
-        // init, the supervisor, the worker (all python3 but init), and nothing else
-        // alive: killed children of the worker may stay zombies (no CPU) until it waits.
+        // The supervisor (PID 1) and the worker, and nothing else alive: killed
+        // children of the worker may stay zombies (no CPU) until it waits.
         const alive = [...(processes.value ?? '').matchAll(/'([^':]+):(\w)'/g)]
           .filter((match) => match[2] !== 'Z')
           .map((match) => match[1]);
-        expect(alive, describeResult(processes)).toEqual(['docker-init', 'python3', 'python3']);
+        expect(alive, describeResult(processes)).toEqual(['python3', 'python3']);
       }
     }
     expect(await hashTree(workspaceDir)).toEqual(workspaceHashes);

@@ -133,4 +133,61 @@ describe('sanitizeChartSvg', () => {
       ].join(''),
     );
   });
+
+  it('removes handlers and outside references hidden by quoting, case and unclosed scripts', () => {
+    expect(
+      sanitizeChartSvg(
+        `<g aria-label="a > b" ONCLICK='x()' style="fill: url(http://e/x)"><title>t</title></g>`,
+      ),
+    ).toBe('<g aria-label="a > b" style="fill: none"><title>t</title></g>');
+    expect(
+      sanitizeChartSvg('<a href=javascript:x><text>y</text></a><style>g{fill:url(http://e/)}</style>'),
+    ).toBe('<a><text>y</text></a><style>g{fill:none}</style>');
+    expect(sanitizeChartSvg('<svg><text>ok</text><script>alert(1)')).toBe('<svg><text>ok</text>');
+    expect(sanitizeChartSvg('<svg><SCRIPT type="a>b">alert(1)</SCRIPT></svg>')).toBe('<svg></svg>');
+  });
 });
+
+describe('chart titles and labels round-trip exactly (sanitize structure, not the user text)', () => {
+  it('keeps url(...) and href="..." in a title and an axis label, while scripts, handlers and links go', async () => {
+    const title = 'Revenue url(https://example.com/x) and href="https://example.com" onclick=alert(1) <b>';
+    const label = "Share of url('#clip') & href='x' <script>";
+    const chart = await renderChart(
+      {
+        $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+        title,
+        data: { values: [{ a: 'x', b: 1, link: 'javascript:alert(1)' }] },
+        mark: 'bar',
+        encoding: {
+          x: { field: 'a', type: 'nominal', title: label },
+          y: { field: 'b', type: 'quantitative' },
+          href: { field: 'link', type: 'nominal' },
+        },
+      },
+      { png: false },
+    );
+    expect(chart.error).toBeNull();
+    const svg = chart.svg ?? '';
+    const texts = [...svg.matchAll(/<text\b[^>]*>([\s\S]*?)<\/text>/g)].map((match) =>
+      unescapeXml(match[1] ?? ''),
+    );
+    expect(texts).toContain(title);
+    expect(texts).toContain(label);
+    expect(svg).toContain('aria-label="Title text \'Revenue url(https://example.com/x) and href=&quot;');
+    expect(svg).not.toMatch(/href\s*=\s*["']?javascript:/i);
+    expect(svg).not.toMatch(/<script/i);
+    // Attribute names only: no text node, no quoted value.
+    const tags = svg.replace(/>[^<]*</g, '><').replace(/"[^"]*"|'[^']*'/g, '""');
+    expect(tags).not.toMatch(/\son[a-z]+\s*=/i);
+    expect(tags).toContain('<a>');
+  });
+});
+
+function unescapeXml(text: string): string {
+  return text
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;|&apos;/g, "'")
+    .replace(/&amp;/g, '&');
+}

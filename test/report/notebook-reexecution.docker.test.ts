@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import { chmod, cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { notebookSchema, renderReport } from '../../src/report/index.ts';
+import { renderReport } from '../../src/report/index.ts';
 import type { Notebook } from '../../src/report/index.ts';
 import { createSandbox, runnerImageTag } from '../../src/sandbox/index.ts';
+import { executeInRunner } from '../support/notebook-runner.ts';
 import type { CellResult } from '../../src/sandbox/index.ts';
 import { readTrace } from '../../src/trace/reader.ts';
 import { TRACE_VERSION } from '../../src/trace/schema.ts';
@@ -27,46 +27,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
-
-// nbclient has no CLI of its own (`python3 -m nbclient` is not one); this is its documented API.
-const executeNotebookPython = `
-import nbformat
-from nbclient import NotebookClient
-notebook = nbformat.read('analysis.ipynb', as_version=4)
-NotebookClient(notebook, timeout=300, kernel_name='python3', resources={'metadata': {'path': '.'}}).execute()
-nbformat.write(notebook, 'executed.ipynb')
-`;
-
-/** Runs the notebook in a fresh container of the runner image; returns the executed notebook. */
-async function executeInRunner(workDir: string, notebookPath: string): Promise<Notebook> {
-  await cp(notebookPath, join(workDir, 'analysis.ipynb'));
-  // The container runs as uid 1000; the copy must be writable for it (cells write next to the data).
-  await chmod(workDir, 0o777);
-  for (const name of await readdir(workDir)) await chmod(join(workDir, name), 0o666);
-  await execa(
-    'docker',
-    [
-      'run',
-      '--rm',
-      '--network',
-      'none',
-      '--user',
-      '1000:1000',
-      '-v',
-      `${workDir}:/home/analyst/work`,
-      '-w',
-      '/home/analyst/work',
-      '-e',
-      'HOME=/home/analyst',
-      await runnerImageTag(),
-      'python3',
-      '-c',
-      executeNotebookPython,
-    ],
-    { timeout: 600_000 },
-  );
-  return notebookSchema.parse(JSON.parse(await readFile(join(workDir, 'executed.ipynb'), 'utf8')));
-}
 
 async function copyWorkspace(name: string): Promise<string> {
   const workDir = join(root, `${name}-work`);

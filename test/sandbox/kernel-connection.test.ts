@@ -1,11 +1,42 @@
 import { describe, expect, it } from 'vitest';
 import { CancelledError, SandboxFailureError } from '../../src/errors/index.ts';
 import { KernelConnection } from '../../src/sandbox/kernel-connection.ts';
+import type { OutputChunk } from '../../src/sandbox/index.ts';
 import { fakeKernel, readyMessage } from './support/fake-kernel.ts';
 
 const ready = readyMessage;
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+/** A kernel that answered `ready`, and a ping waiting for its answer. */
+async function waitingPing() {
+  const fake = fakeKernel();
+  const connection = new KernelConnection(fake.kernel);
+  fake.reply(ready);
+  await connection.ready;
+  const waiting = connection.request({ type: 'ping' });
+  await tick();
+  const id = fake.sent.at(-1)?.['id'];
+  return { ...fake, connection, waiting, id };
+}
 
 describe('KernelConnection', () => {
+  it('hands the kernel a fresh 32-byte session key as its first line, on stdin', async () => {
+    const first = fakeKernel();
+    const second = fakeKernel();
+    const lines: string[][] = [[], []];
+    first.kernel.stdin.on('data', (chunk: Buffer) => lines[0]?.push(chunk.toString()));
+    second.kernel.stdin.on('data', (chunk: Buffer) => lines[1]?.push(chunk.toString()));
+    new KernelConnection(first.kernel);
+    new KernelConnection(second.kernel);
+    await tick();
+    const keys = lines.map(
+      (chunks) => JSON.parse(chunks.join('').split('\n')[0] ?? '') as { type: string; key: string },
+    );
+    expect(keys[0]?.type).toBe('hello');
+    expect(keys[0]?.key).toMatch(/^[0-9a-f]{64}$/);
+    expect(keys[0]?.key).not.toBe(keys[1]?.key);
+  });
+
   it('fails the session, without crashing the host, on a line over the cap (the ending piece counted too)', async () => {
     const { kernel, reply, stdout } = fakeKernel();
     const connection = new KernelConnection(kernel, 1024);
@@ -19,31 +50,32 @@ describe('KernelConnection', () => {
     expect((error as Error).message).toContain('more than 1024 bytes');
   });
 
-  it('matches responses to requests by id, even when a line arrives in pieces', async () => {
-    const { kernel, sent, stdout } = fakeKernel();
+  it('matches responses to requests by random ids, even when a frame arrives in pieces', async () => {
+    const { kernel, sent, stdout, frame, hello, reply } = fakeKernel();
     const connection = new KernelConnection(kernel);
-    const line = JSON.stringify(ready) + '\n';
+    await hello;
+    const line = frame(ready);
     stdout.write(line.slice(0, 10));
     stdout.write(line.slice(10));
     await expect(connection.ready).resolves.toMatchObject({ pid: 7 });
     const first = connection.request({ type: 'ping' });
     const second = connection.request({ type: 'ping' });
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(sent.map((message) => message['id'])).toEqual([1, 2]);
-    stdout.write('{"type":"ok","id":2}\n{"type":"ok","id":1}\n');
-    await expect(first).resolves.toEqual({ type: 'ok', id: 1 });
-    await expect(second).resolves.toEqual({ type: 'ok', id: 2 });
+    await tick();
+    const [firstId, secondId] = sent.map((message) => message['id']);
+    expect(firstId).toMatch(/^[A-Za-z0-9_-]{16}$/);
+    expect(secondId).toMatch(/^[A-Za-z0-9_-]{16}$/);
+    expect(firstId).not.toBe(secondId);
+    reply({ type: 'ok', id: secondId });
+    reply({ type: 'ok', id: firstId });
+    await expect(first).resolves.toEqual({ type: 'ok', id: firstId });
+    await expect(second).resolves.toEqual({ type: 'ok', id: secondId });
   });
 
   it('ends the connection when the kernel breaks the protocol, with its log in the message', async () => {
-    const { kernel, reply, stdout, stderr } = fakeKernel();
-    const connection = new KernelConnection(kernel);
-    reply(ready);
-    await connection.ready;
-    const waiting = connection.request({ type: 'ping' });
+    const { connection, waiting, id, reply, stdout, stderr } = await waitingPing();
     stderr.write('datalyst-supervisor: something odd\n');
-    await new Promise((resolve) => setImmediate(resolve));
-    reply({ type: 'result', id: 1, result: { status: 'pwned' } });
+    await tick();
+    reply({ type: 'result', id, result: { status: 'pwned' } });
     const error = await waiting.catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(SandboxFailureError);
     expect((error as Error).message).toContain('breaks the protocol');
@@ -52,19 +84,80 @@ describe('KernelConnection', () => {
     stdout.end();
   });
 
-  it('refuses a kernel of another protocol version', async () => {
+  it('forged frame without the session key: ends the session, never taken as the answer', async () => {
+    const { connection, waiting, id, forge, reply } = await waitingPing();
+    forge(JSON.stringify({ type: 'ok', id }) + '\n');
+    reply({ type: 'ok', id });
+    const error = await waiting.catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(SandboxFailureError);
+    expect((error as Error).message).toContain('the supervisor did not write');
+    expect(connection.failed).toBeInstanceOf(SandboxFailureError);
+  });
+
+  it('forged frame with a guessed MAC, or a genuine frame replayed: ends the session', async () => {
+    for (const attack of ['guessed', 'replayed'] as const) {
+      const { waiting, id, forge, frame, stdout } = await waitingPing();
+      const genuine = frame({ type: 'ok', id });
+      if (attack === 'guessed') forge('0'.repeat(64) + ' ' + JSON.stringify({ type: 'ok', id }) + '\n');
+      else {
+        // A frame the supervisor wrote, sent again (or out of order) is refused too.
+        stdout.write(frame({ type: 'error', id: null, message: 'first' }));
+        forge(genuine.replace(/^[0-9a-f]{64}/, frame({ type: 'ok', id }).slice(0, 64)));
+        stdout.write(genuine);
+      }
+      await expect(waiting).rejects.toBeInstanceOf(SandboxFailureError);
+    }
+  });
+
+  it('refuses a kernel of another protocol version (an old image writes no MAC)', async () => {
+    const { kernel, forge, hello } = fakeKernel();
+    const connection = new KernelConnection(kernel);
+    await hello;
+    forge(JSON.stringify({ ...ready, protocol: 1 }) + '\n');
+    await expect(connection.ready).rejects.toThrow(
+      /protocol 1, this Datalyst speaks 2; the runner image is out of date/,
+    );
+  });
+
+  it('refuses a kernel of another protocol version that does seal its frames', async () => {
     const { kernel, reply } = fakeKernel();
     const connection = new KernelConnection(kernel);
     reply({ ...ready, protocol: 99 });
     await expect(connection.ready).rejects.toThrow(/protocol 99/);
   });
 
-  it('fails waiting requests when the kernel output ends', async () => {
-    const { kernel, reply, stdout } = fakeKernel();
+  it("delivers a request's output frames, in order, before its answer; drops other ids' and a listener's throw", async () => {
+    const { kernel, reply, sent } = fakeKernel();
     const connection = new KernelConnection(kernel);
     reply(ready);
     await connection.ready;
-    const waiting = connection.request({ type: 'ping' });
+    const chunks: OutputChunk[] = [];
+    const waiting = connection.request(
+      { type: 'ping' },
+      {
+        onOutput: (chunk) => {
+          chunks.push(chunk);
+          if (chunk.text === 'b') throw new Error('a listener bug');
+        },
+      },
+    );
+    await tick();
+    const id = sent.at(-1)?.['id'];
+    reply({ type: 'output', id, stream: 'stdout', text: 'a' });
+    reply({ type: 'output', id: 'someone-else', stream: 'stdout', text: 'x' });
+    reply({ type: 'output', id, stream: 'stderr', text: 'b' });
+    reply({ type: 'output', id, stream: 'stdout', text: 'c' });
+    reply({ type: 'ok', id });
+    await expect(waiting).resolves.toEqual({ type: 'ok', id });
+    expect(chunks).toEqual([
+      { stream: 'stdout', text: 'a' },
+      { stream: 'stderr', text: 'b' },
+      { stream: 'stdout', text: 'c' },
+    ]);
+  });
+
+  it('fails waiting requests when the kernel output ends', async () => {
+    const { waiting, stdout } = await waitingPing();
     stdout.end();
     await expect(waiting).rejects.toBeInstanceOf(SandboxFailureError);
   });
@@ -79,16 +172,19 @@ describe('KernelConnection', () => {
       { type: 'ping' },
       { signal: controller.signal, onAbort: (id) => connection.notify({ type: 'cancel', target: id }) },
     );
+    await tick();
+    const pingId = sent.at(-1)?.['id'];
     controller.abort();
     await expect(waiting).rejects.toBeInstanceOf(CancelledError);
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(sent.at(-1)).toMatchObject({ type: 'cancel', target: 1 });
-    reply({ type: 'ok', id: 1 });
-    reply({ type: 'ok', id: 2 });
+    await tick();
+    expect(sent.at(-1)).toMatchObject({ type: 'cancel', target: pingId });
+    reply({ type: 'ok', id: pingId });
+    reply({ type: 'ok', id: sent.at(-1)?.['id'] });
     const next = connection.request({ type: 'ping' });
-    await new Promise((resolve) => setImmediate(resolve));
-    reply({ type: 'ok', id: 3 });
-    await expect(next).resolves.toEqual({ type: 'ok', id: 3 });
+    await tick();
+    const nextId = sent.at(-1)?.['id'];
+    reply({ type: 'ok', id: nextId });
+    await expect(next).resolves.toEqual({ type: 'ok', id: nextId });
   });
 
   it('fails a request that gets no answer in time', async () => {

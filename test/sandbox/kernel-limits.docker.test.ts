@@ -208,7 +208,7 @@ describe('hardening, as a cell sees it', () => {
     expect(rlimits).toBe('(1024, 1024) (536870912, 536870912) (0, 0)');
   });
 
-  it('has the CPU quota, the nproc backstop and docker-init as pid 1', async () => {
+  it('has the CPU quota, the nproc backstop and the supervisor as pid 1', async () => {
     const result = await session.execute(
       [
         'import resource',
@@ -224,10 +224,10 @@ describe('hardening, as a cell sees it', () => {
       ].join('\n'),
     );
     // cgroup v1: quota and period in two files; v2: both in cpu.max. 1.5 CPUs either way.
-    expect(result.stdout.text).toBe('150000 100000\n(1024, 1024)\ndocker-init\n');
+    expect(result.stdout.text).toBe('150000 100000\n(1024, 1024)\npython3\n');
   });
 
-  it('runs with no log file, a private IPC namespace and an init, as the engine reports it', async () => {
+  it('runs with no log file, a private IPC namespace and no docker-init, as the engine reports it', async () => {
     const [info] = await docker.listContainers({
       filters: { label: [`${containerLabels.session}=${session.id}`] },
     });
@@ -235,7 +235,7 @@ describe('hardening, as a cell sees it', () => {
     const inspected = await docker.getContainer(info!.Id).inspect();
     expect(inspected.HostConfig.LogConfig).toEqual({ Type: 'none', Config: {} });
     expect(inspected.HostConfig.IpcMode).toBe('private');
-    expect(inspected.HostConfig.Init).toBe(true);
+    expect(inspected.HostConfig.Init).toBe(false);
     expect(inspected.HostConfig.NanoCpus).toBe(1.5e9);
     expect(inspected.HostConfig.NetworkMode).toBe('none');
     expect(inspected.HostConfig.ReadonlyRootfs).toBe(true);

@@ -73,15 +73,16 @@ describe('the container configuration', () => {
       MemorySwap: 1024 * 1024 * 1024,
       NanoCpus: 1_500_000_000,
       PidsLimit: 100,
-      Init: true,
+      // The supervisor is PID 1: docker-init ran as the cell's uid and was dumpable.
+      Init: false,
       LogConfig: { Type: 'none', Config: {} },
     });
     const securityOptions = host['SecurityOpt'] as string[];
     expect(securityOptions[0]).toBe('no-new-privileges');
     expect(securityOptions[1]).toMatch(/^seccomp=\{"defaultAction":"SCMP_ACT_ERRNO"/);
     expect(host['Tmpfs']).toEqual({
-      '/home/analyst/work': 'rw,nosuid,nodev,size=1024m,uid=1000,gid=1000,mode=0755',
-      '/tmp': 'rw,noexec,nosuid,nodev,size=256m,mode=1777',
+      '/home/analyst/work': 'rw,nosuid,nodev,size=1024m,nr_inodes=262144,uid=1000,gid=1000,mode=0755',
+      '/tmp': 'rw,noexec,nosuid,nodev,size=256m,nr_inodes=65536,mode=1777',
     });
     const ulimits = host['Ulimits'] as { Name: string; Soft: number; Hard: number }[];
     expect(ulimits.map((limit) => limit.Name).sort()).toEqual(['core', 'fsize', 'nofile', 'nproc']);

@@ -15,7 +15,11 @@ def write_json_line(fd: int, message: dict) -> None:
     ASCII only (non-ASCII is escaped), so that a reader may split on newlines
     before it decodes. Values JSON cannot hold are written as their str().
     """
-    data = (json.dumps(message, separators=(',', ':'), ensure_ascii=True, default=str) + '\n').encode('ascii')
+    write_all(fd, (json.dumps(message, separators=(',', ':'), ensure_ascii=True, default=str) + '\n').encode('ascii'))
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Writes every byte, waiting while a non-blocking descriptor is full."""
     view = memoryview(data)
     while view:
         try:

@@ -50,6 +50,37 @@ def oom_kill_count() -> int | None:
     return None
 
 
+def memory_headroom_bytes() -> int | None:
+    """Bytes the memory cgroup can still give before its limit (reclaimable file cache
+    counted as free), or None where there is no limit to read."""
+    candidates = (
+        ('/sys/fs/cgroup/memory/memory.limit_in_bytes', '/sys/fs/cgroup/memory/memory.usage_in_bytes',
+         '/sys/fs/cgroup/memory/memory.stat', 'total_inactive_file'),
+        ('/sys/fs/cgroup/memory.max', '/sys/fs/cgroup/memory.current', '/sys/fs/cgroup/memory.stat', 'inactive_file'),
+    )
+    for limit_path, usage_path, stat_path, inactive_key in candidates:
+        try:
+            with open(limit_path, encoding='ascii') as handle:
+                limit_text = handle.read().strip()
+            if limit_text == 'max':
+                return None
+            with open(usage_path, encoding='ascii') as handle:
+                usage = int(handle.read())
+            inactive = 0
+            with open(stat_path, encoding='ascii') as handle:
+                for line in handle:
+                    name, _, value = line.partition(' ')
+                    if name == inactive_key:
+                        inactive = int(value)
+            limit = int(limit_text)
+            if limit >= 1 << 60:  # cgroup v1 without a limit
+                return None
+            return limit - max(0, usage - inactive)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
 def read_children(pid: int) -> list[int]:
     children: list[int] = []
     try:

@@ -18,6 +18,20 @@ def set_nonblocking(fd: int) -> None:
     fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
 
 
+def prefer_to_be_oom_killed() -> None:
+    """Runs in the child before exec: the out-of-memory killer must pick a worker (even one
+    still starting, before worker.py raises its own score), never the supervisor, PID 1,
+    whose death ends the session. Raising one's own score needs no privilege."""
+    try:
+        fd = os.open('/proc/self/oom_score_adj', os.O_WRONLY)
+        try:
+            os.write(fd, b'1000')
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
 class Worker:
     """One worker process: its pipes, its state, and how it ended."""
 
@@ -33,6 +47,7 @@ class Worker:
             stderr=subprocess.PIPE,
             pass_fds=(to_worker_read, from_worker_write),
             start_new_session=True,  # own process group: one killpg reaches its children
+            preexec_fn=prefer_to_be_oom_killed,
             cwd=workdir,
             env=env,
         )

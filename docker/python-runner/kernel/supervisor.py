@@ -1,8 +1,9 @@
 """Datalyst kernel supervisor.
 
-The main process of a sandbox (under Docker's init, or spawned by the local
-backend). It speaks JSON lines with the host over its own stdin/stdout and runs
-the user's cells in a separate WORKER process (worker.py), so that it can:
+The main process of a sandbox: PID 1 of the container (no docker-init), or a
+process spawned by the local backend. It speaks JSON lines with the host over
+its own stdin/stdout, every line it writes authenticated (datalyst_host_channel),
+and runs the user's cells in a separate WORKER process (worker.py), so that it can:
 
 - capture the worker's stdout/stderr from pipes, with byte caps (a flood stops
   the cell with status `output-limit`);
@@ -10,7 +11,9 @@ the user's cells in a separate WORKER process (worker.py), so that it can:
   process group after a grace period (worker respawned, state lost);
 - tell an out-of-memory kill (cgroup oom_kill counter) from another crash;
 - kill processes orphaned by a cell (a double-forked daemon must not outlive it);
-- write the workspace files the host sends and read back the files it asks for.
+- write the workspace files the host sends and read back the files it asks for;
+- stream what a running cell prints (coalesced, bounded);
+- as PID 1, reap every orphan of the container.
 
 Standard library only. Paths come from argv/env, so the same program runs
 outside Docker (the `local` backend); cgroup reading is optional.
@@ -21,22 +24,26 @@ from __future__ import annotations
 import argparse
 import base64
 import errno
+import hmac
 import json
 import os
 import selectors
 import shutil
 import signal
+import sys
 import time
+from typing import Callable
 
+from datalyst_host_channel import HelloRefused, HostChannel, read_hello
 from datalyst_job import Job
-from datalyst_json_lines import write_json_line
-from datalyst_processes import become_subreaper, become_undumpable, is_running, oom_kill_count, read_children
+from datalyst_processes import (become_subreaper, become_undumpable, is_running, memory_headroom_bytes,
+                                oom_kill_count, read_children)
 from datalyst_text import MAX_ERROR_CHARS, MAX_NOTE_CHARS, MAX_VALUE_CHARS, clip_middle, clip_text
 from datalyst_workdir import (PathRefused, check_relative_path, diff_snapshots, read_regular_file, snapshot,
                               write_regular_file)
 from datalyst_worker_process import KERNEL_DIR, Worker, set_nonblocking
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 READ_CHUNK_BYTES = 1 << 16
 DEFAULT_MAX_OUTPUT_BYTES = 1 << 20
 DEFAULT_READ_MAX_FILES = 1_000
@@ -62,10 +69,11 @@ def monotonic_ms() -> float:
 
 
 class Supervisor:
-    def __init__(self, workdir: str) -> None:
+    def __init__(self, workdir: str, channel: HostChannel, stdin_rest: bytes = b'') -> None:
         self.workdir = workdir
+        self.channel = channel
         self.selector = selectors.DefaultSelector()
-        self.stdin_buffer = bytearray()
+        self.stdin_buffer = bytearray(stdin_rest)
         self.stdin_scan_from = 0
         self.stdin_closed = False
         self.queue: list[dict] = []
@@ -73,6 +81,10 @@ class Supervisor:
         self.worker: Worker | None = None
         self.failed_starts = 0
         self.state_lost_pending = False
+        self.worker_job_ids = 0
+        # The result of a cell that killed the worker, held until the new worker is
+        # up (or cannot start), so that it says which: (job, result, restart clause).
+        self.held_result: tuple[Job, dict, 'RestartClause'] | None = None
         self.baseline = snapshot(workdir)
         self.subreaper = become_subreaper()
         become_undumpable()
@@ -83,7 +95,10 @@ class Supervisor:
         signal.set_wakeup_fd(wakeup_write)
         signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so the wakeup fd fires
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C on a local terminal goes to the worker
-        ignore_forwarded_signals()
+        if os.getpid() != 1:
+            # As PID 1 no handler is the defence: the kernel drops every signal sent to a
+            # namespace's init from inside it unless init handles that signal.
+            ignore_forwarded_signals()
         set_nonblocking(0)
         self.selector.register(0, selectors.EVENT_READ, 'stdin')
         self.selector.register(self.wakeup_read, selectors.EVENT_READ, 'wakeup')
@@ -108,12 +123,25 @@ class Supervisor:
                 log('cannot seed the matplotlib cache: %s' % error)
         return env
 
-    def spawn_worker(self) -> None:
+    def spawn_worker(self) -> bool:
+        """Starts a worker, unless the sandbox's memory is too full for one to start (files
+        in its tmpfs stay in memory): the fork could then make the OOM killer pick the
+        supervisor, PID 1, and end the session without a word. False when refused."""
+        headroom = memory_headroom_bytes()
+        if headroom is not None and headroom < MIN_START_HEADROOM_BYTES:
+            log('not starting a worker: %d MiB of memory left' % (headroom >> 20))
+            self.failed_starts = MAX_FAILED_STARTS
+            self.release_held_result(restarted=False, why='%d MiB of memory left: files in the working directory '
+                                     'or /tmp hold the rest' % max(0, headroom >> 20))
+            self.fail_queue('the Python worker cannot start: the sandbox has %d MiB of memory left (files in the '
+                            'working directory or /tmp hold the rest)' % max(0, headroom >> 20))
+            return False
         worker = Worker(self.workdir, self.worker_env)
         self.worker = worker
         self.selector.register(worker.from_worker, selectors.EVENT_READ, 'control')
         self.selector.register(worker.stdout_fd, selectors.EVENT_READ, 'stdout')
         self.selector.register(worker.stderr_fd, selectors.EVENT_READ, 'stderr')
+        return True
 
     def retire_worker(self) -> None:
         worker = self.worker
@@ -131,7 +159,7 @@ class Supervisor:
     # -- host messages -------------------------------------------------------
 
     def send(self, message: dict) -> None:
-        write_json_line(1, message)
+        self.channel.send(message)
 
     def on_stdin(self) -> None:
         while True:
@@ -144,6 +172,9 @@ class Supervisor:
                 self.selector.unregister(0)
                 break
             self.stdin_buffer += data
+        self.on_stdin_lines()
+
+    def on_stdin_lines(self) -> None:
         while True:
             newline = self.stdin_buffer.find(b'\n', self.stdin_scan_from)
             if newline < 0:
@@ -246,11 +277,12 @@ class Supervisor:
         if not self.worker.ready:
             return
         request = self.queue.pop(0)
-        job = Job(request, int(request.get('maxOutputBytes') or DEFAULT_MAX_OUTPUT_BYTES))
+        self.worker_job_ids += 1
+        job = Job(request, int(request.get('maxOutputBytes') or DEFAULT_MAX_OUTPUT_BYTES), self.worker_job_ids)
         job.oom_before = oom_kill_count()
         job.started_ms = monotonic_ms()
         self.job = job
-        message = {'type': job.kind, 'id': job.id}
+        message = {'type': job.kind, 'id': job.worker_id, 'token': job.worker_token}
         if job.kind == 'execute':
             message['code'] = request.get('code', '')
         else:
@@ -327,11 +359,33 @@ class Supervisor:
             if message.get('type') == 'ready':
                 worker.ready = True
                 self.failed_starts = 0
-            elif message.get('type') == 'done' and self.job is not None and message.get('id') == self.job.id:
-                self.finish_job(message, state_lost=False)
+                self.release_held_result(restarted=True)
+            elif message.get('type') == 'done' and self.job is not None and message.get('id') == self.job.worker_id:
+                if hmac.compare_digest(str(message.get('token')), self.job.worker_token):
+                    self.finish_job(message, state_lost=False)
+                else:
+                    log('ignored a `done` without the job token (written by cell code, not by the kernel loop)')
+
+    def flush_live(self, final: bool = False) -> None:
+        """Sends what the running cell printed since the last frame, when the host asked for it."""
+        job = self.job
+        if job is None or job.live is None:
+            return
+        for stream, text in job.live.take(monotonic_ms(), final):
+            self.send({'type': 'output', 'id': job.id, 'stream': stream, 'text': text})
+
+    def live_due_s(self) -> float | None:
+        job = self.job
+        if job is None or job.live is None:
+            return None
+        due_ms = job.live.due_in_ms(monotonic_ms())
+        return None if due_ms is None else due_ms / 1000.0
 
     def finish_job(self, worker_message: dict | None, state_lost: bool, crash_status: str | None = None,
-                   crash_detail: str | None = None) -> None:
+                   crash_what: str | None = None, restarting: bool = False) -> None:
+        """Sends the job's answer. `crash_what` starts the sentence about a dead worker
+        ("The kernel ran out of memory"); with `restarting`, a new worker is starting
+        and the answer waits until it is up or cannot start, so that it says which."""
         job = self.job
         if job is None:
             return
@@ -340,6 +394,8 @@ class Supervisor:
             # Output written before the result is already in the pipes: take it now.
             self.drain(worker.stdout_fd, 'stdout')
             self.drain(worker.stderr_fd, 'stderr')
+        if job.stop_reason != 'cancelled':
+            self.flush_live(final=True)
         self.job = None
         duration_ms = monotonic_ms() - job.started_ms
         # A stopped cell takes its processes with it: the interrupt reaches the worker
@@ -355,7 +411,7 @@ class Supervisor:
             if worker_message is not None and isinstance(worker_message.get('profile'), dict):
                 self.send({'type': 'profile', 'id': job.id, 'profile': worker_message['profile']})
             else:
-                detail = crash_detail or (worker_message or {}).get('message') or 'the profile did not finish'
+                detail = crash_what or (worker_message or {}).get('message') or 'the profile did not finish'
                 detail = clip_text(str(detail), MAX_NOTE_CHARS)
                 if job.stop_reason == 'timeout':
                     detail = 'the profile took longer than %d ms' % job.timeout_ms
@@ -365,28 +421,35 @@ class Supervisor:
         if not isinstance(payload, dict):
             payload = {}
         status = payload.get('status') if payload.get('status') in ('ok', 'error') else 'error'
-        detail = None
+
+        def stopped(restarted: bool) -> str:
+            if not state_lost:
+                return 'interrupted; variables are kept'
+            return 'stopped; the kernel was restarted and all variables are lost' if restarted \
+                else 'stopped; ' + CANNOT_RESTART
+
+        describe: RestartClause = lambda restarted: None
         if job.stop_reason == 'timeout':
             status = 'timeout'
-            detail = 'The cell ran longer than %s s and was %s.' % (
-                format_seconds(job.timeout_ms),
-                'stopped; the kernel was restarted and all variables are lost' if state_lost
-                else 'interrupted; variables are kept')
+            describe = lambda restarted: 'The cell ran longer than %s s and was %s.' % (
+                format_seconds(job.timeout_ms), stopped(restarted))
         elif job.stop_reason == 'output-limit':
             status = 'output-limit'
-            detail = 'The cell wrote more than %d bytes to %s and was %s.' % (
-                job.stdout.max_bytes, 'stdout' if job.stdout.over_limit else 'stderr',
-                'stopped; the kernel was restarted and all variables are lost' if state_lost
-                else 'interrupted; variables are kept')
+            describe = lambda restarted: 'The cell wrote more than %d bytes to %s and was %s.' % (
+                job.stdout.max_bytes, 'stdout' if job.stdout.over_limit else 'stderr', stopped(restarted))
         elif job.stop_reason == 'cancelled':
             status = 'error'
-            detail = 'The cell was cancelled.'
+            describe = lambda restarted: 'The cell was cancelled.'
         if crash_status is not None and job.stop_reason is None:
             status = crash_status
-            detail = crash_detail
+            what = crash_what or 'The kernel stopped'
+            describe = lambda restarted: '%s and %s.' % (
+                what, 'was restarted; all variables are lost' if restarted else CANNOT_RESTART)
         if self.state_lost_pending and not state_lost:
             state_lost = True
-            detail = detail or 'The kernel was restarted before this cell; earlier variables are lost.'
+            before = describe
+            describe = lambda restarted: before(restarted) or \
+                'The kernel was restarted before this cell; earlier variables are lost.'
         # Nobody reads the result of a cancelled cell: the next result must say the state is gone.
         self.state_lost_pending = job.stop_reason == 'cancelled' and state_lost
         result = {
@@ -402,8 +465,23 @@ class Supervisor:
             'files': files,
             'durationMs': round(duration_ms, 3),
             'stateLost': state_lost,
-            'statusDetail': detail,
+            'statusDetail': None,
         }
+        if restarting:
+            self.held_result = (job, result, describe)
+            return
+        result['statusDetail'] = describe(True)
+        self.send({'type': 'result', 'id': job.id, 'result': result})
+
+    def release_held_result(self, restarted: bool, why: str | None = None) -> None:
+        if self.held_result is None:
+            return
+        job, result, describe = self.held_result
+        self.held_result = None
+        detail = describe(restarted)
+        if why and detail:
+            detail = '%s (%s)' % (detail[:-1], why) if detail.endswith('.') else '%s (%s)' % (detail, why)
+        result['statusDetail'] = clip_text(detail, MAX_NOTE_CHARS) if detail else detail
         self.send({'type': 'result', 'id': job.id, 'result': result})
 
     # -- processes -----------------------------------------------------------
@@ -434,15 +512,21 @@ class Supervisor:
             if not worker.ready:
                 self.failed_starts += 1
                 log('the worker exited while starting (status %d)' % status)
-                if self.failed_starts >= 3:
+                if self.failed_starts >= MAX_FAILED_STARTS:
+                    self.release_held_result(restarted=False, why='the Python worker exited %d times while '
+                                             'starting; see the container log' % self.failed_starts)
                     self.fail_queue('the Python worker cannot start; see the container log')
+                elif self.held_result is not None:
+                    self.spawn_worker()  # the held cell says whether the restart worked
             else:
                 # It died between cells (a background thread, a stray signal): the next
                 # cell runs in a fresh worker and must say that the state is gone.
                 self.state_lost_pending = True
             return
+        # The answer waits for the new worker (finish_job holds it), so that it can say
+        # whether the kernel came back: a memory-filling cell may leave no room for it.
         if job.killed:
-            self.finish_job(None, state_lost=True)
+            self.finish_job(None, state_lost=True, restarting=True)
         else:
             killed_by = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
             oom_after = oom_kill_count()
@@ -450,13 +534,14 @@ class Supervisor:
                 and oom_after > job.oom_before
             if oom:
                 self.finish_job(None, state_lost=True, crash_status='memory',
-                                crash_detail='The kernel ran out of memory and was restarted; all variables are lost.')
+                                crash_what='The kernel ran out of memory', restarting=True)
             else:
                 how = 'was killed by signal %d' % killed_by if killed_by else 'exited with code %d' % os.WEXITSTATUS(status)
                 if killed_by == signal.SIGKILL and job.oom_before is None:
                     how += ' (possibly out of memory)'
-                self.finish_job(None, state_lost=True, crash_status='crashed',
-                                crash_detail='The kernel %s and was restarted; all variables are lost.' % how)
+                self.finish_job(None, state_lost=True, crash_status='crashed', crash_what='The kernel %s' % how,
+                                restarting=True)
+        self.failed_starts = 0
         self.spawn_worker()
 
     def fail_queue(self, message: str) -> None:
@@ -529,9 +614,13 @@ class Supervisor:
         self.spawn_worker()
         self.send({'type': 'ready', 'protocol': PROTOCOL_VERSION, 'pid': os.getpid(), 'workdir': self.workdir,
                    'subreaper': self.subreaper, 'oomCounter': oom_kill_count() is not None})
+        self.on_stdin_lines()  # requests that came with the hello
         while not self.stdin_closed:
             self.maybe_start_job()
             timeout = self.check_timers()
+            live = self.live_due_s()
+            if live is not None:
+                timeout = live if timeout is None else min(timeout, live)
             for key, _ in self.selector.select(timeout):
                 source = key.data
                 if source == 'stdin':
@@ -548,13 +637,21 @@ class Supervisor:
                 elif source in ('stdout', 'stderr'):
                     self.on_worker_output(source)
             self.reap()
+            self.flush_live()
         self.retire_worker()
         self.kill_orphans()
 
 
-# Signals the supervisor must survive. A cell runs as the same user as the
-# supervisor and as the container's init, and init forwards what it receives:
-# os.kill(1, SIGTERM) from a cell would otherwise end the session. The host
+MAX_FAILED_STARTS = 3
+# Python with pandas needs far more, but this is what the fork and exec need not to
+# push the supervisor over the limit; a worker that then runs out is killed alone.
+MIN_START_HEADROOM_BYTES = 48 << 20
+CANNOT_RESTART = 'could not be restarted, so this session cannot run more cells'
+RestartClause = Callable[[bool], 'str | None']
+
+# Signals the supervisor must survive when it is not PID 1 (the local backend:
+# a cell runs as the same user): os.kill(<supervisor>, SIGTERM) from a cell
+# would otherwise end the session. The host
 # never needs them: it ends a session by closing stdin (or removing the
 # container, which is SIGKILL). A Python handler, not SIG_IGN, so that the
 # worker (and what it starts) gets the default action back at exec.
@@ -601,7 +698,14 @@ def main() -> None:
     workdir = os.path.abspath(arguments.workdir)
     os.makedirs(workdir, exist_ok=True)
     os.chdir(workdir)
-    supervisor = Supervisor(workdir)
+    # Not dumpable before the key exists in this process: cell code runs as our uid.
+    become_undumpable()
+    try:
+        key, stdin_rest = read_hello(0)
+    except (HelloRefused, OSError) as error:
+        log('no session key from the host: %s' % error)
+        sys.exit(2)
+    supervisor = Supervisor(workdir, HostChannel(1, key), stdin_rest)
     try:
         supervisor.run()
     except BaseException as error:  # the host must learn why the protocol stopped

@@ -86,11 +86,14 @@ class Kernel:
             except ValueError:
                 continue
             kind = request.get('type')
+            # Echoed with the answer; kept out of the request, which cell code could reach.
+            token = request.pop('token', None)
             if kind == 'execute':
                 result = self.execute(str(request.get('code', '')))
-                self.send({'type': 'done', 'id': request.get('id'), 'result': result})
+                self.send({'type': 'done', 'id': request.get('id'), 'token': token, 'result': result})
             elif kind == 'profile':
-                self.send(dict(self.profile(request.get('options') or {}), type='done', id=request.get('id')))
+                self.send(dict(self.profile(request.get('options') or {}), type='done', id=request.get('id'),
+                               token=token))
 
     # -- display -------------------------------------------------------------
 

@@ -16,6 +16,8 @@ import { relationsCell } from './cells/relations-cell.ts';
 import { setupCell } from './cells/setup-cell.ts';
 import { timeCell } from './cells/time-cell.ts';
 import { readConversation } from './conversation.ts';
+import { followUpTurn, readFollowUp } from './follow-up.ts';
+import { parseDataSection } from '../first-message.ts';
 import type { OfflineConversation } from './conversation.ts';
 import { planNextTurn } from './plan.ts';
 import type { NextTurn } from './plan.ts';
@@ -95,6 +97,11 @@ export function offlineAnalystTurn(
   options: OfflineAnalystOptions = {},
 ): string {
   const resolved: ResolvedOptions = { ...defaults, ...options };
+  const followUp = readFollowUp(request.messages);
+  if (followUp !== null) {
+    const first = request.messages.find((message) => message.role === 'user')?.content ?? '';
+    return followUpTurn(followUp, parseDataSection(first));
+  }
   const conversation = readConversation(request.messages);
   const turn = planNextTurn(conversation, resolved);
   if (turn.kind === 'answer') {
@@ -121,6 +128,8 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
  * an <Analyze> and a <Code> cell, or at the end <Understand> and <Answer>.
  * It reads the execution results (role `execute`, or `user` with <Execute>)
  * to decide the next cell; the same conversation always gives the same turn.
+ * In a thread, a follow-up question gets a breakdown of the columns it names,
+ * the shape of the tables it names, or a plain "cannot answer" (follow-up.ts).
  *
  * @example
  * const model = createOfflineAnalyst();

@@ -120,6 +120,12 @@ export class Thread implements AsyncDisposable {
   private busy = false;
   private closed = false;
   private activeControl: RunControl | null = null;
+  /** The turn asked last while it runs: close() must be able to end it even when nobody reads it. */
+  private activeTurn: {
+    events: AsyncGenerator<AgentEvent, void, undefined>;
+    started: boolean;
+    abandon: () => void;
+  } | null = null;
   private turnDone: Promise<void> = Promise.resolve();
   private idleTimer: NodeJS.Timeout | undefined;
   private releasing: Promise<void> = Promise.resolve();
@@ -221,8 +227,25 @@ export class Thread implements AsyncDisposable {
       settle(result);
       markDone();
     });
+    const active = {
+      events: undefined as unknown as AsyncGenerator<AgentEvent, void, undefined>,
+      started: false,
+      // A turn closed before it began: it never runs, and its result says why.
+      abandon: () => {
+        this.busy = false;
+        this.activeTurn = null;
+        fail(
+          new ThreadStateError(
+            'THREAD_CLOSED',
+            `The thread ${this.runId} was closed before this question ran.`,
+          ),
+        );
+        markDone();
+      },
+    };
     // A turn that throws before its first event (none does today) still settles.
-    const guarded = (async function* () {
+    active.events = (async function* () {
+      active.started = true;
       try {
         yield* events;
       } catch (error) {
@@ -231,7 +254,8 @@ export class Thread implements AsyncDisposable {
         throw error;
       }
     })();
-    return new ThreadTurn(guarded, settled);
+    this.activeTurn = active;
+    return new ThreadTurn(active.events, settled);
   }
 
   /** Closes the sandbox now (its variables are replayed on the next question). Waits for a running turn to end first. */
@@ -249,7 +273,14 @@ export class Thread implements AsyncDisposable {
     if (this.summary !== null) return this.summary;
     this.closed = true;
     clearTimeout(this.idleTimer);
-    this.activeControl?.cancel(new Error('The thread was closed.'));
+    const active = this.activeTurn;
+    if (active !== null && !active.started) {
+      active.abandon();
+    } else if (active !== null) {
+      this.activeControl?.cancel(new Error('The thread was closed.'));
+      // Ends the turn even when nobody reads its events any more (its cleanup runs at its next event).
+      void active.events.return(undefined).catch(() => undefined);
+    }
     await this.turnDone;
     await this.closeSession('closed');
     const durationMs = this.started ? Date.now() - this.startedAtMs : 0;
@@ -534,6 +565,7 @@ export class Thread implements AsyncDisposable {
     // A broken sandbox is given up; the next question replays the cells in a fresh one.
     if (decision.reason === 'sandbox-failure') await this.closeSession('released');
     this.activeControl = null;
+    this.activeTurn = null;
     this.busy = false;
     this.armIdleTimer();
     return result;

@@ -52,7 +52,7 @@ bytes left out), plus "workspace-check", "report-end" and "cli-error" lines.
 ${exitCodeHelp}`;
 
 // What commander hands over; checked because it is typed `Record<string, unknown>`.
-const analyzeOptionsSchema = z.object({
+export const analyzeOptionsSchema = z.object({
   model: z.string().optional(),
   baseUrl: z.string().optional(),
   apiKey: z.string().optional(),
@@ -70,10 +70,14 @@ const analyzeOptionsSchema = z.object({
   json: z.boolean().optional(),
   quiet: z.boolean().optional(),
   config: z.string().optional(),
+  continue: z.string().optional(),
 });
-type AnalyzeCommandOptions = z.infer<typeof analyzeOptionsSchema>;
+export type AnalyzeCommandOptions = z.infer<typeof analyzeOptionsSchema>;
 
-const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+export const collect = (value: string, previous: string[] | undefined): string[] => [
+  ...(previous ?? []),
+  value,
+];
 
 export function defineAnalyzeCommand(program: Command, context: CliContext, setExitCode: ExitCodeSink): void {
   program
@@ -111,16 +115,28 @@ export function defineAnalyzeCommand(program: Command, context: CliContext, setE
     .option('--json', 'JSON lines on stdout instead of progress')
     .option('--quiet', 'print only warnings, errors and where the report is')
     .option('--config <file>', 'config file (default: ./datalyst.config.json if present)')
+    .option(
+      '--continue <run-folder>',
+      'add a question to an earlier run or chat: `analyze --continue <run-folder> "<question>"` (its cells are replayed first)',
+    )
     .addHelpText('after', analyzeHelp)
     .action(async (workspace: string, instruction: string | undefined, rawOptions: unknown) => {
-      setExitCode(await runAnalyze(context, workspace, instruction, analyzeOptionsSchema.parse(rawOptions)));
+      const options = analyzeOptionsSchema.parse(rawOptions);
+      if (options.continue !== undefined) {
+        // With --continue the one argument is the question: the workspace comes from the run's trace.
+        const { runContinue } = await import('./chat.ts');
+        setExitCode(await runContinue(context, options.continue, instruction ?? workspace, options));
+        return;
+      }
+      setExitCode(await runAnalyze(context, workspace, instruction, options));
     });
 }
 
-function makeRenderer(
+export function makeRenderer(
   context: CliContext,
   options: AnalyzeCommandOptions,
   maxRounds?: number,
+  threaded = false,
 ): ProgressRenderer {
   // With --json, stdout carries only JSON; people still see warnings and errors on stderr.
   const out = options.json === true ? context.stderr : context.stdout;
@@ -131,10 +147,15 @@ function makeRenderer(
     quiet: options.json === true || options.quiet === true,
     ...(out.columns === undefined ? {} : { columns: out.columns }),
     ...(maxRounds === undefined ? {} : { maxRounds }),
+    threaded,
   });
 }
 
-function describeWorkspace(renderer: ProgressRenderer, check: WorkspaceCheck, context: CliContext): void {
+export function describeWorkspace(
+  renderer: ProgressRenderer,
+  check: WorkspaceCheck,
+  context: CliContext,
+): void {
   renderer.info(
     `Workspace ${displayPath(check.dir, context.cwd)}: ${check.dataFiles.length} data file${check.dataFiles.length === 1 ? '' : 's'}, ${formatBytes(check.totalBytes)} in all`,
   );
@@ -142,7 +163,7 @@ function describeWorkspace(renderer: ProgressRenderer, check: WorkspaceCheck, co
 }
 
 /** The working directory is a tmpfs in the container: make room for the copy of the workspace. */
-function sandboxLimitsFor(settings: AnalyzeSettings, check: WorkspaceCheck): Partial<SandboxLimits> {
+export function sandboxLimitsFor(settings: AnalyzeSettings, check: WorkspaceCheck): Partial<SandboxLimits> {
   const workspaceMb = check.totalBytes / 1024 / 1024;
   return {
     cellTimeoutMs: settings.cellTimeoutMs,
@@ -310,7 +331,7 @@ async function runAnalyze(
   }
 }
 
-async function writeReport(
+export async function writeReport(
   context: CliContext,
   result: AnalysisResult,
   renderer: ProgressRenderer,

@@ -1,0 +1,46 @@
+import { chmod, cp, readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { notebookSchema } from '../../src/report/index.ts';
+import type { Notebook } from '../../src/report/index.ts';
+import { runnerImageTag } from '../../src/sandbox/index.ts';
+
+// nbclient has no CLI of its own (`python3 -m nbclient` is not one); this is its documented API.
+const executeNotebookPython = `
+import nbformat
+from nbclient import NotebookClient
+notebook = nbformat.read('analysis.ipynb', as_version=4)
+NotebookClient(notebook, timeout=300, kernel_name='python3', resources={'metadata': {'path': '.'}}).execute()
+nbformat.write(notebook, 'executed.ipynb')
+`;
+
+/** Runs the notebook in a fresh container of the runner image; returns the executed notebook. */
+export async function executeInRunner(workDir: string, notebookPath: string): Promise<Notebook> {
+  await cp(notebookPath, join(workDir, 'analysis.ipynb'));
+  // The container runs as uid 1000; the copy must be writable for it (cells write next to the data).
+  await chmod(workDir, 0o777);
+  for (const name of await readdir(workDir)) await chmod(join(workDir, name), 0o666);
+  await execa(
+    'docker',
+    [
+      'run',
+      '--rm',
+      '--network',
+      'none',
+      '--user',
+      '1000:1000',
+      '-v',
+      `${workDir}:/home/analyst/work`,
+      '-w',
+      '/home/analyst/work',
+      '-e',
+      'HOME=/home/analyst',
+      await runnerImageTag(),
+      'python3',
+      '-c',
+      executeNotebookPython,
+    ],
+    { timeout: 600_000 },
+  );
+  return notebookSchema.parse(JSON.parse(await readFile(join(workDir, 'executed.ipynb'), 'utf8')));
+}
