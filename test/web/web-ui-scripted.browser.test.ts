@@ -62,7 +62,7 @@ describe('web UI with a scripted model on the real sandbox', () => {
     expect(await containersOwnedBy(process.pid)).toEqual([]);
   });
 
-  it('cancel during a long cell: the running cell shows its elapsed time, the turn ends cancelled, the thread stays usable', async () => {
+  it('cancel during a long cell: the running cell shows its live output and elapsed time, the turn ends cancelled, the thread stays usable', async () => {
     const watch = await openUi(browser, `${server.url}/`);
     const { page } = watch;
     await page.setInputFiles('#file-input', {
@@ -85,8 +85,10 @@ describe('web UI with a scripted model on the real sandbox', () => {
     await ask(watch, 'Count slowly.');
     const cell = page.locator('article.turn[data-turn="1"] .step-execution.running');
     await cell.waitFor({ timeout: 60_000 });
-    // The elapsed time ticks while the cell runs. (Live output is drawn from `execution-output` events;
-    // the Docker sandbox does not send them yet — `onOutput` — so it is not asserted here.)
+    // The cell's lines appear as it prints them, and its elapsed time ticks.
+    await expect
+      .poll(() => cell.locator('.live-output').textContent(), { timeout: 30_000 })
+      .toContain('tick 3');
     await expect
       .poll(() => cell.locator('.elapsed').textContent(), { timeout: 30_000 })
       .toMatch(/^[1-9]\d*\.\d s$/);

@@ -132,8 +132,9 @@ describe('web UI on datalyst serve: the offline analyst end to end in Chromium',
     const saved = path.join(dataDir, 'downloaded-report.html');
     await download.saveAs(saved);
     const html = await readFile(saved, 'utf8');
+    // The thread's report holds both questions.
     expect(html).toContain('Describe this data');
-    expect(html).toContain('Round 12');
+    expect(html).toContain('Which region has the highest revenue?');
     const reportPage = await browser.newPage();
     await reportPage.goto(`file://${saved}`);
     expect(await reportPage.title()).not.toBe('');
@@ -146,7 +147,7 @@ describe('web UI on datalyst serve: the offline analyst end to end in Chromium',
     ]);
     const markdownPath = path.join(dataDir, 'report.md');
     await markdown.saveAs(markdownPath);
-    expect(await readFile(markdownPath, 'utf8')).toContain('Describe this data');
+    expect(await readFile(markdownPath, 'utf8')).toContain('Which region has the highest revenue?');
 
     // Past threads: listed, and reopening one replays its turns from their event logs.
     await page.getByRole('button', { name: 'New analysis' }).click();
