@@ -22,6 +22,7 @@ web_stamp=web/dist/.datalyst-source-hash
 web_hash=$( (find web -path web/dist -prune -o -type f -print | LC_ALL=C sort | xargs sha256sum; sha256sum package-lock.json) | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$web_stamp" 2>/dev/null)" != "$web_hash" ]; then
   log "building the web UI"
+  npx tsc --noEmit -p web/tsconfig.json   # Vite strips types without checking them
   npx vite build --config web/vite.config.ts --logLevel warn
   echo "$web_hash" > "$web_stamp"
 fi
