@@ -71,6 +71,16 @@ describe('web UI with a scripted model on the real sandbox', () => {
       buffer: Buffer.from('x,y\n1,2\n3,4\n'),
     });
     await page.getByText('numbers.csv', { exact: true }).waitFor();
+    // A file the server refuses: its reason is shown, nothing is added.
+    await page.setInputFiles('#file-input', {
+      name: 'tool.exe',
+      mimeType: 'application/octet-stream',
+      buffer: Buffer.from('MZ'),
+    });
+    await expect
+      .poll(() => page.locator('#status').textContent())
+      .toMatch(/^tool\.exe was not uploaded: Files of type/);
+    expect(await page.locator('#file-list li').count()).toBe(1);
     fakeModel.enqueue(
       code(
         [
@@ -120,7 +130,12 @@ describe('web UI with a scripted model on the real sandbox', () => {
     expect(await page.locator('.step-ask').textContent()).toContain('Which year should I look at?');
     expect(await page.locator('#composer-label').textContent()).toBe('Your reply to the question above');
     fakeModel.enqueue(text('<Answer>Looking at 2024 as asked.</Answer>'));
-    await ask(watch, '2024');
+    // By keyboard: type the reply, Tab to Ask, Enter.
+    await page.focus('#composer-question');
+    await page.keyboard.type('2024');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('ask');
+    await page.keyboard.press('Enter');
     await expect.poll(() => turnStatus(watch, 2), { timeout: 60_000 }).toMatch(/^finished/);
     expect(await page.locator('article.turn[data-turn="2"] .step-answer').textContent()).toContain('2024');
     expectInert(watch, server.url);

@@ -175,6 +175,8 @@ describe('web UI on datalyst serve: the offline analyst end to end in Chromium',
       await page.screenshot({ path: path.join(artifactsDir, `web-${width}-${scheme}.png`) });
       // The thread view with its profile, steps, outputs and answers, at each width and scheme.
       expect(await seriousViolations(page)).toEqual([]);
+      // Readable at the width: the page itself never scrolls sideways (wide tables and code scroll in their own box).
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
     }
 
     expect(watch.consoleErrors).toEqual([]);

@@ -49,9 +49,11 @@ function say(text: string): void {
   statusLine.textContent = text;
 }
 
-function sayError(error: unknown): void {
-  if (error instanceof ApiError) say(error.fix === null ? error.message : `${error.message} ${error.fix}`);
-  else say(error instanceof Error ? error.message : String(error));
+function sayError(error: unknown, about = ''): void {
+  const prefix = about === '' ? '' : `${about}: `;
+  if (error instanceof ApiError)
+    say(`${prefix}${error.fix === null ? error.message : `${error.message} ${error.fix}`}`);
+  else say(`${prefix}${error instanceof Error ? error.message : String(error)}`);
 }
 
 function renderFiles(): void {
@@ -91,7 +93,7 @@ async function upload(files: readonly File[]): Promise<void> {
       renderFiles();
       say(`Uploaded ${file.name}. Its profile is shown when the analysis starts.`);
     } catch (error) {
-      sayError(error);
+      sayError(error, `${file.name} was not uploaded`);
     }
   }
 }
