@@ -69,16 +69,6 @@ export const startTurn = (threadId: string, question: string, fileIds: string[])
 export const cancelTurn = (threadId: string, index: number): Promise<Turn> =>
   call(`/v1/threads/${encodeURIComponent(threadId)}/turns/${index}/cancel`, { method: 'POST' }, isTurn);
 
-/** Paths on this server only: the API's absolute URLs are reduced to their path, never followed elsewhere. */
-export function sameOriginPath(url: string): string | null {
-  try {
-    const parsed = new URL(url, window.location.href);
-    return parsed.origin === window.location.origin ? `${parsed.pathname}${parsed.search}` : null;
-  } catch {
-    return null;
-  }
-}
-
 export const reportPath = (threadId: string, index: number, format: 'html' | 'md' | 'ipynb'): string =>
   `/v1/threads/${encodeURIComponent(threadId)}/turns/${index}/report?format=${format}`;
 export const eventsPath = (threadId: string, index: number): string =>

@@ -1,4 +1,4 @@
-import { chartPath, eventsPath, reportPath, sameOriginPath, type Turn } from './api.ts';
+import { chartPath, eventsPath, reportPath, type Turn } from './api.ts';
 import { formatBytes, h } from './dom.ts';
 import { arr, num, parseEvent, rec, str, type EventRecord } from './events.ts';
 import { answerView } from './answer-markdown.ts';
@@ -408,4 +408,3 @@ export class TurnView {
   }
 }
 
-export { sameOriginPath };
