@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
@@ -62,7 +62,7 @@ describe('web UI with a scripted model on the real sandbox', () => {
     expect(await containersOwnedBy(process.pid)).toEqual([]);
   });
 
-  it('cancel during a long cell: the running cell shows its live output and elapsed time, the turn ends cancelled, the thread stays usable', async () => {
+  it('cancel during a long cell: the running cell shows its live output and elapsed time, a reload re-follows it, the turn ends cancelled, the thread stays usable and its written file downloads', async () => {
     const watch = await openUi(browser, `${server.url}/`);
     const { page } = watch;
     await page.setInputFiles('#file-input', {
@@ -102,19 +102,43 @@ describe('web UI with a scripted model on the real sandbox', () => {
     await expect
       .poll(() => cell.locator('.elapsed').textContent(), { timeout: 30_000 })
       .toMatch(/^[1-9]\d*\.\d s$/);
+    // A reload mid-cell reopens the thread (its id is in the address) and follows the running turn again.
+    await page.reload({ waitUntil: 'load' });
+    await cell.waitFor({ timeout: 30_000 });
+    await expect
+      .poll(() => cell.locator('.live-output').textContent(), { timeout: 30_000 })
+      .toContain('tick');
     await page.getByRole('button', { name: 'Cancel' }).click();
     await expect.poll(() => turnStatus(watch, 1), { timeout: 60_000 }).toMatch(/^cancelled/);
     expect(await page.locator('#cancel').isHidden()).toBe(true);
 
     // The thread is usable: a follow-up reads the file and answers.
     fakeModel.enqueue(
-      code("import pandas as pd\nprint('rows', len(pd.read_csv('numbers.csv')) * 1000 + 234)"),
+      code(
+        [
+          'import pandas as pd',
+          "frame = pd.read_csv('numbers.csv')",
+          "frame.to_csv('summary.csv', index=False)",
+          "print('rows', len(frame) * 1000 + 234)",
+        ].join('\n'),
+      ),
       text('<Answer>The file has 2234 rows by this count.</Answer>'),
     );
     await ask(watch, 'How many rows?');
     await expect.poll(() => turnStatus(watch, 2), { timeout: 60_000 }).toMatch(/^finished/);
     const link = page.locator('article.turn[data-turn="2"] .step-answer a.num-verified');
     expect(await link.textContent()).toMatch(/^2234E\d+$/);
+    // The file the code wrote, downloaded from the turn's list.
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page
+        .locator('article.turn[data-turn="2"] .artifacts')
+        .getByRole('link', { name: /summary\.csv$/ })
+        .click(),
+    ]);
+    const saved = path.join(dataDir, 'summary-downloaded.csv');
+    await download.saveAs(saved);
+    expect(await readFile(saved, 'utf8')).toBe('x,y\n1,2\n3,4\n');
     const threads = await server.threads.list();
     expect(threads[0]?.turns.map((turn) => turn.status)).toEqual(['cancelled', 'finished']);
     expectInert(watch, server.url);

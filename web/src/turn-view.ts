@@ -63,6 +63,12 @@ export class TurnView {
       const event = parseEvent(message.data);
       if (event !== null) this.handle(event);
     };
+    source.onerror = () => {
+      // A dropped connection is retried by EventSource itself (with Last-Event-ID); a refused one is closed.
+      if (source.readyState === EventSource.CLOSED && this.source === source) {
+        this.setStatus('the connection to the server was lost: reopen the analysis');
+      }
+    };
   }
 
   stop(): void {
@@ -407,4 +413,3 @@ export class TurnView {
     this.callbacks.onDone(this, status, status === 'finished' ? this.askQuestion : null);
   }
 }
-
