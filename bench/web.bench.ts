@@ -128,7 +128,7 @@ async function main(): Promise<void> {
     const drawn = await (lastPage as Page | null)!.evaluate(() => ({
       steps: document.querySelectorAll('ol.steps > li').length,
       outputs: document.querySelectorAll('.step-execution').length,
-      figures: document.querySelectorAll('figure img').length,
+      figures: document.querySelectorAll('figure img:not(.chart)').length,
       charts: document.querySelectorAll('img.chart').length,
       answers: document.querySelectorAll('.step-answer').length,
     }));
