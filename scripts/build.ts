@@ -1,6 +1,7 @@
 // `npm run build` (and `prepack`): compiles src/ to dist/ with tsc, file by
 // file, and copies the files tsc does not emit but the build loads at run
 // time, at the same relative places (see tsconfig.build.json).
+import { existsSync } from 'node:fs';
 import { cp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
@@ -20,6 +21,10 @@ await rm(`${root}dist`, { recursive: true, force: true });
 await execa('tsc', ['-p', 'tsconfig.build.json'], { cwd: root, preferLocal: true, stdio: 'inherit' });
 for (const asset of runtimeAssets) await cp(`${root}src/${asset}`, `${root}dist/${asset}`);
 await writeJsonSchemas();
+// The web UI ships built (package.json `files`: web/dist); setup builds it, a bare clone may not have.
+if (!existsSync(`${root}web/dist/index.html`)) {
+  await execa('npm', ['run', 'build:web'], { cwd: root, stdio: 'inherit' });
+}
 
 // tsc rewrites `.ts` to `.js` in the JavaScript it emits but keeps the
 // specifiers as written in declarations, which consumers' compilers refuse

@@ -16,5 +16,16 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$lock_hash" ]; then
   echo "$lock_hash" > "$stamp"
 fi
 
+# The web UI (web/, served by `datalyst serve` at /): rebuilt only when its
+# sources or the lock file changed since the last build.
+web_stamp=web/dist/.datalyst-source-hash
+web_hash=$( (find web -path web/dist -prune -o -type f -print | LC_ALL=C sort | xargs sha256sum; sha256sum package-lock.json) | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$web_stamp" 2>/dev/null)" != "$web_hash" ]; then
+  log "building the web UI"
+  npx tsc --noEmit -p web/tsconfig.json   # Vite strips types without checking them
+  npx vite build --config web/vite.config.ts --logLevel warn
+  echo "$web_hash" > "$web_stamp"
+fi
+
 bash scripts/setup-engine.sh
 npx tsx scripts/ensure-runner-image.ts ${DATALYST_SETUP_VERBOSE:+--verbose}

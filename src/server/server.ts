@@ -8,6 +8,7 @@ import { errorBody, ServerRequestError } from './http-error.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { ReportCache } from './report-cache.ts';
 import type { RouteContext } from './route-context.ts';
+import { registerChartRoutes } from './routes/charts.ts';
 import { registerChatRoutes } from './routes/chat.ts';
 import { registerFileRoutes } from './routes/files.ts';
 import { registerThreadRoutes } from './routes/threads.ts';
@@ -15,6 +16,7 @@ import type { EngineOptions } from './thread-engine.ts';
 import { ThreadService } from './thread-service.ts';
 import { ThreadStore } from './thread-store.ts';
 import { TurnQueue } from './turn-queue.ts';
+import { registerWebUi } from './web-ui.ts';
 
 /**
  * `datalyst serve`. Every option has a default except the data folder and
@@ -170,6 +172,8 @@ export async function createServerApp(
   registerFileRoutes(app, context);
   registerChatRoutes(app, context);
   registerThreadRoutes(app, context);
+  registerChartRoutes(app, context);
+  await registerWebUi(app);
   return { app, threads, interrupted };
 }
 

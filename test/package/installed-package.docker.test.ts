@@ -74,6 +74,8 @@ describe('the packed tarball', () => {
   it('holds the build, the runner image sources and the schemas, not the sources, tests or fixtures', () => {
     expect(tarballFiles).toContain('dist/index.js');
     expect(tarballFiles).toContain('dist/index.d.ts');
+    // The web UI that `datalyst serve` serves at /, built.
+    expect(tarballFiles).toContain('web/dist/index.html');
     expect(tarballFiles).toContain('dist/report/chart-worker-bootstrap.mjs');
     expect(tarballFiles).toContain('dist/report/vega-expression-interpreter.js');
     expect(tarballFiles).toContain('docker/python-runner/Dockerfile');

@@ -1,0 +1,40 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import fastifyStatic from '@fastify/static';
+import type { FastifyInstance } from 'fastify';
+
+/** Where `scripts/setup.sh` (Vite) puts the built web UI (issue #14). */
+export const webDistDir = path.resolve(import.meta.dirname, '../../web/dist');
+
+/**
+ * The web UI's policy: its own scripts, styles and API only; images are the
+ * UI's files or the figures' `data:` PNGs; nothing inline, nothing remote,
+ * no frames, forms or base changes.
+ */
+export const webContentSecurityPolicy = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** Serves the built UI at `/` (index.html, /assets/*) with that policy; nothing when it was not built. */
+export async function registerWebUi(app: FastifyInstance, root: string = webDistDir): Promise<boolean> {
+  if (!existsSync(path.join(root, 'index.html'))) return false;
+  await app.register(fastifyStatic, {
+    root,
+    prefix: '/',
+    index: ['index.html'],
+    dotfiles: 'deny',
+    setHeaders(response) {
+      response.setHeader('content-security-policy', webContentSecurityPolicy);
+      response.setHeader('x-content-type-options', 'nosniff');
+      response.setHeader('referrer-policy', 'no-referrer');
+    },
+  });
+  return true;
+}

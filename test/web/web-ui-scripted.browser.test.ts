@@ -1,0 +1,241 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOpenAIChatModel } from '../../src/index.ts';
+import { startServer, type DatalystServer } from '../../src/server/index.ts';
+import { startFakeOpenAIServer, type FakeOpenAIServer } from '../support/fake-openai-server.ts';
+import { containersOwnedBy } from '../server/support/docker-containers.ts';
+import { expectInert, launchChromium, openUi, type PageWatch } from './support/web-harness.ts';
+
+const text = (body: string) => ({ type: 'text' as const, text: body });
+const code = (body: string, analyze = 'Next.') =>
+  text(`<Analyze>${analyze}</Analyze>\n<Code>\n\`\`\`python\n${body}\n\`\`\`\n</Code>`);
+
+/** The payloads of the report's safety tests (test/report/report-safety.test.ts), plus a remote image. */
+const payloads = [
+  '<script>window.__xss = "script"</script>',
+  `<img src=x onerror="window.__xss = 'img'">`,
+  `<svg onload="window.__xss = 'svg'">`,
+  "[click me](javascript:window.__xss='md')",
+  '<img src="https://tracker.example/pixel.png">',
+  `<a href="javascript:alert('a')">link</a>`,
+];
+const csvField = (value: string) => `"${value.replace(/"/g, '""')}"`;
+
+async function ask(watch: PageWatch, question: string): Promise<void> {
+  await watch.page.fill('#composer-question', question);
+  await watch.page.getByRole('button', { name: 'Ask' }).click();
+}
+
+const turnStatus = (watch: PageWatch, index: number) =>
+  watch.page.locator(`article.turn[data-turn="${index}"] .turn-status`).textContent();
+
+describe('web UI with a scripted model on the real sandbox', () => {
+  let dataDir: string;
+  let fakeModel: FakeOpenAIServer;
+  let server: DatalystServer;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-web-scripted-'));
+    fakeModel = await startFakeOpenAIServer();
+    server = await startServer({
+      dataDir,
+      port: 0,
+      modelId: 'gpt-test',
+      engine: {
+        createModel: () => createOpenAIChatModel({ baseUrl: fakeModel.baseUrl, model: 'gpt-test' }),
+        profile: 'chat',
+      },
+      maxConcurrentTurns: 1,
+    });
+    browser = await launchChromium();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await fakeModel?.close();
+    await rm(dataDir, { recursive: true, force: true });
+    expect(await containersOwnedBy(process.pid)).toEqual([]);
+  });
+
+  it('cancel during a long cell: the running cell shows its live output and elapsed time, a reload re-follows it, the turn ends cancelled, the thread stays usable and its written file downloads', async () => {
+    const watch = await openUi(browser, `${server.url}/`);
+    const { page } = watch;
+    await page.setInputFiles('#file-input', {
+      name: 'numbers.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from('x,y\n1,2\n3,4\n'),
+    });
+    await page.getByText('numbers.csv', { exact: true }).waitFor();
+    // A file the server refuses: its reason is shown, nothing is added.
+    await page.setInputFiles('#file-input', {
+      name: 'tool.exe',
+      mimeType: 'application/octet-stream',
+      buffer: Buffer.from('MZ'),
+    });
+    await expect
+      .poll(() => page.locator('#status').textContent())
+      .toMatch(/^tool\.exe was not uploaded: Files of type/);
+    expect(await page.locator('#file-list li').count()).toBe(1);
+    fakeModel.enqueue(
+      code(
+        [
+          'import time',
+          'for i in range(600):',
+          "    print('tick', i, flush=True)",
+          '    time.sleep(0.1)',
+        ].join('\n'),
+        'A long loop.',
+      ),
+    );
+    await ask(watch, 'Count slowly.');
+    const cell = page.locator('article.turn[data-turn="1"] .step-execution.running');
+    await cell.waitFor({ timeout: 60_000 });
+    // The cell's lines appear as it prints them, and its elapsed time ticks.
+    await expect
+      .poll(() => cell.locator('.live-output').textContent(), { timeout: 30_000 })
+      .toContain('tick 3');
+    await expect
+      .poll(() => cell.locator('.elapsed').textContent(), { timeout: 30_000 })
+      .toMatch(/^[1-9]\d*\.\d s$/);
+    // A reload mid-cell reopens the thread (its id is in the address) and follows the running turn again.
+    await page.reload({ waitUntil: 'load' });
+    await cell.waitFor({ timeout: 30_000 });
+    await expect
+      .poll(() => cell.locator('.live-output').textContent(), { timeout: 30_000 })
+      .toContain('tick');
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => turnStatus(watch, 1), { timeout: 60_000 }).toMatch(/^cancelled/);
+    expect(await page.locator('#cancel').isHidden()).toBe(true);
+
+    // The thread is usable: a follow-up reads the file and answers.
+    fakeModel.enqueue(
+      code(
+        [
+          'import pandas as pd',
+          "frame = pd.read_csv('numbers.csv')",
+          "frame.to_csv('summary.csv', index=False)",
+          "print('rows', len(frame) * 1000 + 234)",
+        ].join('\n'),
+      ),
+      text('<Answer>The file has 2234 rows by this count.</Answer>'),
+    );
+    await ask(watch, 'How many rows?');
+    await expect.poll(() => turnStatus(watch, 2), { timeout: 60_000 }).toMatch(/^finished/);
+    const link = page.locator('article.turn[data-turn="2"] .step-answer a.num-verified');
+    expect(await link.textContent()).toMatch(/^2234E\d+$/);
+    // The file the code wrote, downloaded from the turn's list.
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page
+        .locator('article.turn[data-turn="2"] .artifacts')
+        .getByRole('link', { name: /summary\.csv$/ })
+        .click(),
+    ]);
+    const saved = path.join(dataDir, 'summary-downloaded.csv');
+    await download.saveAs(saved);
+    expect(await readFile(saved, 'utf8')).toBe('x,y\n1,2\n3,4\n');
+    const threads = await server.threads.list();
+    expect(threads[0]?.turns.map((turn) => turn.status)).toEqual(['cancelled', 'finished']);
+    expectInert(watch, server.url);
+    await page.context().close();
+  });
+
+  it('answers an <Ask>: the question is shown, the reply goes as the next turn', async () => {
+    const watch = await openUi(browser, `${server.url}/`);
+    const { page } = watch;
+    fakeModel.enqueue(text('<Analyze>Unclear.</Analyze>\n<Ask>Which year should I look at?</Ask>'));
+    await ask(watch, 'Summarise the year.');
+    await expect.poll(() => turnStatus(watch, 1), { timeout: 60_000 }).toMatch(/^finished/);
+    expect(await page.locator('.step-ask').textContent()).toContain('Which year should I look at?');
+    expect(await page.locator('#composer-label').textContent()).toBe('Your reply to the question above');
+    fakeModel.enqueue(text('<Answer>Looking at 2024 as asked.</Answer>'));
+    // By keyboard: type the reply, Tab to Ask, Enter.
+    await page.focus('#composer-question');
+    await page.keyboard.type('2024');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('ask');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => turnStatus(watch, 2), { timeout: 60_000 }).toMatch(/^finished/);
+    expect(await page.locator('article.turn[data-turn="2"] .step-answer').textContent()).toContain('2024');
+    expectInert(watch, server.url);
+    await page.context().close();
+  });
+
+  it('the XSS payloads in a file name, column names, data values and model text stay text', async () => {
+    const watch = await openUi(browser, `${server.url}/`);
+    const { page } = watch;
+    const header = payloads.slice(0, 3).map(csvField).join(',');
+    const rows = [payloads.slice(3, 6).map(csvField).join(','), ['1', '2', '3'].join(',')];
+    const fileName = `<img src=x onerror="window.__xss = 'name'">.csv`;
+    await page.setInputFiles('#file-input', {
+      name: fileName,
+      mimeType: 'text/csv',
+      buffer: Buffer.from(`${header}\n${rows.join('\n')}\n`),
+    });
+    await page.getByText(fileName, { exact: true }).waitFor();
+    const hostile = payloads.join(' ');
+    fakeModel.enqueue(
+      code(
+        [
+          'import pandas as pd',
+          'import glob',
+          "frame = pd.read_csv(glob.glob('*.csv')[0])",
+          `print(${JSON.stringify(hostile)})`,
+          'frame',
+        ].join('\n'),
+        hostile,
+      ),
+      // A chart whose title and labels are the payloads and whose data is remote: drawn by the server as an image.
+      code(
+        [
+          "{'$schema': 'https://vega.github.io/schema/vega-lite/v5.json',",
+          ` 'title': ${JSON.stringify(hostile)},`,
+          " 'layer': [{'data': {'url': 'https://tracker.example/data.csv'}, 'mark': 'point'},",
+          `  {'data': {'values': [{'k': ${JSON.stringify(payloads[1])}, 'v': 3}, {'k': 'b', 'v': 5}]},`,
+          "   'mark': 'bar', 'encoding': {'x': {'field': 'k', 'type': 'nominal'}, 'y': {'field': 'v', 'type': 'quantitative'}}}]}",
+        ].join('\n'),
+      ),
+      text(`<Understand>${hostile}</Understand>\n<Answer>${hostile} and 12345.</Answer>`),
+    );
+    await ask(watch, hostile);
+    await expect.poll(() => turnStatus(watch, 1), { timeout: 60_000 }).toMatch(/^finished/);
+    const turn = page.locator('article.turn[data-turn="1"]');
+    // Shown as text: in the question, the profile (name, columns, values), the steps, the output table and the answer.
+    expect(await turn.locator('.question h3').textContent()).toBe(hostile);
+    expect(await turn.locator('.step-profile').textContent()).toContain(fileName);
+    expect(await turn.locator('.step-profile').textContent()).toContain(payloads[0]);
+    expect(await turn.locator('.step-analyze').first().textContent()).toContain(payloads[1]);
+    expect(await turn.locator('.step-execution pre.stdout').first().textContent()).toContain(payloads[2]);
+    expect(await turn.locator('.step-execution table').first().textContent()).toContain(payloads[4]);
+    expect(await turn.locator('.step-answer').textContent()).toContain(payloads[5]);
+    const chart = turn.locator('img.chart');
+    await expect
+      .poll(() => chart.evaluate((image) => (image as HTMLImageElement).naturalWidth), { timeout: 30_000 })
+      .toBeGreaterThan(0);
+    expect(await page.evaluate(() => (window as { __xss?: unknown }).__xss)).toBeUndefined();
+    // No element of the payloads came alive.
+    expect(await page.locator('main script, main iframe, main svg').count()).toBe(0);
+    const images = await page
+      .locator('img')
+      .evaluateAll((items) => items.map((item) => item.getAttribute('src')));
+    expect(
+      images.filter(
+        (src) =>
+          !/^(?:data:image\/png;base64,|\/v1\/threads\/[^/]+\/turns\/1\/charts\/chart-\d+-1$)/.test(
+            src ?? '',
+          ),
+      ),
+    ).toEqual([]);
+    const hrefs = await page
+      .locator('main a')
+      .evaluateAll((items) => items.map((item) => item.getAttribute('href')));
+    expect(hrefs.filter((href) => !/^(?:#out-E\d+|\/v1\/)/.test(href ?? ''))).toEqual([]);
+    expectInert(watch, server.url);
+    await page.context().close();
+  });
+});
