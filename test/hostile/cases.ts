@@ -489,6 +489,15 @@ export const hostileCases: HostileCase[] = [
       expect(result.stdout.text).toBe('parent 1\n');
       expect(result.value).toBe("'survived'");
     },
+    // As for signal-init-process: this gVisor delivers them to the container's init.
+    underGvisor: {
+      mayEndSession: true,
+      safeOutcome:
+        'gVisor lets the signals reach the container init and the session ends with SandboxFailureError at once (no hang); a new session works',
+      verify(result) {
+        expectStatus(result, 'ok', 'crashed', 'error');
+      },
+    },
   },
   {
     id: 'exit-the-kernel',
@@ -1240,6 +1249,17 @@ export const hostileCases: HostileCase[] = [
     verify(result, context) {
       expectStatus(result, 'memory', 'timeout');
       context.note(oneLine(result.stdout.text, 60));
+    },
+    // Under runsc the address-space cap (prlimit --as, see the sandbox README) stops it first:
+    // openpyxl's C parser dies on the failed allocation, which the supervisor sees as a crash.
+    underGvisor: {
+      safeOutcome:
+        'the address-space cap stops it (the worker dies: `crashed`, or `memory`/`timeout`); the kernel restarts; the session continues',
+      verify(result, context) {
+        expectStatus(result, 'memory', 'timeout', 'crashed');
+        expect(result.stateLost).toBe(true);
+        context.note(oneLine(result.stdout.text, 60));
+      },
     },
   },
   {
