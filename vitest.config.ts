@@ -35,6 +35,7 @@ export default defineConfig({
             'test/hostile/hostile.docker.test.ts',
             'test/sandbox/kernel-*.docker.test.ts',
             'test/sandbox/runtime-option.docker.test.ts',
+            'test/sandbox/host-channel-gvisor-proc-fd.docker.test.ts',
           ],
           env: { DATALYST_RUNTIME: 'runsc' },
           testTimeout: 180_000,
