@@ -35,6 +35,8 @@ export default defineConfig({
             'test/hostile/hostile.docker.test.ts',
             'test/sandbox/kernel-*.docker.test.ts',
             'test/sandbox/runtime-option.docker.test.ts',
+            'test/sandbox/host-channel-gvisor-proc-fd.docker.test.ts',
+            'test/sandbox/control-pipe-hostile-lines.docker.test.ts',
           ],
           env: { DATALYST_RUNTIME: 'runsc' },
           testTimeout: 180_000,

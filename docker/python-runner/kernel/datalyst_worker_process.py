@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 
+from datalyst_control_lines import ControlLines
 from datalyst_json_lines import write_json_line
 
 KERNEL_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -62,7 +63,7 @@ class Worker:
         self.ready = False
         self.exited = False
         self.exit_status: int | None = None
-        self.control_buffer = bytearray()
+        self.control = ControlLines()
 
     def send(self, message: dict) -> None:
         write_json_line(self.to_worker, message)

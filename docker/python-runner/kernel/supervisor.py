@@ -46,6 +46,7 @@ from datalyst_worker_process import KERNEL_DIR, Worker, set_nonblocking
 
 PROTOCOL_VERSION = 2
 READ_CHUNK_BYTES = 1 << 16
+CONTROL_READ_BUDGET_BYTES = 256 << 10
 DEFAULT_MAX_OUTPUT_BYTES = 1 << 20
 DEFAULT_READ_MAX_FILES = 1_000
 DEFAULT_READ_MAX_BYTES = 64 << 20
@@ -337,9 +338,13 @@ class Supervisor:
         worker = self.worker
         if worker is None:
             return
-        while True:
+        # A budget per turn: a cell that keeps the pipe full must not keep the loop
+        # from its timers and the host's requests (ControlLines bounds the rest).
+        budget = CONTROL_READ_BUDGET_BYTES
+        messages: list[dict] = []
+        while budget > 0:
             try:
-                data = os.read(worker.from_worker, READ_CHUNK_BYTES)
+                data = os.read(worker.from_worker, min(READ_CHUNK_BYTES, budget))
             except BlockingIOError:
                 break
             if not data:
@@ -348,18 +353,14 @@ class Supervisor:
                 except (KeyError, ValueError):
                     pass
                 break
-            worker.control_buffer += data
-        while True:
-            newline = worker.control_buffer.find(b'\n')
-            if newline < 0:
-                return
-            line = bytes(worker.control_buffer[:newline])
-            del worker.control_buffer[:newline + 1]
-            try:
-                message = json.loads(line)
-            except ValueError:
-                log('unreadable message from the worker')
-                continue
+            budget -= len(data)
+            messages.extend(worker.control.feed(data))
+        refused = worker.control.take_refused()
+        if refused:
+            log('dropped %d unreadable line(s) from the worker' % refused)
+        for message in messages:
+            if self.worker is not worker:
+                return  # the worker was retired while its messages were handled
             if message.get('type') == 'ready':
                 worker.ready = True
                 self.failed_starts = 0
