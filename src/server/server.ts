@@ -3,6 +3,7 @@ import multipart from '@fastify/multipart';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { DatalystError } from '../errors/index.ts';
 import { checkListenSecurity, createKeyCheck } from './auth.ts';
+import { checkBrowserRequest } from './browser-guard.ts';
 import { FileStore } from './file-store.ts';
 import { errorBody, ServerRequestError } from './http-error.ts';
 import { buildOpenApiDocument } from './openapi.ts';
@@ -98,6 +99,8 @@ export async function createServerApp(
     limits: { fileSize: maxFileBytes, files: 1, fields: 8, fieldSize: 1024, parts: 10 },
   });
 
+  // Without a key, the loopback port is the only barrier: web pages (DNS rebinding, cross-site POSTs) are kept out.
+  if (apiKey === null) app.addHook('onRequest', async (request) => checkBrowserRequest(request));
   if (apiKey !== null) {
     const keyMatches = createKeyCheck(apiKey);
     app.addHook('onRequest', async (request) => {
