@@ -114,6 +114,8 @@ export async function createServerApp(
   }
 
   app.setErrorHandler((error: FastifyError | DatalystError, _request, reply) => {
+    // A download route may have set its headers before its stream failed: the error is JSON, shown, not saved.
+    void reply.removeHeader('content-disposition').type('application/json; charset=utf-8');
     if (error instanceof ServerRequestError) {
       if (error.retryAfterSeconds !== undefined)
         void reply.header('retry-after', String(error.retryAfterSeconds));
@@ -135,7 +137,9 @@ export async function createServerApp(
           : status >= 500
             ? 'This is a bug in Datalyst; please report it with the server log.'
             : 'Check the request against /openapi.json.';
-    return reply.code(status).send(errorBody(status, code, error.message, fix));
+    // A server fault's message names host paths (ENOENT … /data/…): the client gets the code, the log the rest.
+    const message = status >= 500 ? `The server failed (${code}).` : error.message;
+    return reply.code(status).send(errorBody(status, code, message, fix));
   });
   app.setNotFoundHandler((request, reply) =>
     reply

@@ -1,5 +1,7 @@
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rawRequest } from './support/raw-http.ts';
+import { multipartUpload, rawRequest } from './support/raw-http.ts';
 import { startTestServer, type TestServer } from './support/server-harness.ts';
 
 let current: TestServer[] = [];
@@ -38,5 +40,34 @@ describe('error bodies', () => {
       expect(JSON.parse(report.body)).toMatchObject({ error: { code: 'NO_REPORT' } });
     }
     await rawRequest(server.url, 'POST', `/v1/threads/${busy.id}/turns/1/cancel`);
+  });
+
+  it('a 500 names no host path and stays a JSON error, on a download route too', async () => {
+    const server = await startTestServer();
+    current.push(server);
+    const upload = multipartUpload('gone.csv', 'a,1\n');
+    const file = JSON.parse(
+      (await rawRequest(server.url, 'POST', '/v1/files', upload.headers, upload.body)).body,
+    ) as {
+      id: string;
+      sha256: string;
+    };
+    // The blob vanishes under the file object (a disk fault, an operator's rm).
+    await rm(path.join(server.dataDir, 'files', 'blobs', file.sha256));
+    const attach = await rawRequest(
+      server.url,
+      'POST',
+      '/v1/threads',
+      json,
+      JSON.stringify({ file_ids: [file.id] }),
+    );
+    const content = await rawRequest(server.url, 'GET', `/v1/files/${file.id}/content`);
+    for (const response of [attach, content]) {
+      expect(response.status).toBe(500);
+      expect(response.headers['content-type']).toMatch(/^application\/json/);
+      expect(response.headers['content-disposition']).toBeUndefined();
+      expect(response.body).not.toContain(server.dataDir);
+      expect(JSON.parse(response.body)).toMatchObject({ error: { type: 'server_error' } });
+    }
   });
 });
