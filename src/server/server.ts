@@ -45,6 +45,8 @@ export interface ServerOptions {
   maxJsonBytes?: number;
   /** A thread idle this long gives its sandbox back. Default 10 minutes. */
   idleTimeoutMs?: number;
+  /** Sandboxes idle threads keep open at most; past it the least recently used give theirs back. Default max(16, 4 × maxConcurrentTurns). */
+  maxOpenSandboxes?: number;
   /** Retry-After on a 429, in seconds. Default 5. */
   retryAfterSeconds?: number;
 }
@@ -85,6 +87,7 @@ export async function createServerApp(
     modelId: options.modelId,
     maxThreadBytes: options.maxThreadBytes ?? 1024 * 1024 * 1024,
     idleTimeoutMs: options.idleTimeoutMs ?? 10 * 60_000,
+    maxOpenSandboxes: options.maxOpenSandboxes ?? Math.max(16, 4 * maxConcurrentTurns),
   });
   const interrupted = await threads.recover();
 

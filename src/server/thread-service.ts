@@ -21,6 +21,8 @@ export interface ThreadServiceOptions {
   maxThreadBytes: number;
   /** A thread with no turn for this long gives its sandbox back. */
   idleTimeoutMs: number;
+  /** Sandboxes idle threads keep at most: past it, the least recently used give theirs back (each is a container with its memory). */
+  maxOpenSandboxes: number;
 }
 
 /** A turn that is queued or running in this process. */
@@ -37,6 +39,8 @@ interface LiveThread {
   engine: EngineThread | null;
   idleTimer: NodeJS.Timeout | null;
   turn: LiveTurn | null;
+  /** When its last turn ended (ms), to give back the least recently used sandbox first. */
+  lastUsedMs: number;
 }
 
 const nowSeconds = (): number => Math.floor(Date.now() / 1000);
@@ -306,8 +310,24 @@ export class ThreadService {
     await turn.log.end();
     const live = this.#liveThread(thread.id);
     live.turn = null;
+    live.lastUsedMs = Date.now();
     this.#scheduleIdle(thread.id);
+    this.#trimOpenSandboxes();
     return record;
+  }
+
+  /** Past `maxOpenSandboxes` open sandboxes, the idle threads used least recently give theirs back. */
+  #trimOpenSandboxes(): void {
+    const open = [...this.#live.values()].filter((entry) => entry.engine?.sandboxOpen === true);
+    let excess = open.length - this.#options.maxOpenSandboxes;
+    const idle = open.filter((entry) => entry.turn === null).sort((a, b) => a.lastUsedMs - b.lastUsedMs);
+    for (const entry of idle) {
+      if (excess <= 0) break;
+      excess -= 1;
+      if (entry.idleTimer !== null) clearTimeout(entry.idleTimer);
+      entry.idleTimer = null;
+      void entry.engine?.releaseSandbox();
+    }
   }
 
   #scheduleIdle(id: string): void {
@@ -334,7 +354,7 @@ export class ThreadService {
   #liveThread(id: string): LiveThread {
     let live = this.#live.get(id);
     if (live === undefined) {
-      live = { engine: null, idleTimer: null, turn: null };
+      live = { engine: null, idleTimer: null, turn: null, lastUsedMs: Date.now() };
       this.#live.set(id, live);
     }
     return live;
