@@ -95,6 +95,9 @@ export async function createServerApp(
     bodyLimit: options.maxJsonBytes ?? 1024 * 1024,
     logger: false,
     return503OnClosing: true,
+    // Fastify turns off Node's limit on receiving a request (300 s): a body trickled byte by byte would hold its upload for ever.
+    // 15 minutes lets a 256 MiB upload through at 300 KB/s; streamed answers (SSE) are responses, not bound by it.
+    requestTimeout: 15 * 60_000,
   });
   await app.register(multipart, {
     // The name as the client sent it, folders included, so that a path is refused rather than cut to its base.
@@ -106,9 +109,11 @@ export async function createServerApp(
   if (apiKey === null) app.addHook('onRequest', async (request) => checkBrowserRequest(request));
   if (apiKey !== null) {
     const keyMatches = createKeyCheck(apiKey);
-    app.addHook('onRequest', async (request) => {
+    app.addHook('onRequest', async (request, reply) => {
       if (request.url === '/health') return;
       if (!keyMatches(request.headers.authorization)) {
+        // A peer without the key keeps no connection (nor a body it may trickle for ever).
+        void reply.header('connection', 'close');
         throw new ServerRequestError(401, 'UNAUTHORIZED', 'A valid API key is required.', {
           fix: 'Send `Authorization: Bearer <key>` with the key the server was started with.',
         });
