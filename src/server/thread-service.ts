@@ -7,7 +7,7 @@ import { notFound, ServerRequestError, tooLarge } from './http-error.ts';
 import type { FileObject } from './openai-schemas.ts';
 import { openEngineThread, type EngineOptions, type EngineThread } from './thread-engine.ts';
 import type { ThreadRecord, ThreadStore, TurnRecord } from './thread-store.ts';
-import { readTurnLog, TurnLog, type UnnumberedTurnEvent } from './turn-log.ts';
+import { endPartialLine, readTurnLog, TurnLog, type UnnumberedTurnEvent } from './turn-log.ts';
 import type { TurnQueue } from './turn-queue.ts';
 
 export interface ThreadServiceOptions {
@@ -83,6 +83,7 @@ export class ThreadService {
         let lastSeq = 0;
         for await (const event of readTurnLog(this.#options.store.eventsPath(id, turn.index), 0))
           lastSeq = event.seq;
+        await endPartialLine(this.#options.store.eventsPath(id, turn.index));
         const log = new TurnLog(this.#options.store.eventsPath(id, turn.index), lastSeq);
         log.append({ type: 'turn-done', status: 'interrupted', termination: record.termination });
         await log.end();
