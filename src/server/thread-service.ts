@@ -123,8 +123,18 @@ export class ThreadService {
   }
 
   async list(): Promise<{ record: ThreadRecord; turns: TurnRecord[] }[]> {
-    const threads = await Promise.all((await this.#options.store.listThreadIds()).map((id) => this.get(id)));
-    return threads.sort((a, b) => a.record.created_at - b.record.created_at);
+    const threads = await Promise.all(
+      (await this.#options.store.listThreadIds()).map((id) =>
+        // A folder without its record (deleted meanwhile, or a kill while it was created) is no thread.
+        this.get(id).catch((error: unknown) => {
+          if (error instanceof ServerRequestError && error.status === 404) return null;
+          throw error;
+        }),
+      ),
+    );
+    return threads
+      .filter((thread) => thread !== null)
+      .sort((a, b) => a.record.created_at - b.record.created_at);
   }
 
   sandboxOpen(id: string): boolean {
@@ -132,15 +142,18 @@ export class ThreadService {
   }
 
   async delete(id: string): Promise<void> {
-    const record = await this.#options.store.readThread(id);
-    if (record === null) throw notFound('thread', id);
-    const live = this.#live.get(id);
-    if (live?.turn) {
-      live.turn.controller.abort(new CancelledError());
-      await live.turn.done;
-    }
-    await this.#release(id);
-    await this.#options.store.delete(id);
+    // Under the thread's lock: a question being queued meanwhile would write its turn into a removed folder.
+    await this.#withLock(id, async () => {
+      const record = await this.#options.store.readThread(id);
+      if (record === null) throw notFound('thread', id);
+      const live = this.#live.get(id);
+      if (live?.turn) {
+        live.turn.controller.abort(new CancelledError());
+        await live.turn.done;
+      }
+      await this.#release(id);
+      await this.#options.store.delete(id);
+    });
   }
 
   /**
