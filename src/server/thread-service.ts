@@ -105,7 +105,13 @@ export class ThreadService {
       workspace_bytes: 0,
     };
     await this.#options.store.create(record);
-    return this.#addFiles(record, files);
+    try {
+      return await this.#addFiles(record, files);
+    } catch (error) {
+      // Refused (413) or failed: no empty thread stays behind.
+      await this.#options.store.delete(record.id);
+      throw error;
+    }
   }
 
   async get(id: string): Promise<{ record: ThreadRecord; turns: TurnRecord[] }> {

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rawRequest } from './support/raw-http.ts';
+import { multipartUpload, rawRequest } from './support/raw-http.ts';
 import { startTestServer, type TestServer } from './support/server-harness.ts';
 
 let current: TestServer | null = null;
@@ -48,6 +48,29 @@ describe('thread folders without a record', () => {
     }
     // Turns that were started finish (or are cancelled) in the background.
     await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await readdir(path.join(server.dataDir, 'threads'))).toEqual([]);
+  });
+});
+
+describe('a refused thread creation', () => {
+  it('a thread refused with 413 (its files over maxThreadBytes) leaves no empty thread behind', async () => {
+    const server = await startTestServer({ maxThreadBytes: 10 });
+    current = server;
+    const upload = multipartUpload('big.csv', 'a,b\n1,2\n3,4\n');
+    const file = JSON.parse(
+      (await rawRequest(server.url, 'POST', '/v1/files', upload.headers, upload.body)).body,
+    ) as {
+      id: string;
+    };
+    const refused = await rawRequest(
+      server.url,
+      'POST',
+      '/v1/threads',
+      { 'content-type': 'application/json' },
+      JSON.stringify({ file_ids: [file.id] }),
+    );
+    expect(refused.status).toBe(413);
+    expect(JSON.parse((await rawRequest(server.url, 'GET', '/v1/threads')).body)).toMatchObject({ data: [] });
     expect(await readdir(path.join(server.dataDir, 'threads'))).toEqual([]);
   });
 });
