@@ -71,6 +71,7 @@ export async function createServerApp(
   checkListenSecurity(host, apiKey);
   const maxConcurrentTurns = options.maxConcurrentTurns ?? Math.max(1, os.availableParallelism());
   const maxFileBytes = options.maxFileBytes ?? 256 * 1024 * 1024;
+  const maxJsonBytes = options.maxJsonBytes ?? 1024 * 1024;
   const files = new FileStore(options.dataDir, maxFileBytes);
   const store = new ThreadStore(options.dataDir);
   await Promise.all([files.init(), store.init()]);
@@ -92,7 +93,7 @@ export async function createServerApp(
   const interrupted = await threads.recover();
 
   const app = Fastify({
-    bodyLimit: options.maxJsonBytes ?? 1024 * 1024,
+    bodyLimit: maxJsonBytes,
     logger: false,
     return503OnClosing: true,
     // Fastify turns off Node's limit on receiving a request (300 s): a body trickled byte by byte would hold its upload for ever.
@@ -138,13 +139,17 @@ export async function createServerApp(
         : 'INTERNAL';
     const fix = DatalystError.isInstance(error)
       ? error.fix
-      : status === 413
-        ? `Send less (the limit is ${maxFileBytes} bytes per file).`
-        : status === 415
-          ? 'Send JSON (application/json), or multipart/form-data for uploads.'
-          : status >= 500
-            ? 'This is a bug in Datalyst; please report it with the server log.'
-            : 'Check the request against /openapi.json.';
+      : code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+        ? `Send a smaller JSON body (the limit is ${maxJsonBytes} bytes).`
+        : status === 413 && code !== 'FST_REQ_FILE_TOO_LARGE'
+          ? 'Send one file, in the form field `file`, with at most 8 short fields beside it.'
+          : status === 413
+            ? `Send less (the limit is ${maxFileBytes} bytes per file).`
+            : status === 415
+              ? 'Send JSON (application/json), or multipart/form-data for uploads.'
+              : status >= 500
+                ? 'This is a bug in Datalyst; please report it with the server log.'
+                : 'Check the request against /openapi.json.';
     // A server fault's message names host paths (ENOENT … /data/…): the client gets the code, the log the rest.
     const message = status >= 500 ? `The server failed (${code}).` : error.message;
     return reply.code(status).send(errorBody(status, code, message, fix));

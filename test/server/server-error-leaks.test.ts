@@ -70,4 +70,30 @@ describe('error bodies', () => {
       expect(JSON.parse(response.body)).toMatchObject({ error: { type: 'server_error' } });
     }
   });
+
+  it('a 413 names the limit that was passed: the JSON body limit, or the form limits, not the file size', async () => {
+    const server = await startTestServer({ maxJsonBytes: 4096 });
+    current.push(server);
+    const big = JSON.stringify({ messages: [{ role: 'user', content: 'x'.repeat(8192) }] });
+    const json413 = await rawRequest(server.url, 'POST', '/v1/chat/completions', json, big);
+    expect(json413.status).toBe(413);
+    expect(JSON.parse(json413.body)).toMatchObject({ error: { fix: expect.stringContaining('4096 bytes') } });
+
+    const boundary = 'B';
+    let form = '';
+    for (let field = 0; field < 12; field += 1)
+      form += `--${boundary}\r\nContent-Disposition: form-data; name="f${field}"\r\n\r\nv\r\n`;
+    form += `--${boundary}--\r\n`;
+    const fields413 = await rawRequest(
+      server.url,
+      'POST',
+      '/v1/files',
+      { 'content-type': `multipart/form-data; boundary=${boundary}` },
+      form,
+    );
+    expect(fields413.status).toBe(413);
+    expect(JSON.parse(fields413.body)).toMatchObject({
+      error: { fix: expect.stringContaining('8 short fields') },
+    });
+  });
 });
