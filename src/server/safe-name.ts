@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { hasControlCharacters } from '../sandbox/index.ts';
 import { badRequest, unsupportedType } from './http-error.ts';
 
 /** Extensions the analysis reads; anything else is refused with 415. */
@@ -35,8 +36,8 @@ export function checkUploadName(raw: string): string {
       throw badRequest(`The file name ${JSON.stringify(raw)} is not valid.`, 'Send a plain file name.');
     }
   }
-  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused here
-  if (name.length === 0 || name.length > MAX_NAME_CHARS || /[\u0000-\u001f\u007f]/.test(name)) {
+  // The sandbox's own rule (C0, DEL, C1, U+2028/2029): a name it would refuse never reaches a workspace.
+  if (name.length === 0 || name.length > MAX_NAME_CHARS || hasControlCharacters(name)) {
     throw badRequest(
       `The file name ${JSON.stringify(raw)} is empty, too long or has control characters.`,
       `Send a name of 1 to ${MAX_NAME_CHARS} printable characters.`,
