@@ -35,4 +35,27 @@ describe('upload names', () => {
       filename: 'ventes é 2024.csv',
     });
   });
+
+  it('a name of 200 characters but more bytes than a file name may hold (NAME_MAX 255) is refused at upload, not a 500 when a thread uses it', async () => {
+    const server = await startTestServer();
+    current = server;
+    const long = `${'\u{1F600}'.repeat(70)}.csv`;
+    expect(long.length).toBeLessThanOrEqual(200);
+    expect((await uploadNamed(server, long)).status).toBe(400);
+    // A long name that fits still makes a thread (with room for a ` (2)` suffix).
+    const fits = `${'é'.repeat(95)}.csv`;
+    const upload = multipartUpload(fits, 'a,1\n');
+    const file = JSON.parse(
+      (await rawRequest(server.url, 'POST', '/v1/files', upload.headers, Buffer.from(upload.body, 'utf8')))
+        .body,
+    ) as { id: string };
+    const thread = await rawRequest(
+      server.url,
+      'POST',
+      '/v1/threads',
+      { 'content-type': 'application/json' },
+      JSON.stringify({ file_ids: [file.id] }),
+    );
+    expect(thread.status).toBe(201);
+  });
 });
