@@ -26,6 +26,8 @@ export class FileStore {
   readonly #maxFileBytes: number;
   /** Orders uploads within one millisecond. */
   #sequence = 0;
+  /** Per blob: an upload's rename and file object, and a delete's "is the blob still named?" check, one at a time. */
+  readonly #blobLocks = new Map<string, Promise<unknown>>();
 
   constructor(dataDir: string, maxFileBytes: number) {
     this.#blobsDir = path.join(dataDir, 'files', 'blobs');
@@ -72,7 +74,6 @@ export class FileStore {
       throw error;
     }
     const sha256 = hash.digest('hex');
-    await rename(tmpPath, this.blobPath(sha256));
     const file: FileObject = {
       id: `file-${randomBytes(12).toString('hex')}`,
       object: 'file',
@@ -83,7 +84,12 @@ export class FileStore {
       status: 'processed',
       sha256,
     };
-    await this.#write(file, Date.now() + this.#sequence++ / 1000);
+    const createdMs = Date.now() + this.#sequence++ / 1000;
+    // A delete of another file with these bytes must not see the blob before this file object names it.
+    await this.#withBlobLock(sha256, async () => {
+      await rename(tmpPath, this.blobPath(sha256));
+      await this.#write(file, createdMs);
+    });
     return file;
   }
 
@@ -136,10 +142,24 @@ export class FileStore {
   async delete(id: string): Promise<boolean> {
     const file = await this.get(id);
     if (file === null) return false;
-    await rm(this.#metaPath(id), { force: true });
-    const stillUsed = (await this.list()).some((other) => other.sha256 === file.sha256);
-    if (!stillUsed) await rm(this.blobPath(file.sha256), { force: true });
+    await this.#withBlobLock(file.sha256, async () => {
+      await rm(this.#metaPath(id), { force: true });
+      const stillUsed = (await this.list()).some((other) => other.sha256 === file.sha256);
+      if (!stillUsed) await rm(this.blobPath(file.sha256), { force: true });
+    });
     return true;
+  }
+
+  async #withBlobLock<T>(sha256: string, action: () => Promise<T>): Promise<T> {
+    const previous = this.#blobLocks.get(sha256) ?? Promise.resolve();
+    const current = previous.then(action, action);
+    const settled = current.catch(() => undefined);
+    this.#blobLocks.set(sha256, settled);
+    try {
+      return await current;
+    } finally {
+      if (this.#blobLocks.get(sha256) === settled) this.#blobLocks.delete(sha256);
+    }
   }
 
   blobPath(sha256: string): string {

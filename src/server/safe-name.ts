@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { hasControlCharacters } from '../sandbox/index.ts';
 import { badRequest, unsupportedType } from './http-error.ts';
 
 /** Extensions the analysis reads; anything else is refused with 415. */
@@ -17,7 +18,8 @@ export const dataFileExtensions: readonly string[] = [
   '.md',
 ];
 
-const MAX_NAME_CHARS = 200;
+/** In UTF-8 bytes: under the file system's 255 (NAME_MAX), with room for a ` (2)` the workspace may add. */
+const MAX_NAME_BYTES = 200;
 
 /**
  * A client-sent file name as it will sit in a thread's workspace. A name that
@@ -35,11 +37,11 @@ export function checkUploadName(raw: string): string {
       throw badRequest(`The file name ${JSON.stringify(raw)} is not valid.`, 'Send a plain file name.');
     }
   }
-  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused here
-  if (name.length === 0 || name.length > MAX_NAME_CHARS || /[\u0000-\u001f\u007f]/.test(name)) {
+  // The sandbox's own rule (C0, DEL, C1, U+2028/2029): a name it would refuse never reaches a workspace.
+  if (name.length === 0 || Buffer.byteLength(name, 'utf8') > MAX_NAME_BYTES || hasControlCharacters(name)) {
     throw badRequest(
       `The file name ${JSON.stringify(raw)} is empty, too long or has control characters.`,
-      `Send a name of 1 to ${MAX_NAME_CHARS} printable characters.`,
+      `Send a name of printable characters, 1 to ${MAX_NAME_BYTES} bytes in UTF-8.`,
     );
   }
   if (name.includes('/') || name.includes('\\') || name === '.' || name === '..' || path.isAbsolute(name)) {

@@ -3,6 +3,7 @@ import multipart from '@fastify/multipart';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { DatalystError } from '../errors/index.ts';
 import { checkListenSecurity, createKeyCheck } from './auth.ts';
+import { checkBrowserRequest } from './browser-guard.ts';
 import { FileStore } from './file-store.ts';
 import { errorBody, ServerRequestError } from './http-error.ts';
 import { buildOpenApiDocument } from './openapi.ts';
@@ -46,6 +47,8 @@ export interface ServerOptions {
   maxJsonBytes?: number;
   /** A thread idle this long gives its sandbox back. Default 10 minutes. */
   idleTimeoutMs?: number;
+  /** Sandboxes idle threads keep open at most; past it the least recently used give theirs back. Default max(16, 4 × maxConcurrentTurns). */
+  maxOpenSandboxes?: number;
   /** Retry-After on a 429, in seconds. Default 5. */
   retryAfterSeconds?: number;
 }
@@ -70,6 +73,7 @@ export async function createServerApp(
   checkListenSecurity(host, apiKey);
   const maxConcurrentTurns = options.maxConcurrentTurns ?? Math.max(1, os.availableParallelism());
   const maxFileBytes = options.maxFileBytes ?? 256 * 1024 * 1024;
+  const maxJsonBytes = options.maxJsonBytes ?? 1024 * 1024;
   const files = new FileStore(options.dataDir, maxFileBytes);
   const store = new ThreadStore(options.dataDir);
   await Promise.all([files.init(), store.init()]);
@@ -86,13 +90,17 @@ export async function createServerApp(
     modelId: options.modelId,
     maxThreadBytes: options.maxThreadBytes ?? 1024 * 1024 * 1024,
     idleTimeoutMs: options.idleTimeoutMs ?? 10 * 60_000,
+    maxOpenSandboxes: options.maxOpenSandboxes ?? Math.max(16, 4 * maxConcurrentTurns),
   });
   const interrupted = await threads.recover();
 
   const app = Fastify({
-    bodyLimit: options.maxJsonBytes ?? 1024 * 1024,
+    bodyLimit: maxJsonBytes,
     logger: false,
     return503OnClosing: true,
+    // Fastify turns off Node's limit on receiving a request (300 s): a body trickled byte by byte would hold its upload for ever.
+    // 15 minutes lets a 256 MiB upload through at 300 KB/s; streamed answers (SSE) are responses, not bound by it.
+    requestTimeout: 15 * 60_000,
   });
   await app.register(multipart, {
     // The name as the client sent it, folders included, so that a path is refused rather than cut to its base.
@@ -100,11 +108,15 @@ export async function createServerApp(
     limits: { fileSize: maxFileBytes, files: 1, fields: 8, fieldSize: 1024, parts: 10 },
   });
 
+  // Without a key, the loopback port is the only barrier: web pages (DNS rebinding, cross-site POSTs) are kept out.
+  if (apiKey === null) app.addHook('onRequest', async (request) => checkBrowserRequest(request));
   if (apiKey !== null) {
     const keyMatches = createKeyCheck(apiKey);
-    app.addHook('onRequest', async (request) => {
+    app.addHook('onRequest', async (request, reply) => {
       if (request.url === '/health') return;
       if (!keyMatches(request.headers.authorization)) {
+        // A peer without the key keeps no connection (nor a body it may trickle for ever).
+        void reply.header('connection', 'close');
         throw new ServerRequestError(401, 'UNAUTHORIZED', 'A valid API key is required.', {
           fix: 'Send `Authorization: Bearer <key>` with the key the server was started with.',
         });
@@ -113,6 +125,8 @@ export async function createServerApp(
   }
 
   app.setErrorHandler((error: FastifyError | DatalystError, _request, reply) => {
+    // A download route may have set its headers before its stream failed: the error is JSON, shown, not saved.
+    void reply.removeHeader('content-disposition').type('application/json; charset=utf-8');
     if (error instanceof ServerRequestError) {
       if (error.retryAfterSeconds !== undefined)
         void reply.header('retry-after', String(error.retryAfterSeconds));
@@ -127,14 +141,20 @@ export async function createServerApp(
         : 'INTERNAL';
     const fix = DatalystError.isInstance(error)
       ? error.fix
-      : status === 413
-        ? `Send less (the limit is ${maxFileBytes} bytes per file).`
-        : status === 415
-          ? 'Send JSON (application/json), or multipart/form-data for uploads.'
-          : status >= 500
-            ? 'This is a bug in Datalyst; please report it with the server log.'
-            : 'Check the request against /openapi.json.';
-    return reply.code(status).send(errorBody(status, code, error.message, fix));
+      : code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+        ? `Send a smaller JSON body (the limit is ${maxJsonBytes} bytes).`
+        : status === 413 && code !== 'FST_REQ_FILE_TOO_LARGE'
+          ? 'Send one file, in the form field `file`, with at most 8 short fields beside it.'
+          : status === 413
+            ? `Send less (the limit is ${maxFileBytes} bytes per file).`
+            : status === 415
+              ? 'Send JSON (application/json), or multipart/form-data for uploads.'
+              : status >= 500
+                ? 'This is a bug in Datalyst; please report it with the server log.'
+                : 'Check the request against /openapi.json.';
+    // A server fault's message names host paths (ENOENT … /data/…): the client gets the code, the log the rest.
+    const message = status >= 500 ? `The server failed (${code}).` : error.message;
+    return reply.code(status).send(errorBody(status, code, message, fix));
   });
   app.setNotFoundHandler((request, reply) =>
     reply

@@ -7,7 +7,7 @@ import { notFound, ServerRequestError, tooLarge } from './http-error.ts';
 import type { FileObject } from './openai-schemas.ts';
 import { openEngineThread, type EngineOptions, type EngineThread } from './thread-engine.ts';
 import type { ThreadRecord, ThreadStore, TurnRecord } from './thread-store.ts';
-import { readTurnLog, TurnLog, type UnnumberedTurnEvent } from './turn-log.ts';
+import { endPartialLine, readTurnLog, TurnLog, type UnnumberedTurnEvent } from './turn-log.ts';
 import type { TurnQueue } from './turn-queue.ts';
 
 export interface ThreadServiceOptions {
@@ -21,6 +21,8 @@ export interface ThreadServiceOptions {
   maxThreadBytes: number;
   /** A thread with no turn for this long gives its sandbox back. */
   idleTimeoutMs: number;
+  /** Sandboxes idle threads keep at most: past it, the least recently used give theirs back (each is a container with its memory). */
+  maxOpenSandboxes: number;
 }
 
 /** A turn that is queued or running in this process. */
@@ -37,6 +39,8 @@ interface LiveThread {
   engine: EngineThread | null;
   idleTimer: NodeJS.Timeout | null;
   turn: LiveTurn | null;
+  /** When its last turn ended (ms), to give back the least recently used sandbox first. */
+  lastUsedMs: number;
 }
 
 const nowSeconds = (): number => Math.floor(Date.now() / 1000);
@@ -79,6 +83,7 @@ export class ThreadService {
         let lastSeq = 0;
         for await (const event of readTurnLog(this.#options.store.eventsPath(id, turn.index), 0))
           lastSeq = event.seq;
+        await endPartialLine(this.#options.store.eventsPath(id, turn.index));
         const log = new TurnLog(this.#options.store.eventsPath(id, turn.index), lastSeq);
         log.append({ type: 'turn-done', status: 'interrupted', termination: record.termination });
         await log.end();
@@ -100,7 +105,13 @@ export class ThreadService {
       workspace_bytes: 0,
     };
     await this.#options.store.create(record);
-    return this.#addFiles(record, files);
+    try {
+      return await this.#addFiles(record, files);
+    } catch (error) {
+      // Refused (413) or failed: no empty thread stays behind.
+      await this.#options.store.delete(record.id);
+      throw error;
+    }
   }
 
   async get(id: string): Promise<{ record: ThreadRecord; turns: TurnRecord[] }> {
@@ -118,8 +129,18 @@ export class ThreadService {
   }
 
   async list(): Promise<{ record: ThreadRecord; turns: TurnRecord[] }[]> {
-    const threads = await Promise.all((await this.#options.store.listThreadIds()).map((id) => this.get(id)));
-    return threads.sort((a, b) => a.record.created_at - b.record.created_at);
+    const threads = await Promise.all(
+      (await this.#options.store.listThreadIds()).map((id) =>
+        // A folder without its record (deleted meanwhile, or a kill while it was created) is no thread.
+        this.get(id).catch((error: unknown) => {
+          if (error instanceof ServerRequestError && error.status === 404) return null;
+          throw error;
+        }),
+      ),
+    );
+    return threads
+      .filter((thread) => thread !== null)
+      .sort((a, b) => a.record.created_at - b.record.created_at);
   }
 
   sandboxOpen(id: string): boolean {
@@ -127,15 +148,18 @@ export class ThreadService {
   }
 
   async delete(id: string): Promise<void> {
-    const record = await this.#options.store.readThread(id);
-    if (record === null) throw notFound('thread', id);
-    const live = this.#live.get(id);
-    if (live?.turn) {
-      live.turn.controller.abort(new CancelledError());
-      await live.turn.done;
-    }
-    await this.#release(id);
-    await this.#options.store.delete(id);
+    // Under the thread's lock: a question being queued meanwhile would write its turn into a removed folder.
+    await this.#withLock(id, async () => {
+      const record = await this.#options.store.readThread(id);
+      if (record === null) throw notFound('thread', id);
+      const live = this.#live.get(id);
+      if (live?.turn) {
+        live.turn.controller.abort(new CancelledError());
+        await live.turn.done;
+      }
+      await this.#release(id);
+      await this.#options.store.delete(id);
+    });
   }
 
   /**
@@ -306,8 +330,24 @@ export class ThreadService {
     await turn.log.end();
     const live = this.#liveThread(thread.id);
     live.turn = null;
+    live.lastUsedMs = Date.now();
     this.#scheduleIdle(thread.id);
+    this.#trimOpenSandboxes();
     return record;
+  }
+
+  /** Past `maxOpenSandboxes` open sandboxes, the idle threads used least recently give theirs back. */
+  #trimOpenSandboxes(): void {
+    const open = [...this.#live.values()].filter((entry) => entry.engine?.sandboxOpen === true);
+    let excess = open.length - this.#options.maxOpenSandboxes;
+    const idle = open.filter((entry) => entry.turn === null).sort((a, b) => a.lastUsedMs - b.lastUsedMs);
+    for (const entry of idle) {
+      if (excess <= 0) break;
+      excess -= 1;
+      if (entry.idleTimer !== null) clearTimeout(entry.idleTimer);
+      entry.idleTimer = null;
+      void entry.engine?.releaseSandbox();
+    }
   }
 
   #scheduleIdle(id: string): void {
@@ -334,7 +374,7 @@ export class ThreadService {
   #liveThread(id: string): LiveThread {
     let live = this.#live.get(id);
     if (live === undefined) {
-      live = { engine: null, idleTimer: null, turn: null };
+      live = { engine: null, idleTimer: null, turn: null, lastUsedMs: Date.now() };
       this.#live.set(id, live);
     }
     return live;

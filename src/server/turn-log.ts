@@ -1,5 +1,6 @@
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
+import { open, type FileHandle } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { turnEventSchema, type TurnEvent } from './api-schemas.ts';
 
@@ -106,5 +107,29 @@ export async function* readTurnLog(
   } finally {
     lines.close();
     input.destroy();
+  }
+}
+
+/**
+ * A log cut inside a line (the process killed mid-write) gets its line
+ * ended, so that what is appended next is a line of its own and not glued to
+ * the broken one (which readers skip).
+ */
+export async function endPartialLine(path: string): Promise<void> {
+  let file: FileHandle;
+  try {
+    file = await open(path, 'r+');
+  } catch (error) {
+    if (typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT') return;
+    throw error;
+  }
+  try {
+    const { size } = await file.stat();
+    if (size === 0) return;
+    const last = Buffer.alloc(1);
+    await file.read(last, 0, 1, size - 1);
+    if (last[0] !== 0x0a) await file.write('\n', size);
+  } finally {
+    await file.close();
   }
 }

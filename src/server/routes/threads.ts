@@ -147,8 +147,16 @@ async function sendReport(
       fix: 'Follow its events until `turn-end`, then ask for the report.',
     });
   }
+  const runDir = context.threads.store.runDir(threadId);
+  // A thread whose every turn ended before its analysis started (cancelled while queued, no sandbox) has no trace yet.
+  const traces = ['trace.jsonl', 'trace.json'].map((name) => stat(path.join(runDir, name)).catch(() => null));
+  if ((await Promise.all(traces)).every((found) => found === null)) {
+    throw new ServerRequestError(404, 'NO_REPORT', `Thread ${threadId} has no analysis to report yet.`, {
+      fix: 'Ask a question and let it run; a turn cancelled before it started leaves no report.',
+    });
+  }
   // The report of the thread's run folder as it stood when this turn ended (rendered once per ended turn).
-  const file = await context.reports.path(context.threads.store.runDir(threadId), format, turn.index);
+  const file = await context.reports.path(runDir, format, turn.index);
   await reply
     .header('content-type', reportContentType[format])
     .header('content-disposition', contentDisposition(reportFileName(format)).replace('attachment', 'inline'))

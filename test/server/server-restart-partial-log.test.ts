@@ -1,0 +1,59 @@
+import { appendFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { rawRequest } from './support/raw-http.ts';
+import { readSse, startTestServer } from './support/server-harness.ts';
+
+const dirs: string[] = [];
+
+afterEach(async () => {
+  await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+describe('a server killed in the middle of writing an event', () => {
+  it('the restarted server still ends the interrupted turn with turn-done after a partial last line', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-server-partial-'));
+    dirs.push(dataDir);
+    const first = await startTestServer({ dataDir });
+    const thread = JSON.parse((await rawRequest(first.url, 'POST', '/v1/threads')).body) as { id: string };
+    await rawRequest(
+      first.url,
+      'POST',
+      `/v1/threads/${thread.id}/turns`,
+      { 'content-type': 'application/json' },
+      JSON.stringify({ question: 'hi' }),
+    );
+    await rawRequest(first.url, 'GET', `/v1/threads/${thread.id}/turns/1/events`);
+    await first.close();
+
+    // As SIGKILL would leave it: the turn still `running`, its log cut inside a line, no turn-done.
+    const turnDir = path.join(dataDir, 'threads', thread.id, 'turns', '1');
+    const turn = JSON.parse(await readFile(path.join(turnDir, 'turn.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    await writeFile(
+      path.join(turnDir, 'turn.json'),
+      JSON.stringify({ ...turn, status: 'running', ended_at: null }),
+    );
+    const lines = (await readFile(path.join(turnDir, 'events.jsonl'), 'utf8')).trimEnd().split('\n');
+    const kept = lines.filter((line) => !line.includes('"turn-done"'));
+    await writeFile(path.join(turnDir, 'events.jsonl'), `${kept.join('\n')}\n`);
+    await appendFile(path.join(turnDir, 'events.jsonl'), '{"seq":999,"type":"text-del');
+
+    const second = await startTestServer({ dataDir });
+    try {
+      expect(second.server.interruptedOnStart).toBe(1);
+      const { events } = await readSse(await fetch(`${second.url}/v1/threads/${thread.id}/turns/1/events`));
+      const last = JSON.parse(events.at(-1)?.data ?? '{}') as {
+        type?: string;
+        status?: string;
+        seq?: number;
+      };
+      expect(last).toMatchObject({ type: 'turn-done', status: 'interrupted', seq: kept.length + 1 });
+    } finally {
+      await second.close();
+    }
+  });
+});
