@@ -148,6 +148,13 @@ describe('web UI with a scripted model on the real sandbox', () => {
   it('answers an <Ask>: the question is shown, the reply goes as the next turn', async () => {
     const watch = await openUi(browser, `${server.url}/`);
     const { page } = watch;
+    // With data: a thread with nothing readable ends `no-data` before the model is asked.
+    await page.setInputFiles('#file-input', {
+      name: 'sales.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from('year,revenue\n2023,10\n2024,12\n'),
+    });
+    await page.getByText('sales.csv', { exact: true }).waitFor();
     fakeModel.enqueue(text('<Analyze>Unclear.</Analyze>\n<Ask>Which year should I look at?</Ask>'));
     await ask(watch, 'Summarise the year.');
     await expect.poll(() => turnStatus(watch, 1), { timeout: 60_000 }).toMatch(/^finished/);
