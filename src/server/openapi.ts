@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import packageJson from '../../package.json' with { type: 'json' };
+import { VERSION } from '../version.ts';
 import {
   createThreadRequestSchema,
   createTurnRequestSchema,
@@ -243,7 +243,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     openapi: '3.1.0',
     info: {
       title: 'Datalyst server',
-      version: packageJson.version,
+      version: VERSION,
       description: "DeepAnalyze/OpenAI-compatible calls and Datalyst's thread/turn API.",
     },
     components: {
