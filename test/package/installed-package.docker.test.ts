@@ -277,7 +277,8 @@ describe('the installed datalyst binary', () => {
   it('ships no folder this clone has and the package must not need', async () => {
     const installed = await readdir(path.join(consumerDir, 'node_modules', 'datalyst'));
     expect(installed.sort()).toEqual(
-      ['LICENSE', 'README.md', 'bin', 'dist', 'docker', 'package.json', 'schemas'].sort(),
+      // web: the built UI (web/dist) that `datalyst serve` serves at /.
+      ['LICENSE', 'README.md', 'bin', 'dist', 'docker', 'package.json', 'schemas', 'web'].sort(),
     );
   });
 });
