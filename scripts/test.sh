@@ -12,9 +12,9 @@ apt_install chromium fonts-dejavu-core poppler-utils
 apt_install python3 python3-pandas python3-matplotlib python3-openpyxl python3-altair
 # The engine-outage and remote-engine tests run a second dockerd with a bridge of its own
 # (ip, from iproute2; the remote one also in a network namespace, with TLS made by openssl).
-apt_install iproute2
+apt_install iproute2 openssl
 # `datalyst chat` is driven in a real terminal (tmux send-keys / capture-pane).
-apt_install tmux openssl
+apt_install tmux
 # The runsc project re-runs the hostile and kernel tests under gVisor: install Debian's
 # runsc and register it with the engine (daemon.json merged, the engine reloaded by SIGHUP).
 node bin/datalyst.js setup --gvisor --quiet
