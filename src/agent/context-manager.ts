@@ -89,14 +89,30 @@ export class ContextManager {
    * conversation's size and what was done, for the trace.
    */
   prepareNewTurn(): { fits: boolean; tokens: number; notices: ContextNotice[] } {
-    const notices: ContextNotice[] = [];
     const { contextBudgetTokens, replyReserveTokens } = this.settings;
-    const compactAt = Math.floor(contextBudgetTokens * 0.7);
+    // Every output of earlier turns may be shortened: none of them is the current turn's.
+    const { tokens, notices } = this.compactOver(
+      0,
+      (shortened) => `${shortened} execution output${shortened === 1 ? '' : 's'} of earlier turns`,
+    );
+    return { fits: tokens + replyReserveTokens <= contextBudgetTokens, tokens, notices };
+  }
+
+  /**
+   * Past 70 % of the budget, shortens old execution outputs (all but the
+   * `keepRecent` latest) until about 80 % of that mark; a notice says what.
+   */
+  private compactOver(
+    keepRecent: number,
+    describe: (shortened: number) => string,
+  ): { tokens: number; notices: ContextNotice[] } {
+    const notices: ContextNotice[] = [];
+    const compactAt = Math.floor(this.settings.contextBudgetTokens * 0.7);
     let tokens = this.tokens();
     if (tokens > compactAt) {
       const before = tokens;
       const { shortened } = compactConversation(this.entries, {
-        keepRecent: 0,
+        keepRecent,
         maxCharsPerOldResult: 1500,
         charsToSave: Math.ceil((tokens - compactAt * 0.8) * 3.5),
       });
@@ -104,11 +120,11 @@ export class ContextManager {
         tokens = this.tokens();
         notices.push({
           kind: 'compaction',
-          text: `Shortened ${shortened} execution output${shortened === 1 ? '' : 's'} of earlier turns (about ${before} → ${tokens} tokens).`,
+          text: `Shortened ${describe(shortened)} (about ${before} → ${tokens} tokens).`,
         });
       }
     }
-    return { fits: tokens + replyReserveTokens <= contextBudgetTokens, tokens, notices };
+    return { tokens, notices };
   }
 
   /**
@@ -117,25 +133,11 @@ export class ContextManager {
    * round. Returns what it did, for the trace.
    */
   prepareNextTurn(round: number, state: MutableLoopState): ContextNotice[] {
-    const notices: ContextNotice[] = [];
     const { contextBudgetTokens, replyReserveTokens, maxRounds } = this.settings;
-    const compactAt = Math.floor(contextBudgetTokens * 0.7);
-    let tokens = this.tokens();
-    if (tokens > compactAt) {
-      const before = tokens;
-      const { shortened } = compactConversation(this.entries, {
-        keepRecent: 2,
-        maxCharsPerOldResult: 1500,
-        charsToSave: Math.ceil((tokens - compactAt * 0.8) * 3.5),
-      });
-      if (shortened > 0) {
-        tokens = this.tokens();
-        notices.push({
-          kind: 'compaction',
-          text: `Shortened ${shortened} older execution output${shortened === 1 ? '' : 's'} (about ${before} → ${tokens} tokens).`,
-        });
-      }
-    }
+    const { tokens, notices } = this.compactOver(
+      2,
+      (shortened) => `${shortened} older execution output${shortened === 1 ? '' : 's'}`,
+    );
     if (tokens + replyReserveTokens > contextBudgetTokens && state.finalAnswerRequestedAtRound === null) {
       state.finalAnswerRequestedAtRound = round;
       state.finalAnswerRequestReason = 'context-budget';
