@@ -2,7 +2,7 @@ import type { ExecutionRecord, StepRecord } from '../trace/schema.ts';
 import type { Table } from '../sandbox/cell-result.ts';
 import type { RenderedChart } from './rendered-chart.ts';
 import { escapeHtml } from './html-escape.ts';
-import { cleanOutputText } from './output-text.ts';
+import { cleanOutputText } from '../trace/output-text.ts';
 import { chartKey, figureKey, missingVisualNote, outputAnchor } from './prepared-report.ts';
 import type { PreparedReport } from './prepared-report.ts';
 import { reportStyles } from './report-styles.ts';

@@ -5,7 +5,8 @@ export type {
   RenderRunFolderOptions,
   RenderedReport,
 } from './render-report.ts';
-export { prepareReport, groundingSources, outputAnchor } from './prepared-report.ts';
+export { prepareReport, outputAnchor } from './prepared-report.ts';
+export { groundingSources } from '../trace/grounding-sources.ts';
 export type { PreparedReport, PreparedFigure, PrepareOptions } from './prepared-report.ts';
 export { renderHtmlReport, reportContentSecurityPolicy } from './html-report.ts';
 export type { HtmlReportOptions, ArtifactImages } from './html-report.ts';
@@ -24,7 +25,7 @@ export {
   groundMention,
   groundSegment,
   summarizeGrounding,
-} from './number-grounding.ts';
+} from '../trace/number-grounding.ts';
 export type {
   GroundedNumber,
   GroundingSource,
@@ -32,7 +33,7 @@ export type {
   NumberIndex,
   NumberMention,
   SegmentContext,
-} from './number-grounding.ts';
+} from '../trace/number-grounding.ts';
 export { buildRunView } from './run-view.ts';
 export type { RunView, RunOutcome, ProcessEntry } from './run-view.ts';
 export { tableToCsv } from './csv-export.ts';

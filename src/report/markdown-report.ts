@@ -2,7 +2,7 @@ import type { Table } from '../sandbox/cell-result.ts';
 import type { ExecutionRecord, StepRecord } from '../trace/schema.ts';
 import { tableToCsv } from './csv-export.ts';
 import { escapeMarkdownText, fencedBlock, neutralizeMarkdown } from './markdown-text.ts';
-import { cleanOutputText } from './output-text.ts';
+import { cleanOutputText } from '../trace/output-text.ts';
 import { chartKey, figureKey, missingVisualNote, outputAnchor } from './prepared-report.ts';
 import type { PreparedReport } from './prepared-report.ts';
 import { formatBytes, formatDuration, formatExactBytes, safeBaseUrl, stepLabel } from './report-format.ts';

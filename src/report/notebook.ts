@@ -1,7 +1,7 @@
 import type { ExecutionRecord, StepRecord } from '../trace/schema.ts';
 import { escapeHtml } from './html-escape.ts';
 import { neutralizeMarkdown } from './markdown-text.ts';
-import { cleanOutputText } from './output-text.ts';
+import { cleanOutputText } from '../trace/output-text.ts';
 import { chartKey, figureKey, missingVisualNote } from './prepared-report.ts';
 import type { PreparedReport } from './prepared-report.ts';
 import { notebookSchema } from './notebook-schema.ts';

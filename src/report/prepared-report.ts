@@ -4,9 +4,9 @@ import type { ChartPool } from './chart-pool.ts';
 import type { RenderedChart } from './rendered-chart.ts';
 import { installedPackageVersion } from './package-version.ts';
 import { highlightJsVersion } from './python-highlighter.ts';
-import { buildNumberIndex, summarizeGrounding } from './number-grounding.ts';
-import type { GroundingSource, GroundingSummary } from './number-grounding.ts';
-import { cleanOutputText } from './output-text.ts';
+import { buildNumberIndex, summarizeGrounding } from '../trace/number-grounding.ts';
+import type { GroundingSummary } from '../trace/number-grounding.ts';
+import { groundingSources } from '../trace/grounding-sources.ts';
 import { renderGroundedAnswer } from './safe-markdown.ts';
 import type { GroundedAnswer } from './safe-markdown.ts';
 import { buildRunView } from './run-view.ts';
@@ -185,25 +185,4 @@ function decodeFigures(executions: readonly ExecutionRecord[]): Map<string, Prep
     });
   }
   return figures;
-}
-
-/** What the answer's numbers are checked against: stdout, the echoed value, table cells. */
-export function groundingSources(executions: readonly ExecutionRecord[]): GroundingSource[] {
-  return executions.map((execution) => {
-    const { result } = execution;
-    const tableText = result.tables
-      .map((table) =>
-        [
-          table.columns.join(' '),
-          ...table.rows.map((row, rowIndex) =>
-            [table.index[rowIndex] ?? '', ...row.map((cell) => String(cell))].join(' '),
-          ),
-        ].join('\n'),
-      )
-      .join('\n');
-    return {
-      outputId: execution.outputId,
-      text: [cleanOutputText(result.stdout.text), result.value ?? '', tableText].join('\n'),
-    };
-  });
 }

@@ -9,7 +9,7 @@ import { renderHtmlReport } from './html-report.ts';
 import type { ArtifactImages } from './html-report.ts';
 import { renderMarkdownReport } from './markdown-report.ts';
 import { renderNotebook } from './notebook.ts';
-import type { GroundingSummary } from './number-grounding.ts';
+import type { GroundingSummary } from '../trace/number-grounding.ts';
 import type { PdfPrinter } from './pdf.ts';
 import { prepareReport } from './prepared-report.ts';
 

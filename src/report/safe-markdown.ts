@@ -1,8 +1,8 @@
 import MarkdownIt from 'markdown-it';
 import type Token from 'markdown-it/lib/token.mjs';
 import { escapeHtml } from './html-escape.ts';
-import { groundSegment } from './number-grounding.ts';
-import type { GroundedNumber, NumberIndex } from './number-grounding.ts';
+import { groundSegment } from '../trace/number-grounding.ts';
+import type { GroundedNumber, NumberIndex } from '../trace/number-grounding.ts';
 
 /**
  * Markdown for untrusted text (model output). Raw HTML is escaped, not

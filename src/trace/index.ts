@@ -54,3 +54,21 @@ export { readTrace, parseTraceDocument, parseTraceLines } from './reader.ts';
 export type { ReadTrace, ReadTraceOptions } from './reader.ts';
 export { splitTurns } from './turns.ts';
 export type { TraceTurn } from './turns.ts';
+export {
+  findNumberMentions,
+  buildNumberIndex,
+  groundMention,
+  groundSegment,
+  summarizeGrounding,
+  NumberIndex,
+  MAX_SOURCE_NUMBERS,
+} from './number-grounding.ts';
+export type {
+  NumberMention,
+  GroundedNumber,
+  GroundingSource,
+  SegmentContext,
+  GroundingSummary,
+} from './number-grounding.ts';
+export { groundingSources } from './grounding-sources.ts';
+export { cleanOutputText } from './output-text.ts';

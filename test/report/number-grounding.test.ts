@@ -4,7 +4,7 @@ import {
   findNumberMentions,
   groundSegment,
   summarizeGrounding,
-} from '../../src/report/number-grounding.ts';
+} from '../../src/trace/number-grounding.ts';
 
 const describeOutput = `              name school        month
 count         1194   1194  1194.000000

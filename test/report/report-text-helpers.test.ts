@@ -2,7 +2,7 @@ import Papa from 'papaparse';
 import { describe, expect, it } from 'vitest';
 import { tableToCsv } from '../../src/report/csv-export.ts';
 import { escapeMarkdownText, fencedBlock, neutralizeMarkdown } from '../../src/report/markdown-text.ts';
-import { cleanOutputText } from '../../src/report/output-text.ts';
+import { cleanOutputText } from '../../src/trace/output-text.ts';
 
 describe('cleanOutputText', () => {
   it('removes colour and cursor escapes, OSC titles and stray control characters', () => {

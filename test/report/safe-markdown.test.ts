@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildNumberIndex } from '../../src/report/number-grounding.ts';
+import { buildNumberIndex } from '../../src/trace/number-grounding.ts';
 import { renderGroundedAnswer, renderSafeMarkdown } from '../../src/report/safe-markdown.ts';
 
 const index = buildNumberIndex([{ outputId: 'E2', text: 'mean 6.391960\ncount 1194\nyear 2019' }]);
