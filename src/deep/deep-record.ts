@@ -1,0 +1,27 @@
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { deepRecordSchema, type DeepRecord } from './deep-schema.ts';
+
+/** The deep run's record, beside the `sub/` folders of its sub-analyses. */
+export const DEEP_RECORD_FILE = 'deep.json';
+
+/** Writes `deep.json` atomically (a reader never sees half a record), after checking it against the schema. */
+export async function writeDeepRecord(runDir: string, record: DeepRecord): Promise<void> {
+  const checked = deepRecordSchema.parse(record);
+  const target = path.join(runDir, DEEP_RECORD_FILE);
+  const temporary = `${target}.${process.pid}.tmp`;
+  await writeFile(temporary, `${JSON.stringify(checked, null, 2)}\n`);
+  await rename(temporary, target);
+}
+
+/** Reads a deep run's record; null when the folder is not a deep run. A record that fails the schema throws (zod names the field). */
+export async function readDeepRecord(runDir: string): Promise<DeepRecord | null> {
+  let text: string;
+  try {
+    text = await readFile(path.join(runDir, DEEP_RECORD_FILE), 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+  return deepRecordSchema.parse(JSON.parse(text));
+}
