@@ -7,13 +7,7 @@ import type { ColumnProfile, TableProfile, WorkspaceProfile } from '../sandbox/w
  */
 
 export type DataAlertKind =
-  | 'correlation'
-  | 'skewed'
-  | 'constant'
-  | 'high-cardinality'
-  | 'duplicates'
-  | 'missing'
-  | 'empty';
+  'correlation' | 'skewed' | 'constant' | 'high-cardinality' | 'duplicates' | 'missing' | 'empty';
 
 export interface DataAlert {
   kind: DataAlertKind;
@@ -48,7 +42,13 @@ export function dataTables(profile: WorkspaceProfile | null): DataTableView[] {
   for (const file of profile.files) {
     for (const table of file.tables) {
       const label = table.name === '' ? file.path : `${file.path} [${table.name}]`;
-      tables.push({ label, anchor: `data-${tables.length + 1}`, file: file.path, table, alerts: tableAlerts(table) });
+      tables.push({
+        label,
+        anchor: `data-${tables.length + 1}`,
+        file: file.path,
+        table,
+        alerts: tableAlerts(table),
+      });
     }
   }
   return tables;
@@ -104,7 +104,11 @@ export function tableAlerts(table: TableProfile): DataAlert[] {
         text: `${column.name} is missing in ${count(column.missing, 'row')} (${percent(share)}).`,
       });
     }
-    if (column.skewness !== undefined && column.skewness !== null && Math.abs(column.skewness) >= STRONG_SKEW) {
+    if (
+      column.skewness !== undefined &&
+      column.skewness !== null &&
+      Math.abs(column.skewness) >= STRONG_SKEW
+    ) {
       alerts.push({
         kind: 'skewed',
         columns: [column.name],

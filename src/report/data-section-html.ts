@@ -2,7 +2,15 @@ import type { ColumnProfile, TableProfile } from '../sandbox/workspace-profile.t
 import { groundSegment } from '../trace/number-grounding.ts';
 import type { NumberIndex } from '../trace/number-grounding.ts';
 import { escapeHtml } from './html-escape.ts';
-import { alertLabels, count, dataTables, formatStatistic, missingShare, percent, statsRows } from './data-profile-view.ts';
+import {
+  alertLabels,
+  count,
+  dataTables,
+  formatStatistic,
+  missingShare,
+  percent,
+  statsRows,
+} from './data-profile-view.ts';
 import type { DataAlert, DataTableView } from './data-profile-view.ts';
 import type { WorkspaceProfile } from '../sandbox/workspace-profile.ts';
 import type { OutputAnchor } from './safe-markdown.ts';
@@ -28,9 +36,7 @@ export function renderDataSection(
         : 'No file of the workspace held a table that could be read.'
     }</p>${profile === null ? '' : unreadFiles(profile)}</section>`;
   }
-  const toc = tables
-    .map((table) => `<a href="#${table.anchor}">${escapeHtml(table.label)}</a>`)
-    .join('');
+  const toc = tables.map((table) => `<a href="#${table.anchor}">${escapeHtml(table.label)}</a>`).join('');
   return `<section id="data"><h2>Data</h2>
 <p class="data-intro">Profiled inside the sandbox before the analysis began (the <span class="mono">workspace-profile</span> record of trace.json). Numbers marked <span class="num num-verified">like this<sup>E1</sup></span> were also printed by the execution named.</p>
 <nav class="data-toc" aria-label="Tables">${toc}</nav>
@@ -95,7 +101,8 @@ export function groundedText(text: string, index: NumberIndex, anchorFor: Output
 
 function renderColumn(column: ColumnProfile, table: TableProfile): string {
   const share = missingShare(column, table);
-  const missing = column.missing === 0 ? '0' : `${column.missing.toLocaleString('en-US')} (${percent(share)})`;
+  const missing =
+    column.missing === 0 ? '0' : `${column.missing.toLocaleString('en-US')} (${percent(share)})`;
   return `<tr><th scope="row" class="mono">${escapeHtml(column.name)}</th><td><span class="type type-${column.kind}">${escapeHtml(column.kind)}</span> <span class="dtype">${escapeHtml(column.dtype)}</span></td><td>${column.unique === null ? '' : column.unique.toLocaleString('en-US')}</td><td${share >= 0.05 ? ' class="warn"' : ''}>${escapeHtml(missing)}</td><td class="values">${valuesCell(column)}</td><td class="spark">${distribution(column)}</td></tr>`;
 }
 
@@ -103,16 +110,30 @@ function valuesCell(column: ColumnProfile): string {
   if (column.mean !== undefined && column.mean !== null) {
     return `<span class="stat"><span class="stat-name">min</span> ${escapeHtml(column.min ?? '')}</span><span class="stat"><span class="stat-name">max</span> ${escapeHtml(column.max ?? '')}</span><span class="stat"><span class="stat-name">mean</span> ${escapeHtml(formatStatistic(column.mean))}</span>`;
   }
-  if (column.topValues !== undefined && column.topValues.length > 0) {
+  if (column.topValues !== undefined && column.topValues.length > 0 && !allDistinct(column)) {
     return column.topValues
       .slice(0, 3)
-      .map((top) => `<span class="top"><span class="mono">${escapeHtml(top.value)}</span> ${top.count.toLocaleString('en-US')}</span>`)
+      .map(
+        (top) =>
+          `<span class="top"><span class="mono">${escapeHtml(top.value)}</span> ${top.count.toLocaleString('en-US')}</span>`,
+      )
       .join('');
   }
   if (column.min !== null || column.max !== null) {
     return `<span class="stat"><span class="stat-name">from</span> ${escapeHtml(column.min ?? '')}</span><span class="stat"><span class="stat-name">to</span> ${escapeHtml(column.max ?? '')}</span>`;
   }
-  return column.samples.map((sample) => `<span class="top mono">${escapeHtml(sample)}</span>`).join('');
+  const unique =
+    allDistinct(column) && column.topValues !== undefined
+      ? '<span class="stat-name">every value distinct, e.g.</span> '
+      : '';
+  return (
+    unique + column.samples.map((sample) => `<span class="top mono">${escapeHtml(sample)}</span>`).join('')
+  );
+}
+
+/** Every value occurs once (an identifier): its most frequent values say nothing. */
+function allDistinct(column: ColumnProfile): boolean {
+  return (column.topValues ?? []).every((top) => top.count <= 1);
 }
 
 const SPARK_WIDTH = 120;
@@ -134,7 +155,7 @@ function distribution(column: ColumnProfile): string {
     return `<svg class="spark" viewBox="0 0 ${SPARK_WIDTH} ${SPARK_HEIGHT}" width="${SPARK_WIDTH}" height="${SPARK_HEIGHT}" role="img" aria-label="${escapeHtml(label)}"><title>${escapeHtml(label)}</title>${bars}</svg>`;
   }
   const top = column.topValues;
-  if (top !== undefined && top.length > 0) {
+  if (top !== undefined && top.length > 0 && !allDistinct(column)) {
     const highest = Math.max(1, ...top.map((value) => value.count));
     const rowHeight = SPARK_HEIGHT / 5;
     const bars = top

@@ -92,7 +92,8 @@ function renderToc({ report }: HtmlContext, outcome: OutcomePresentation): strin
     ['#process', 'Process'],
     ['#provenance', 'Provenance'],
   ];
-  const verdict = outcome.verdict === '' ? '' : `<span class="toc-verdict">${escapeHtml(outcome.verdict)}</span>`;
+  const verdict =
+    outcome.verdict === '' ? '' : `<span class="toc-verdict">${escapeHtml(outcome.verdict)}</span>`;
   return `<nav class="toc" aria-label="Contents"><div class="toc-inner"><a class="toc-top" href="#top">Datalyst</a>${verdict}${links.map(([href, label]) => `<a href="${href}">${label}</a>`).join('')}</div></nav>`;
 }
 
@@ -123,7 +124,7 @@ function renderHeader({ report }: HtmlContext, outcome: OutcomePresentation): st
       : `<details class="instruction-full"><summary>The whole instruction</summary><blockquote class="instruction">${escapeHtml(view.start.instruction)}</blockquote></details>`;
   return `<header id="top" class="band band-${outcome.look}">
 <p class="verdict verdict-${outcome.look}">${escapeHtml(outcome.verdict === '' ? 'Answered' : outcome.verdict)}</p>
-<h1>${outcome.verdict === '' ? '' : `<span class="title-verdict">${escapeHtml(outcome.verdict)}:</span> `}${escapeHtml(question)}</h1>
+<h1 id="instruction">${outcome.verdict === '' ? '' : `<span class="title-verdict">${escapeHtml(outcome.verdict)}:</span> `}${escapeHtml(question)}</h1>
 <p class="subtitle">${subtitle.map(escapeHtml).join(' · ')}</p>
 ${fullQuestion}
 ${banners.join('\n')}
@@ -209,7 +210,13 @@ function collectVisuals(context: HtmlContext): Visual[] {
         lightbox:
           chart.svg === null
             ? ''
-            : lightbox(key, `${key}-svg`, chart.widthPx, chart.heightPx, `Chart ${index + 1} of output ${execution.outputId}`),
+            : lightbox(
+                key,
+                `${key}-svg`,
+                chart.widthPx,
+                chart.heightPx,
+                `Chart ${index + 1} of output ${execution.outputId}`,
+              ),
       });
     });
     execution.result.figures.forEach((_figure, index) => {
@@ -261,7 +268,9 @@ function keyVisuals(visuals: readonly Visual[], report: PreparedReport): Visual[
     (report.answer?.numbers ?? []).flatMap((number) => (number.outputId === null ? [] : [number.outputId])),
   );
   const fits = (visual: Visual): boolean => visual.kind !== 'artifact' && visual.widthPx < 1000;
-  const candidates = visuals.filter((visual) => fits(visual) && visual.outputId !== null && cited.has(visual.outputId));
+  const candidates = visuals.filter(
+    (visual) => fits(visual) && visual.outputId !== null && cited.has(visual.outputId),
+  );
   const pool = candidates.length > 0 ? candidates : visuals.filter(fits);
   const ordered = [
     ...pool.filter((visual) => visual.kind === 'chart'),
@@ -353,7 +362,8 @@ function renderImageFigure(
 }
 
 /** Process entries of one round (or a question heading of a thread), in order. */
-type ProcessGroup = { kind: 'turn'; entry: ProcessEntry } | { kind: 'round'; round: number; entries: ProcessEntry[] };
+type ProcessGroup =
+  { kind: 'turn'; entry: ProcessEntry } | { kind: 'round'; round: number; entries: ProcessEntry[] };
 
 function entryRound(entry: ProcessEntry): number | null {
   switch (entry.kind) {
@@ -432,7 +442,10 @@ function roundSummary(round: number, entries: readonly ProcessEntry[]): string {
 
 /** The first words of a step's markdown, without its markup, for a round's summary line. */
 function plainGist(text: string): string {
-  return text.replace(/[#*_`>]+/g, '').replace(/\s+/g, ' ').trim();
+  return text
+    .replace(/[#*_`>]+/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 function renderProcessEntry(entry: ProcessEntry, context: HtmlContext): string {

@@ -99,7 +99,7 @@ li.alert-correlation, li.alert-duplicates { border-color: #54aeff; background: #
 li.alert-constant, li.alert-empty { border-color: #8c959f; background: #eaeef2; }
 .alert-kind { font-weight: 700; font-size: .75rem; text-transform: uppercase; letter-spacing: .03em; margin-right: .2rem; }
 .alerts-none { color: var(--muted); font-size: .85rem; }
-.columns-wrap { max-height: none; }
+.table-wrap.columns-wrap { max-height: none; }
 table.columns { border-collapse: collapse; font-size: .85rem; width: 100%; }
 table.columns th, table.columns td { padding: .25rem .55rem; border-bottom: 1px solid var(--line); text-align: left; vertical-align: middle; }
 table.columns thead th { background: var(--soft); }
