@@ -1,5 +1,5 @@
 import type { RunView } from './run-view.ts';
-import { terminationLabel } from './run-view.ts';
+import type { terminationLabel } from './run-view.ts';
 
 /**
  * How a run's ending looks in a report, from the title down: a word for the

@@ -73,7 +73,7 @@ a.zoom { position: absolute; inset: 0 0 2rem 0; z-index: 1; }
 a.zoom span { position: absolute; right: .4rem; top: .4rem; font-size: .75rem; background: rgba(255,255,255,.9); border: 1px solid var(--line); border-radius: 4px; padding: 0 .35rem; color: var(--accent); }
 figure figcaption { position: relative; z-index: 2; }
 .lightbox { display: none; }
-.lightbox:target { display: flex; position: fixed; inset: 0; z-index: 100; background: rgba(255,255,255,.98); align-items: center; justify-content: center; padding: 2.5rem 1rem 1rem; }
+.lightbox:target { display: flex; position: fixed; inset: 0; z-index: 100; background: #fff; align-items: center; justify-content: center; padding: 2.5rem 1rem 1rem; }
 .lightbox svg { max-width: 100%; max-height: 100%; width: auto; height: auto; }
 .lightbox-close { position: absolute; top: .4rem; right: .8rem; font-size: 2rem; line-height: 1; text-decoration: none; color: var(--text); }
 details > summary { cursor: pointer; }
