@@ -103,7 +103,7 @@ function renderColumn(column: ColumnProfile, table: TableProfile): string {
   const share = missingShare(column, table);
   const missing =
     column.missing === 0 ? '0' : `${column.missing.toLocaleString('en-US')} (${percent(share)})`;
-  return `<tr><th scope="row" class="mono">${escapeHtml(column.name)}</th><td><span class="type type-${column.kind}">${escapeHtml(column.kind)}</span> <span class="dtype">${escapeHtml(column.dtype)}</span></td><td>${column.unique === null ? '' : column.unique.toLocaleString('en-US')}</td><td${share >= 0.05 ? ' class="warn"' : ''}>${escapeHtml(missing)}</td><td class="values">${valuesCell(column)}</td><td class="spark">${distribution(column)}</td></tr>`;
+  return `<tr><th scope="row" class="mono">${escapeHtml(column.name)}</th><td data-label="Type"><span class="type type-${column.kind}">${escapeHtml(column.kind)}</span> <span class="dtype">${escapeHtml(column.dtype)}</span></td><td data-label="Distinct">${column.unique === null ? '' : column.unique.toLocaleString('en-US')}</td><td data-label="Missing"${share >= 0.05 ? ' class="warn"' : ''}>${escapeHtml(missing)}</td><td class="values">${valuesCell(column)}</td><td class="spark">${distribution(column)}</td></tr>`;
 }
 
 function valuesCell(column: ColumnProfile): string {

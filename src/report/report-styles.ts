@@ -103,7 +103,7 @@ li.alert-constant, li.alert-empty { border-color: #8c959f; background: #eaeef2; 
 table.columns { border-collapse: collapse; font-size: .85rem; width: 100%; }
 table.columns th, table.columns td { padding: .25rem .55rem; border-bottom: 1px solid var(--line); text-align: left; vertical-align: middle; }
 table.columns thead th { background: var(--soft); }
-table.columns tbody th { max-width: 16rem; overflow-wrap: anywhere; font-weight: 600; }
+table.columns tbody th { max-width: 16rem; overflow-wrap: break-word; font-weight: 600; }
 table.columns td.warn { color: var(--warn); font-weight: 600; }
 .type { display: inline-block; font-size: .75rem; padding: 0 .4rem; border-radius: 1rem; background: var(--soft); border: 1px solid var(--line); }
 .dtype { color: var(--muted); font-size: .75rem; }
@@ -164,6 +164,16 @@ table.files { border-collapse: collapse; font-size: .85rem; width: 100%; }
 table.files th, table.files td { border-bottom: 1px solid var(--line); padding: .25rem .5rem; text-align: left; vertical-align: top; }
 table.files td.hash { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: .75rem; overflow-wrap: anywhere; }
 footer { margin-top: 3rem; color: var(--muted); font-size: .85rem; }
+@media (max-width: 40rem) {
+  /* On a phone each column of the data section is a card: name, then type, distinct, missing, values and chart. */
+  table.columns thead { display: none; }
+  table.columns, table.columns tbody { display: block; }
+  table.columns tr { display: grid; grid-template-columns: repeat(3, auto) 1fr; gap: .1rem .6rem; padding: .45rem .2rem; border-bottom: 1px solid var(--line); }
+  table.columns th, table.columns td { display: block; border: none; padding: 0; }
+  table.columns tbody th { grid-column: 1 / -1; overflow-wrap: anywhere; }
+  table.columns td[data-label]::before { content: attr(data-label) " "; color: var(--muted); font-size: .75rem; }
+  table.columns td.values, table.columns td.spark { grid-column: 1 / -1; max-width: none; }
+}
 @media (max-width: 40rem) { main { padding: 1rem; } header.band { margin: 0 -1rem 1rem; padding: .8rem 1rem .5rem; } nav.toc .toc-inner { padding: .45rem 1rem; } dl.facts { grid-template-columns: 1fr; } h1 { font-size: 1.35rem; } }
 @media print {
   @page { margin: 1.6cm; }
