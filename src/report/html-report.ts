@@ -13,6 +13,9 @@ import { formatBytes, formatDuration, formatExactBytes, safeBaseUrl, stepLabel }
 import { highlightPython } from './python-highlighter.ts';
 import { readingNotes } from './reading-notes.ts';
 import type { WorkspaceProfile } from '../sandbox/workspace-profile.ts';
+import { renderDataSection } from './data-section-html.ts';
+import { outcomePresentation } from './outcome-look.ts';
+import type { OutcomePresentation } from './outcome-look.ts';
 
 /** Images of artifacts (PNG/JPEG/GIF/WebP the code saved), embedded as data: URIs. */
 export type ArtifactImages = ReadonlyMap<string, { mimeType: string; base64: string }>;
@@ -38,7 +41,12 @@ export function renderHtmlReport(report: PreparedReport, options: HtmlReportOpti
     artifactImages: options.artifactImages ?? new Map(),
   };
   const { view } = report;
-  const title = `Datalyst report: ${firstLine(view.start.instruction, 90)}`;
+  const outcome = outcomePresentation(view);
+  const question = firstLine(view.start.instruction, 90);
+  const title = outcome.verdict === '' ? `Datalyst report: ${question}` : `${outcome.verdict}: ${question}`;
+  const visuals = collectVisuals(context);
+  const key = keyVisuals(visuals, report);
+  const rest = visuals.filter((visual) => !key.includes(visual));
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -50,15 +58,21 @@ export function renderHtmlReport(report: PreparedReport, options: HtmlReportOpti
 <title>${escapeHtml(title)}</title>
 <style>${reportStyles}</style>
 </head>
-<body>
+<body class="look-${outcome.look}">
+${renderToc(context, outcome)}
 <main>
-${renderHeader(context)}
-${renderAnswer(context)}
-${renderGallery(context)}
-${renderProcess(context)}
+${renderHeader(context, outcome)}
+<div class="lead${key.length > 0 ? ' lead-with-visuals' : ''}">
+${renderAnswer(context, outcome)}
+${key.length > 0 ? `<aside class="key-visuals" aria-label="Key charts"><h2>Key charts</h2>${key.map((visual) => visual.html).join('\n')}</aside>` : ''}
+</div>
+${renderGallery(context, rest)}
+${renderDataSection(view.profile, report.numberIndex, outputAnchor)}
+${renderProcess(context, outcome)}
 ${renderProvenance(context)}
 <footer>Rendered by Datalyst from trace.json at ${escapeHtml(report.generatedAt)}. Numbers marked <span class="num num-verified">like this<sup>E1</sup></span> were found in the execution output named; numbers marked <span class="num num-unverified">like this<sup>?</sup></span> were printed by no execution.</footer>
 </main>
+${visuals.map((visual) => visual.lightbox).join('\n')}
 </body>
 </html>
 `;
@@ -70,18 +84,31 @@ interface HtmlContext {
   artifactImages: ArtifactImages;
 }
 
-function renderHeader({ report }: HtmlContext): string {
+function renderToc({ report }: HtmlContext, outcome: OutcomePresentation): string {
+  const links: Array<[string, string]> = [
+    ['#answer', report.turns.length > 1 ? 'Conversation' : 'Answer'],
+    ['#figures', 'Figures'],
+    ['#data', 'Data'],
+    ['#process', 'Process'],
+    ['#provenance', 'Provenance'],
+  ];
+  const verdict =
+    outcome.verdict === '' ? '' : `<span class="toc-verdict">${escapeHtml(outcome.verdict)}</span>`;
+  return `<nav class="toc" aria-label="Contents"><div class="toc-inner"><a class="toc-top" href="#top">Datalyst</a>${verdict}${links.map(([href, label]) => `<a href="${href}">${label}</a>`).join('')}</div></nav>`;
+}
+
+function renderHeader({ report }: HtmlContext, outcome: OutcomePresentation): string {
   const { view } = report;
   const model = view.start.model;
   const banners: string[] = [];
+  if (outcome.happened !== null) {
+    banners.push(
+      `<div class="banner banner-outcome banner-${outcome.look}" role="alert"><p><strong>What happened.</strong> ${escapeHtml(outcome.happened)}</p>${outcome.todo === null ? '' : `<p><strong>What to do.</strong> ${escapeHtml(outcome.todo)}</p>`}</div>`,
+    );
+  }
   if (model.offline) {
     banners.push(
       `<div class="banner banner-offline" role="note"><strong>No language model was used.</strong> This analysis was made by Datalyst's built-in offline analyst: deterministic rules that read the execution results and choose the next cell.</div>`,
-    );
-  }
-  if (view.outcomeMessage !== null) {
-    banners.push(
-      `<div class="banner banner-outcome banner-${view.outcome}" role="alert"><strong>${escapeHtml(outcomeTitle(view.outcome))}</strong> ${escapeHtml(view.outcomeMessage)}</div>`,
     );
   }
   const subtitle = [
@@ -90,26 +117,18 @@ function renderHeader({ report }: HtmlContext): string {
     model.offline ? 'offline analyst' : `model ${model.id}`,
     `${view.rounds} round${view.rounds === 1 ? '' : 's'}`,
   ];
-  return `<header>
-<h1>${escapeHtml(firstLine(view.start.instruction, 140))}</h1>
+  const question = firstLine(view.start.instruction, 140);
+  const fullQuestion =
+    view.start.instruction.trim() === question
+      ? ''
+      : `<details class="instruction-full"><summary>The whole instruction</summary><blockquote class="instruction">${escapeHtml(view.start.instruction)}</blockquote></details>`;
+  return `<header id="top" class="band band-${outcome.look}">
+<p class="verdict verdict-${outcome.look}">${escapeHtml(outcome.verdict === '' ? 'Answered' : outcome.verdict)}</p>
+<h1 id="instruction">${outcome.verdict === '' ? '' : `<span class="title-verdict">${escapeHtml(outcome.verdict)}:</span> `}${escapeHtml(question)}</h1>
 <p class="subtitle">${subtitle.map(escapeHtml).join(' · ')}</p>
+${fullQuestion}
 ${banners.join('\n')}
-<section id="instruction" aria-label="Instruction"><p class="label">Instruction</p><blockquote class="instruction">${escapeHtml(view.start.instruction)}</blockquote></section>
-<nav class="toc" aria-label="Contents"><a href="#answer">Answer</a><a href="#figures">Figures and tables</a><a href="#process">Process</a><a href="#provenance">Provenance</a></nav>
 </header>`;
-}
-
-function outcomeTitle(outcome: PreparedReport['view']['outcome']): string {
-  switch (outcome) {
-    case 'cancelled':
-      return 'Cancelled.';
-    case 'incomplete':
-      return 'Incomplete trace.';
-    case 'not-answered':
-      return 'No answer.';
-    case 'answered':
-      return '';
-  }
 }
 
 /** A thread: each question, then its answer (or how its turn ended), in order. */
@@ -141,11 +160,15 @@ ${turns.join('\n')}
 </section>`;
 }
 
-function renderAnswer(context: HtmlContext): string {
+function renderAnswer(context: HtmlContext, outcome: OutcomePresentation): string {
   const { report } = context;
   if (report.turns.length > 1) return renderConversation(context);
   if (report.answer === null) {
-    return `<section id="answer"><h2>Answer</h2><p class="note">The run produced no answer. The process below shows what was done.</p></section>`;
+    const what =
+      outcome.look === 'no-data'
+        ? 'There is no answer: no data was read. The Data section lists what the workspace held.'
+        : 'There is no answer. The process below shows what was done; its last rounds are open.';
+    return `<section id="answer" class="answer-missing"><h2>No answer</h2><p class="no-answer">${escapeHtml(what)}</p></section>`;
   }
   const { checked, verified, unverified } = report.grounding;
   const summary =
@@ -155,55 +178,123 @@ function renderAnswer(context: HtmlContext): string {
         (unverified > 0
           ? `; <strong>${unverified}</strong> ${unverified === 1 ? 'was' : 'were'} printed by no execution and ${unverified === 1 ? 'is' : 'are'} marked unverified.`
           : '.');
-  return `<section id="answer"><h2>Answer</h2>
+  const heading = outcome.look === 'answered' ? 'Answer' : 'Answer (incomplete run)';
+  return `<section id="answer"><h2>${heading}</h2>
 <p class="grounding" id="grounding-summary">${summary}</p>
 <div class="answer markdown">${report.answer.html}</div>
 </section>`;
 }
 
-function renderGallery(context: HtmlContext): string {
+/** A chart, figure or image file of the run, rendered once (the process and the enlarged view reuse it). */
+interface Visual {
+  outputId: string | null;
+  kind: 'chart' | 'figure' | 'artifact';
+  widthPx: number;
+  html: string;
+  lightbox: string;
+}
+
+function collectVisuals(context: HtmlContext): Visual[] {
   const { report } = context;
-  const items: string[] = [];
+  const visuals: Visual[] = [];
   for (const execution of report.view.executions) {
     execution.result.charts.forEach((_chart, index) => {
       const key = chartKey(execution.outputId, index);
       const chart = report.charts.get(key);
-      if (chart) items.push(renderChartFigure(key, chart, execution.outputId, index, false));
+      if (!chart) return;
+      visuals.push({
+        outputId: execution.outputId,
+        kind: 'chart',
+        widthPx: chart.widthPx,
+        html: renderChartFigure(key, chart, execution.outputId, index, false),
+        lightbox:
+          chart.svg === null
+            ? ''
+            : lightbox(
+                key,
+                `${key}-svg`,
+                chart.widthPx,
+                chart.heightPx,
+                `Chart ${index + 1} of output ${execution.outputId}`,
+              ),
+      });
     });
     execution.result.figures.forEach((_figure, index) => {
       const key = figureKey(execution.outputId, index);
       const figure = report.figures.get(key);
-      if (figure)
-        items.push(
-          renderImageFigure(
-            key,
-            `data:image/png;base64,${figure.base64}`,
-            figure.widthPx,
-            figure.heightPx,
-            `Figure ${index + 1} of output ${execution.outputId}`,
-            execution.outputId,
-            false,
-          ),
-        );
+      if (!figure) return;
+      const label = `Figure ${index + 1} of output ${execution.outputId}`;
+      visuals.push({
+        outputId: execution.outputId,
+        kind: 'figure',
+        widthPx: figure.widthPx,
+        html: renderImageFigure(
+          key,
+          `data:image/png;base64,${figure.base64}`,
+          figure.widthPx,
+          figure.heightPx,
+          label,
+          execution.outputId,
+          false,
+        ),
+        lightbox: lightbox(key, `${key}-image`, figure.widthPx, figure.heightPx, label),
+      });
     });
   }
-  for (const artifact of report.view.artifacts) {
+  report.view.artifacts.forEach((artifact, position) => {
     const image = context.artifactImages.get(artifact.path);
-    if (!image) continue;
-    const key = `artifact-${report.view.artifacts.indexOf(artifact) + 1}`;
-    items.push(
-      `<figure id="${key}"><img src="data:${escapeHtml(image.mimeType)};base64,${image.base64}" alt="${escapeHtml(artifact.path)}" loading="lazy"><figcaption>File <span class="mono">${escapeHtml(artifact.path)}</span>${artifact.outputId ? `, written by <a href="#${outputAnchor(artifact.outputId)}">${escapeHtml(artifact.outputId)}</a>` : ''}</figcaption></figure>`,
-    );
-  }
+    if (!image) return;
+    const key = `artifact-${position + 1}`;
+    visuals.push({
+      outputId: artifact.outputId,
+      kind: 'artifact',
+      widthPx: 0,
+      html: `<figure id="${key}"><img src="data:${escapeHtml(image.mimeType)};base64,${image.base64}" alt="${escapeHtml(artifact.path)}" loading="lazy"><figcaption>File <span class="mono">${escapeHtml(artifact.path)}</span>${artifact.outputId ? `, written by <a href="#${outputAnchor(artifact.outputId)}">${escapeHtml(artifact.outputId)}</a>` : ''}</figcaption></figure>`,
+      lightbox: '',
+    });
+  });
+  return visuals;
+}
+
+const MAX_KEY_VISUALS = 3;
+
+/**
+ * The charts beside the answer on the first screen: those of the outputs the
+ * answer's verified numbers came from (vega charts first, then figures narrow
+ * enough for the column), else the run's first charts.
+ */
+function keyVisuals(visuals: readonly Visual[], report: PreparedReport): Visual[] {
+  const cited = new Set(
+    (report.answer?.numbers ?? []).flatMap((number) => (number.outputId === null ? [] : [number.outputId])),
+  );
+  const fits = (visual: Visual): boolean => visual.kind !== 'artifact' && visual.widthPx < 1000;
+  const candidates = visuals.filter(
+    (visual) => fits(visual) && visual.outputId !== null && cited.has(visual.outputId),
+  );
+  const pool = candidates.length > 0 ? candidates : visuals.filter(fits);
+  const ordered = [
+    ...pool.filter((visual) => visual.kind === 'chart'),
+    ...pool.filter((visual) => visual.kind !== 'chart'),
+  ];
+  return ordered.slice(0, MAX_KEY_VISUALS);
+}
+
+/** A figure enlarged on the whole screen, shown by CSS alone when its id is the URL's fragment (`:target`). */
+function lightbox(key: string, href: string, widthPx: number, heightPx: number, label: string): string {
+  return `<div class="lightbox" id="zoom-${key}" role="dialog" aria-label="${escapeHtml(label)}, enlarged"><a class="lightbox-close" href="#${key}" aria-label="Close">×</a><svg viewBox="0 0 ${widthPx} ${heightPx}" width="${widthPx}" height="${heightPx}" role="img" aria-label="${escapeHtml(label)}"><use href="#${href}"/></svg></div>`;
+}
+
+function renderGallery(context: HtmlContext, visuals: readonly Visual[]): string {
+  const { report } = context;
   const evidence = evidenceTables(report);
   const tables = evidence.map(
     ({ execution, table, index }) =>
       `<h3>Table ${index + 1} of output <a href="#${outputAnchor(execution.outputId)}">${escapeHtml(execution.outputId)}</a></h3>${renderTable(table)}`,
   );
   const body =
-    items.length === 0 && tables.length === 0
-      ? '<p class="note">The run produced no figures, charts or tables.</p>'
-      : `${items.length > 0 ? `<div class="gallery">${items.join('\n')}</div>` : ''}${tables.join('\n')}`;
+    visuals.length === 0 && tables.length === 0
+      ? '<p class="note">The run produced no other figures, charts or tables.</p>'
+      : `${visuals.length > 0 ? `<div class="gallery">${visuals.map((visual) => visual.html).join('\n')}</div>` : ''}${tables.join('\n')}`;
   return `<section id="figures"><h2>Figures and tables</h2>
 ${body}
 </section>`;
@@ -241,12 +332,17 @@ function renderChartFigure(
     /^<svg\b/,
     `<svg id="${key}-svg" role="img" aria-label="Chart ${index + 1} of output ${escapeHtml(outputId)}"`,
   );
-  return `<figure class="chart${wideClass(chart.widthPx)}" id="${key}">${svg}${caption}</figure>`;
+  return `<figure class="chart${wideClass(chart.widthPx)}" id="${key}">${svg}${zoomLink(key)}${caption}</figure>`;
+}
+
+/** The link that opens a figure large (see `lightbox`); covers the figure, so a click on it enlarges it. */
+function zoomLink(key: string): string {
+  return `<a class="zoom" href="#zoom-${key}" aria-label="Enlarge"><span>Enlarge</span></a>`;
 }
 
 /** A figure wider than half the page would shrink to illegible in a grid cell: it gets a row of its own. */
 function wideClass(widthPx: number): string {
-  return widthPx >= 800 ? ' wide' : '';
+  return widthPx >= 1000 ? ' wide' : '';
 }
 
 function renderImageFigure(
@@ -262,14 +358,94 @@ function renderImageFigure(
   if (reuse) {
     return `<figure class="figure figure-reuse${wideClass(widthPx)}"><svg class="reuse" viewBox="0 0 ${widthPx} ${heightPx}" width="${widthPx}" height="${heightPx}" role="img" aria-label="${escapeHtml(label)}"><use href="#${key}-image"/></svg>${caption}</figure>`;
   }
-  return `<figure class="figure${wideClass(widthPx)}" id="${key}"><svg viewBox="0 0 ${widthPx} ${heightPx}" width="${widthPx}" height="${heightPx}" role="img" aria-label="${escapeHtml(label)}"><image id="${key}-image" href="${dataUri}" width="${widthPx}" height="${heightPx}"/></svg>${caption}</figure>`;
+  return `<figure class="figure${wideClass(widthPx)}" id="${key}"><svg viewBox="0 0 ${widthPx} ${heightPx}" width="${widthPx}" height="${heightPx}" role="img" aria-label="${escapeHtml(label)}"><image id="${key}-image" href="${dataUri}" width="${widthPx}" height="${heightPx}"/></svg>${zoomLink(key)}${caption}</figure>`;
 }
 
-function renderProcess(context: HtmlContext): string {
-  const entries = context.report.view.process.map((entry) => renderProcessEntry(entry, context));
+/** Process entries of one round (or a question heading of a thread), in order. */
+type ProcessGroup =
+  { kind: 'turn'; entry: ProcessEntry } | { kind: 'round'; round: number; entries: ProcessEntry[] };
+
+function entryRound(entry: ProcessEntry): number | null {
+  switch (entry.kind) {
+    case 'step':
+      return entry.step.round;
+    case 'notice':
+      return entry.notice.round;
+    case 'cell':
+      return entry.execution?.round ?? entry.step?.round ?? 0;
+    case 'turn':
+      return null;
+  }
+}
+
+function groupByRound(entries: readonly ProcessEntry[]): ProcessGroup[] {
+  const groups: ProcessGroup[] = [];
+  for (const entry of entries) {
+    const round = entryRound(entry);
+    const last = groups.at(-1);
+    if (round === null) groups.push({ kind: 'turn', entry });
+    else if (last?.kind === 'round' && last.round === round) last.entries.push(entry);
+    else groups.push({ kind: 'round', round, entries: [entry] });
+  }
+  return groups;
+}
+
+/**
+ * The process in full, folded: one `<details>` per round, its summary saying
+ * what the round did; code is folded again inside. A run that did not answer
+ * opens its last round (where it stopped) and any round with a failed cell.
+ */
+function renderProcess(context: HtmlContext, outcome: OutcomePresentation): string {
+  const groups = groupByRound(context.report.view.process);
+  const rounds = groups.filter((group) => group.kind === 'round');
+  const lastRound = rounds.at(-1);
+  const body = groups.map((group) => {
+    if (group.kind === 'turn') return renderProcessEntry(group.entry, context);
+    const failed = group.entries.some(
+      (entry) => entry.kind === 'cell' && entry.execution !== null && entry.execution.result.status !== 'ok',
+    );
+    const open = outcome.look !== 'answered' && (group === lastRound || failed);
+    return `<details class="round${failed ? ' round-failed' : ''}" id="round-${group.round}"${open ? ' open' : ''}><summary>${roundSummary(group.round, group.entries)}</summary>
+${group.entries.map((entry) => renderProcessEntry(entry, context)).join('\n')}
+</details>`;
+  });
+  const hint =
+    rounds.length === 0
+      ? ''
+      : '<p class="process-hint">Each round is folded: open one to read what was thought, the code (folded again) and what it printed. A link to an output (E1, E2, …) opens its round.</p>';
   return `<section id="process"><h2>Process</h2>
-${entries.length === 0 ? '<p class="note">The trace holds no steps.</p>' : entries.join('\n')}
+${hint}
+${groups.length === 0 ? '<p class="note">The trace holds no steps.</p>' : body.join('\n')}
 </section>`;
+}
+
+function roundSummary(round: number, entries: readonly ProcessEntry[]): string {
+  const parts: string[] = [];
+  let gist = '';
+  for (const entry of entries) {
+    if (entry.kind === 'step') {
+      parts.push(`<span class="kind">${stepLabel[entry.step.kind]}</span>`);
+      if (gist === '' && entry.step.kind !== 'answer') gist = firstLine(plainGist(entry.step.text), 110);
+    } else if (entry.kind === 'notice') {
+      parts.push(`<span class="kind">${escapeHtml(entry.notice.kind)}</span>`);
+    } else if (entry.kind === 'cell') {
+      const execution = entry.execution;
+      parts.push(
+        execution === null
+          ? '<span class="kind">Code</span><span class="status">not executed</span>'
+          : `<span class="kind">Code</span><span class="status status-${execution.result.status}">${escapeHtml(execution.outputId)} ${escapeHtml(execution.result.status)}, ${formatDuration(execution.result.durationMs)}</span>`,
+      );
+    }
+  }
+  return `<span class="round-number">Round ${round}</span>${parts.join('')}${gist === '' ? '' : `<span class="gist">${escapeHtml(gist)}</span>`}`;
+}
+
+/** The first words of a step's markdown, without its markup, for a round's summary line. */
+function plainGist(text: string): string {
+  return text
+    .replace(/[#*_`>]+/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 function renderProcessEntry(entry: ProcessEntry, context: HtmlContext): string {
@@ -304,7 +480,8 @@ function renderCell(
     ? `<span class="kind">Code</span>Round ${round} <span class="status status-${execution.result.status}">→ ${escapeHtml(execution.outputId)}: ${escapeHtml(execution.result.status)}, ${formatDuration(execution.result.durationMs)}</span>`
     : `<span class="kind">Code</span>Round ${round} <span class="status">(not executed)</span>`;
   const output = execution ? renderOutput(execution, context) : '';
-  return `<article class="step step-code"><h3>${heading}</h3><pre><code class="hljs language-python">${highlighted}</code></pre>${output}</article>`;
+  const lines = code === '' ? 0 : code.split('\n').length;
+  return `<article class="step step-code"><h3>${heading}</h3><details class="code"><summary>Code (${lines} line${lines === 1 ? '' : 's'})</summary><pre><code class="hljs language-python">${highlighted}</code></pre></details>${output}</article>`;
 }
 
 function renderOutput(execution: ExecutionRecord, context: HtmlContext): string {
@@ -322,10 +499,15 @@ function renderOutput(execution: ExecutionRecord, context: HtmlContext): string 
       `<pre class="error">${escapeHtml(cleanOutputText(`${result.error.name}: ${result.error.value}\n${result.error.traceback}`))}</pre>`,
     );
   }
-  if (result.value !== null)
+  if (result.value !== null) {
+    const value = `<pre class="stdout value" title="The value of the cell's last expression">${escapeHtml(clip(cleanOutputText(result.value), context.maxOutputChars))}</pre>`;
+    // A DataFrame value is shown as the table below; its text stays one click away.
     parts.push(
-      `<pre class="stdout value" title="The value of the cell's last expression">${escapeHtml(clip(cleanOutputText(result.value), context.maxOutputChars))}</pre>`,
+      result.tables.length > 0
+        ? `<details class="value-text"><summary>The value as text</summary>${value}</details>`
+        : value,
     );
+  }
   result.tables.forEach((table) => parts.push(renderTable(table)));
   result.charts.forEach((trace, index) => {
     const key = chartKey(outputId, index);

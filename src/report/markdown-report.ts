@@ -9,6 +9,8 @@ import { formatBytes, formatDuration, formatExactBytes, safeBaseUrl, stepLabel }
 import type { ProcessEntry } from './run-view.ts';
 import { stripCodeFence, terminationLabel } from './run-view.ts';
 import { readingNotes } from './reading-notes.ts';
+import { dataSectionMarkdown } from './data-section-markdown.ts';
+import { outcomePresentation } from './outcome-look.ts';
 
 /** A file the Markdown report links to, relative to the report's folder. */
 export interface ReportAsset {
@@ -39,7 +41,11 @@ export function renderMarkdownReport(
   const { view } = report;
   const out: string[] = [];
   const instructionTitle = view.start.instruction.trim().split('\n')[0]?.trim() || 'Analysis';
-  out.push(`# ${escapeMarkdownText(instructionTitle.slice(0, 140))}`, '');
+  const outcome = outcomePresentation(view);
+  out.push(
+    `# ${outcome.verdict === '' ? '' : `${outcome.verdict}: `}${escapeMarkdownText(instructionTitle.slice(0, 140))}`,
+    '',
+  );
   out.push(
     `Run ${escapeMarkdownText(view.start.runId)} · started ${view.start.startedAt} · ${view.start.model.offline ? 'offline analyst' : `model ${escapeMarkdownText(view.start.model.id)}`} · ${view.rounds} rounds`,
     '',
@@ -50,9 +56,10 @@ export function renderMarkdownReport(
       '',
     );
   }
-  if (view.outcomeMessage !== null)
+  if (outcome.happened !== null)
     out.push(
-      `> **${view.outcome === 'cancelled' ? 'Cancelled.' : view.outcome === 'incomplete' ? 'Incomplete trace.' : 'No answer.'}** ${escapeMarkdownText(view.outcomeMessage)}`,
+      `> **${outcome.verdict}. What happened:** ${escapeMarkdownText(outcome.happened)}`,
+      ...(outcome.todo === null ? [] : ['>', `> **What to do:** ${escapeMarkdownText(outcome.todo)}`]),
       '',
     );
 
@@ -159,6 +166,8 @@ export function renderMarkdownReport(
     );
   }
   if (visuals === 0) out.push('*The run produced no figures or charts.*', '');
+
+  out.push(...dataSectionMarkdown(view.profile));
 
   out.push('## Process', '');
   for (const entry of view.process) out.push(...renderEntry(entry, report, maxOutputChars, assets), '');

@@ -5,7 +5,7 @@ import type { RenderedChart } from './rendered-chart.ts';
 import { installedPackageVersion } from './package-version.ts';
 import { highlightJsVersion } from './python-highlighter.ts';
 import { buildNumberIndex, summarizeGrounding } from '../trace/number-grounding.ts';
-import type { GroundingSummary } from '../trace/number-grounding.ts';
+import type { GroundingSummary, NumberIndex } from '../trace/number-grounding.ts';
 import { groundingSources } from '../trace/grounding-sources.ts';
 import { renderGroundedAnswer } from './safe-markdown.ts';
 import type { GroundedAnswer } from './safe-markdown.ts';
@@ -25,6 +25,8 @@ export interface PreparedReport {
   figures: ReadonlyMap<string, PreparedFigure>;
   answer: GroundedAnswer | null;
   grounding: GroundingSummary;
+  /** The numbers of every execution output, to ground other text than the answer (the data section). */
+  numberIndex: NumberIndex;
   /**
    * Each question of a thread with its answer, grounded in the outputs up to
    * the end of its turn. Empty for a run of one question (`answer` is its answer).
@@ -120,6 +122,7 @@ export async function prepareReport(
     figures,
     answer,
     grounding: summarizeGrounding(answer?.numbers ?? []),
+    numberIndex: index,
     toolVersions: [
       ['Datalyst', view.start.environment.datalystVersion],
       ['Node.js (run)', view.start.environment.nodeVersion],

@@ -14,7 +14,7 @@ const reportCss = `
 * { box-sizing: border-box; }
 html { font-size: 16px; }
 body { margin: 0; color: var(--text); background: #fff; font: 1rem/1.55 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", Roboto, sans-serif; }
-main { max-width: 62rem; margin: 0 auto; padding: 1.5rem 1.5rem 4rem; }
+main { max-width: 76rem; margin: 0 auto; padding: 1rem 1.5rem 4rem; }
 h1 { font-size: 1.7rem; line-height: 1.25; margin: 0 0 .35rem; }
 h2 { font-size: 1.3rem; margin: 2.2rem 0 .8rem; padding-bottom: .3rem; border-bottom: 1px solid var(--line); }
 h3 { font-size: 1.05rem; margin: 1.4rem 0 .5rem; }
@@ -30,8 +30,88 @@ pre { margin: .4rem 0; padding: .7rem .9rem; background: var(--soft); border: 1p
 .banner-cancelled, .banner-incomplete { background: #ffebe9; border-color: #ff8182; }
 .label { margin: 1rem 0 .3rem; font-size: .78rem; font-weight: 700; letter-spacing: .05em; text-transform: uppercase; color: var(--muted); }
 .instruction { margin: 0; padding: .6rem 1rem; border-left: 4px solid var(--accent); background: var(--soft); white-space: pre-wrap; }
-nav.toc { margin: 1rem 0; font-size: .93rem; color: var(--muted); }
-nav.toc a { margin-right: 1rem; }
+html { scroll-padding-top: 3rem; }
+nav.toc { position: sticky; top: 0; z-index: 10; background: rgba(255,255,255,.96); border-bottom: 1px solid var(--line); font-size: .9rem; }
+nav.toc .toc-inner { max-width: 76rem; margin: 0 auto; padding: .45rem 1.5rem; display: flex; flex-wrap: nowrap; gap: 1rem; overflow-x: auto; white-space: nowrap; align-items: center; }
+nav.toc a { text-decoration: none; }
+nav.toc .toc-top { font-weight: 700; color: var(--text); }
+.toc-verdict { font-weight: 700; color: #fff; background: var(--bad); border-radius: 1rem; padding: 0 .6rem; }
+.look-cancelled .toc-verdict, .look-incomplete .toc-verdict { background: #bc4c00; }
+.look-asked .toc-verdict { background: var(--accent); }
+.look-no-data .toc-verdict { background: #6e7781; }
+header.band { margin: 0 -1.5rem 1rem; padding: 1rem 1.5rem .6rem; border-top: 6px solid var(--ok); }
+header.band-failed { border-top-color: var(--bad); background: #fff5f5; }
+header.band-cancelled, header.band-incomplete { border-top-color: #bc4c00; background: #fff8f0; }
+header.band-no-data { border-top-color: #6e7781; background: #f6f8fa; }
+header.band-asked { border-top-color: var(--accent); background: #f3f9ff; }
+.verdict { margin: 0 0 .2rem; font-size: .78rem; font-weight: 700; letter-spacing: .06em; text-transform: uppercase; color: var(--ok); }
+.verdict-failed { color: var(--bad); }
+.verdict-cancelled, .verdict-incomplete { color: #bc4c00; }
+.verdict-no-data { color: #57606a; }
+.verdict-asked { color: var(--accent); }
+.title-verdict { color: var(--bad); }
+.look-cancelled .title-verdict, .look-incomplete .title-verdict { color: #bc4c00; }
+.look-no-data .title-verdict { color: #57606a; }
+.look-asked .title-verdict { color: var(--accent); }
+.banner p { margin: .2rem 0; }
+.banner-failed { background: #ffebe9; border-color: #ff8182; }
+.banner-no-data { background: #eaeef2; border-color: #8c959f; }
+.banner-asked { background: #ddf4ff; border-color: #54aeff; }
+.instruction-full summary { cursor: pointer; color: var(--accent); font-size: .9rem; }
+.no-answer { font-size: 1.05rem; padding: .8rem 1rem; border: 1px dashed var(--line); border-radius: 6px; background: var(--soft); }
+.lead { display: block; }
+@media (min-width: 64rem) {
+  .lead-with-visuals { display: grid; grid-template-columns: minmax(0, 1.35fr) minmax(0, 1fr); gap: 1.5rem; align-items: start; }
+  .lead-with-visuals .key-visuals { position: sticky; top: 3rem; }
+}
+.key-visuals h2 { margin-top: 2.2rem; }
+.key-visuals figure { margin-bottom: .8rem; }
+.lead #answer h2 { margin-top: 1rem; }
+.key-visuals h2 { margin-top: 1rem; }
+figure { position: relative; }
+a.zoom { position: absolute; inset: 0 0 2rem 0; z-index: 1; }
+a.zoom span { position: absolute; right: .4rem; top: .4rem; font-size: .75rem; background: rgba(255,255,255,.9); border: 1px solid var(--line); border-radius: 4px; padding: 0 .35rem; color: var(--accent); }
+figure figcaption { position: relative; z-index: 2; }
+.lightbox { display: none; }
+.lightbox:target { display: flex; position: fixed; inset: 0; z-index: 100; background: #fff; align-items: center; justify-content: center; padding: 2.5rem 1rem 1rem; }
+.lightbox svg { max-width: 100%; max-height: 100%; width: auto; height: auto; }
+.lightbox-close { position: absolute; top: .4rem; right: .8rem; font-size: 2rem; line-height: 1; text-decoration: none; color: var(--text); }
+details > summary { cursor: pointer; }
+details.round { margin: .35rem 0; border: 1px solid var(--line); border-radius: 6px; background: #fff; }
+details.round > summary { padding: .4rem .7rem; list-style-position: inside; display: block; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+details.round[open] > summary { border-bottom: 1px solid var(--line); background: var(--soft); white-space: normal; }
+details.round > article { margin: .6rem .7rem; }
+details.round-failed { border-color: #ff8182; }
+.round-number { font-weight: 700; margin-right: .6rem; }
+.round-failed .round-number { color: var(--bad); }
+summary .status { margin-right: .6rem; }
+.gist { color: var(--muted); font-size: .9rem; }
+.process-hint { color: var(--muted); font-size: .9rem; }
+details.code > summary, details.value-text > summary { font-size: .85rem; color: var(--accent); margin: .2rem 0; }
+.data-intro { color: var(--muted); font-size: .9rem; }
+.data-toc { display: flex; flex-wrap: wrap; gap: .3rem 1rem; font-size: .9rem; margin: .4rem 0 .8rem; }
+.data-table { margin: 1.2rem 0 2rem; }
+.data-table h3 { margin-bottom: .2rem; }
+.shape { margin: 0 0 .4rem; color: var(--muted); }
+ul.alerts { list-style: none; padding: 0; margin: .4rem 0 .6rem; display: flex; flex-wrap: wrap; gap: .3rem .5rem; }
+li.alert { font-size: .85rem; border: 1px solid #d4a72c; background: #fff8c5; border-radius: 6px; padding: .15rem .5rem; }
+li.alert-correlation, li.alert-duplicates { border-color: #54aeff; background: #ddf4ff; }
+li.alert-constant, li.alert-empty { border-color: #8c959f; background: #eaeef2; }
+.alert-kind { font-weight: 700; font-size: .75rem; text-transform: uppercase; letter-spacing: .03em; margin-right: .2rem; }
+.alerts-none { color: var(--muted); font-size: .85rem; }
+.table-wrap.columns-wrap { max-height: none; }
+table.columns { border-collapse: collapse; font-size: .85rem; width: 100%; }
+table.columns th, table.columns td { padding: .25rem .55rem; border-bottom: 1px solid var(--line); text-align: left; vertical-align: middle; }
+table.columns thead th { background: var(--soft); }
+table.columns tbody th { max-width: 16rem; overflow-wrap: break-word; font-weight: 600; }
+table.columns td.warn { color: var(--warn); font-weight: 600; }
+.type { display: inline-block; font-size: .75rem; padding: 0 .4rem; border-radius: 1rem; background: var(--soft); border: 1px solid var(--line); }
+.dtype { color: var(--muted); font-size: .75rem; }
+td.values { max-width: 22rem; }
+.stat, .top { display: inline-block; margin-right: .7rem; white-space: nowrap; max-width: 14rem; overflow: hidden; text-overflow: ellipsis; vertical-align: bottom; }
+.stat-name { color: var(--muted); font-size: .75rem; }
+svg.spark { display: block; fill: #4c78a8; }
+svg.spark-top { fill: #f58518; }
 .grounding { font-size: .93rem; padding: .5rem .8rem; border-radius: 6px; background: var(--soft); border: 1px solid var(--line); }
 .answer { overflow-wrap: anywhere; }
 .answer table, .markdown table { border-collapse: collapse; }
@@ -45,6 +125,8 @@ nav.toc a { margin-right: 1rem; }
 .image-omitted { color: var(--muted); font-style: italic; }
 .gallery { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 28rem), 1fr)); gap: 1rem; align-items: start; }
 .gallery figure.wide { grid-column: 1 / -1; }
+/* In the page a figure is at most this tall (it opens large with a click); wide multi-panel ones span the row. */
+.gallery figure svg, .key-visuals figure svg { max-height: 24rem; width: auto; }
 figure { margin: 0; padding: .6rem; border: 1px solid var(--line); border-radius: 6px; background: #fff; break-inside: avoid; overflow-x: auto; }
 figure svg, figure img { display: block; max-width: 100%; height: auto; margin: 0 auto; }
 figcaption { font-size: .85rem; color: var(--muted); margin-top: .4rem; }
@@ -82,12 +164,28 @@ table.files { border-collapse: collapse; font-size: .85rem; width: 100%; }
 table.files th, table.files td { border-bottom: 1px solid var(--line); padding: .25rem .5rem; text-align: left; vertical-align: top; }
 table.files td.hash { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: .75rem; overflow-wrap: anywhere; }
 footer { margin-top: 3rem; color: var(--muted); font-size: .85rem; }
-@media (max-width: 40rem) { main { padding: 1rem; } dl.facts { grid-template-columns: 1fr; } }
+@media (max-width: 40rem) {
+  /* On a phone each column of the data section is a card: name, then type, distinct, missing, values and chart. */
+  table.columns thead { display: none; }
+  table.columns, table.columns tbody { display: block; }
+  table.columns tr { display: grid; grid-template-columns: repeat(3, auto) 1fr; gap: .1rem .6rem; padding: .45rem .2rem; border-bottom: 1px solid var(--line); }
+  table.columns th, table.columns td { display: block; border: none; padding: 0; }
+  table.columns tbody th { grid-column: 1 / -1; overflow-wrap: anywhere; }
+  table.columns td[data-label]::before { content: attr(data-label) " "; color: var(--muted); font-size: .75rem; }
+  table.columns td.values, table.columns td.spark { grid-column: 1 / -1; max-width: none; }
+}
+@media (max-width: 40rem) { main { padding: 1rem; } header.band { margin: 0 -1rem 1rem; padding: .8rem 1rem .5rem; } nav.toc .toc-inner { padding: .45rem 1rem; } dl.facts { grid-template-columns: 1fr; } h1 { font-size: 1.35rem; } }
 @media print {
   @page { margin: 1.6cm; }
   html { font-size: 11pt; }
   main { max-width: none; padding: 0; }
-  nav.toc { display: none; }
+  nav.toc, a.zoom, .lightbox, .lightbox:target, .process-hint { display: none; }
+  /* Paper cannot be unfolded: the process prints open (code included), each round starting whole where it fits. */
+  details::details-content { content-visibility: visible; display: contents; }
+  details > summary { list-style: none; }
+  details.round > summary { white-space: normal; }
+  .lead-with-visuals { display: block; }
+  header.band { margin: 0 0 1rem; }
   pre, pre.stdout, pre.stderr, pre.error, .table-wrap { max-height: none; overflow: visible; white-space: pre-wrap; overflow-wrap: anywhere; }
   table.data th { position: static; }
   figure, .output, .banner, .grounding, .instruction, tr { break-inside: avoid; }

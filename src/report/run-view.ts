@@ -229,7 +229,7 @@ function describeOutcome(
         'The model asked the user a question (shown in the process) and waits for the reply; the thread can go on with it.',
     };
   }
-  const because = detail.trim() === '' ? '' : `: ${detail.trim()}`;
+  const because = detail.trim() === '' ? '' : `: ${detail.trim().replace(/\.+$/, '')}`;
   if (reason === 'cancelled') {
     return {
       outcome: 'cancelled',

@@ -14,6 +14,9 @@ import { MAX_LABEL_CHARS, MAX_NAME_CHARS, MAX_PATH_CHARS } from './cell-result.t
 /** The kernel cuts loadCode at 32 Ki characters (room for a 4 096-character path). */
 const MAX_LOAD_CODE_CHARS = 64 * 1024;
 const MAX_SHORT_CHARS = 100;
+const MAX_HISTOGRAM_BINS = 64;
+const MAX_TOP_VALUES = 20;
+const MAX_CORRELATIONS = 50;
 
 export const columnProfileSchema = z.object({
   name: z.string().max(MAX_NAME_CHARS),
@@ -26,6 +29,25 @@ export const columnProfileSchema = z.object({
   samples: z.array(z.string().max(MAX_LABEL_CHARS)),
   min: z.string().max(MAX_LABEL_CHARS).nullable(),
   max: z.string().max(MAX_LABEL_CHARS).nullable(),
+  // The statistics below are for reports (absent from older kernels and traces).
+  /** Mean of a number or integer column (of the rows the statistics come from). */
+  mean: z.number().nullable().optional(),
+  std: z.number().nullable().optional(),
+  /** Sample skewness (pandas' `skew`). */
+  skewness: z.number().nullable().optional(),
+  /** Counts in equal-width bins from `low` to `high`, for a number or integer column. */
+  histogram: z
+    .object({
+      low: z.number().nullable(),
+      high: z.number().nullable(),
+      counts: z.array(z.number().int().nonnegative()).max(MAX_HISTOGRAM_BINS),
+    })
+    .optional(),
+  /** The most frequent values of a category, boolean, text or id column, most frequent first. */
+  topValues: z
+    .array(z.object({ value: z.string().max(MAX_LABEL_CHARS), count: z.number().int().nonnegative() }))
+    .max(MAX_TOP_VALUES)
+    .optional(),
 });
 export type ColumnProfile = z.infer<typeof columnProfileSchema>;
 
@@ -55,6 +77,22 @@ export const tableProfileSchema = z.object({
   read: readOptionsSchema,
   /** Python that loads this table into a DataFrame, e.g. `pd.read_csv('a.csv', sep=';')`. */
   loadCode: z.string().max(MAX_LOAD_CODE_CHARS),
+  // For reports (absent from older kernels and traces).
+  /** Rows the column statistics come from (fewer than `rows` for a big file read in part). */
+  statsRows: z.number().int().nonnegative().optional(),
+  /** Rows equal to an earlier row, among those; null when cells could not be compared. */
+  duplicateRows: z.number().int().nonnegative().nullable().optional(),
+  /** Pearson correlations of at least 0.5 in size between measures, strongest first. */
+  correlations: z
+    .array(
+      z.object({
+        a: z.string().max(MAX_NAME_CHARS),
+        b: z.string().max(MAX_NAME_CHARS),
+        r: z.number().min(-1).max(1),
+      }),
+    )
+    .max(MAX_CORRELATIONS)
+    .optional(),
 });
 export type TableProfile = z.infer<typeof tableProfileSchema>;
 

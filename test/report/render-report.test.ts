@@ -47,10 +47,15 @@ describe('renderReport', () => {
     expect(traceJson.records).toEqual(JSON.parse(JSON.stringify(trace.records)));
   });
 
-  it('puts the answer first, then figures, process and provenance', () => {
-    const order = ['id="instruction"', 'id="answer"', 'id="figures"', 'id="process"', 'id="provenance"'].map(
-      (marker) => html.indexOf(marker),
-    );
+  it('puts the answer first, then figures, data, process and provenance', () => {
+    const order = [
+      'id="instruction"',
+      'id="answer"',
+      'id="figures"',
+      'id="data"',
+      'id="process"',
+      'id="provenance"',
+    ].map((marker) => html.indexOf(marker));
     expect(order.every((position) => position > 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
   });
@@ -84,7 +89,8 @@ describe('renderReport', () => {
 
   it('shows every chart once as SVG and reuses it in the process; figures as PNG', () => {
     expect(html.match(/<figure class="chart" id="E\d-chart-1"><svg id="E\d-chart-1-svg"/g)).toHaveLength(2);
-    expect(html.match(/<use href="#E\d-chart-1-svg"\/>/g)).toHaveLength(2);
+    // Reused twice each: in the process, and in the view that enlarges it.
+    expect(html.match(/<use href="#E\d-chart-1-svg"\/>/g)).toHaveLength(4);
     expect(html.match(/<image id="E\d-figure-1-image" href="data:image\/png;base64,/g)).toHaveLength(2);
   });
 
@@ -161,9 +167,9 @@ describe('report banners', () => {
     });
     const html = await readFile(join(outDir, 'report.html'), 'utf8');
     expect(html).toContain(
-      '<div class="banner banner-outcome banner-cancelled" role="alert"><strong>Cancelled.</strong> This run was cancelled before it finished: Ctrl-C. There is no answer.</div>',
+      '<div class="banner banner-outcome banner-cancelled" role="alert"><p><strong>What happened.</strong> This run was cancelled before it finished: Ctrl-C. There is no answer.</p>',
     );
-    expect(html).toContain('The run produced no answer.');
+    expect(html).toContain('<h2>No answer</h2>');
   });
 
   it('says that a run ended without an answer at the round limit', async () => {
@@ -222,7 +228,7 @@ describe('renderRunFolder', () => {
       'trace.json',
     ]);
     const html = await readFile(join(runDir, 'report.html'), 'utf8');
-    expect(html).toContain('<strong>Incomplete trace.</strong>');
+    expect(html).toContain('<p class="verdict verdict-incomplete">Incomplete</p>');
     expect(html).toContain(
       `<img src="data:image/png;base64,${png.toString('base64')}" alt="plots/revenue.png"`,
     );

@@ -75,17 +75,25 @@ describe('report.html in Chromium', () => {
         (total, record) => total + (record.type === 'execution' ? record.result.figures.length : 0),
         0,
       );
+      // The process is folded: open every round, as a reader would, before measuring what it shows.
+      await watch.page.evaluate(() => {
+        for (const details of Array.from(document.querySelectorAll('#process details')))
+          details.setAttribute('open', '');
+      });
       const counts = await watch.page.evaluate(() => ({
-        gallerySvgs: document.querySelectorAll('#figures figure.chart > svg').length,
-        galleryFigures: document.querySelectorAll('#figures figure.figure image').length,
+        gallerySvgs: document.querySelectorAll('#figures figure.chart > svg, .key-visuals figure.chart > svg')
+          .length,
+        galleryFigures: document.querySelectorAll(
+          '#figures figure.figure image, .key-visuals figure.figure image',
+        ).length,
         processReuses: document.querySelectorAll('#process svg.reuse use').length,
         drawnMarks: document.querySelectorAll(
-          '#figures figure.chart svg path, #figures figure.chart svg line',
+          ':is(#figures, .key-visuals) figure.chart svg path, :is(#figures, .key-visuals) figure.chart svg line',
         ).length,
         // A drawn image has a box; a blocked or broken one would not be laid out with its size.
-        figureBoxes: Array.from(document.querySelectorAll('#figures figure.figure svg')).map(
-          (svg) => svg.getBoundingClientRect().height,
-        ),
+        figureBoxes: Array.from(
+          document.querySelectorAll(':is(#figures, .key-visuals) figure.figure svg'),
+        ).map((svg) => svg.getBoundingClientRect().height),
         reuseBoxes: Array.from(document.querySelectorAll('#process svg.reuse')).map(
           (svg) => svg.getBoundingClientRect().height,
         ),
@@ -130,8 +138,8 @@ describe('report.html in Chromium', () => {
         flag: (window as unknown as { __xss?: unknown }).__xss ?? null,
         scripts: document.scripts.length,
         iframes: document.querySelectorAll('iframe').length,
-        chartErrors: document.querySelectorAll('#figures .chart-error').length,
-        charts: document.querySelectorAll('#figures figure.chart > svg').length,
+        chartErrors: document.querySelectorAll(':is(#figures, .key-visuals) .chart-error').length,
+        charts: document.querySelectorAll(':is(#figures, .key-visuals) figure.chart > svg').length,
         ansiFree: !document.body.innerText.includes('\u001b'),
       }));
       expect(state).toEqual({

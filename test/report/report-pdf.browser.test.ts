@@ -42,6 +42,12 @@ describe('report.pdf printed by Chromium', () => {
     expect(text).toContain('Which regions grow fastest');
     expect(text).toMatch(/The mean order value in the first pass was 702\.76/);
     expect(text).toContain('Provenance');
+    // Paper cannot be unfolded: the process prints open, code included.
+    const firstCode = trace.records.find((record) => record.type === 'execution');
+    const codeLine = firstCode?.type === 'execution' ? (firstCode.code.split('\n')[0] ?? '') : '';
+    expect(codeLine.length).toBeGreaterThan(5);
+    expect(text).toContain(codeLine.trim());
+    expect(text).toMatch(/E1 ok/);
     // Each chart's title and its caption are on the same page: the figure was not split.
     const charts = [...text.matchAll(/Order value by day \(round (\d+)\)/g)].map((match) => match[1]);
     expect(charts.length).toBeGreaterThanOrEqual(3);
@@ -51,7 +57,7 @@ describe('report.pdf printed by Chromium', () => {
     // No page ends on a section heading: what follows it is on the same page.
     for (const page of pages) {
       const lastLine = page.trim().split('\n').at(-1)?.trim() ?? '';
-      expect(['Answer', 'Figures and tables', 'Process', 'Provenance', 'Input files']).not.toContain(
+      expect(['Answer', 'Figures and tables', 'Data', 'Process', 'Provenance', 'Input files']).not.toContain(
         lastLine,
       );
     }

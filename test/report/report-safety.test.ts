@@ -77,6 +77,21 @@ describe('an HTML report of hostile model text and data', () => {
     );
   });
 
+  it('shows column names, values and file names of the data section as text', () => {
+    const data = html.slice(html.indexOf('<section id="data">'), html.indexOf('<section id="process">'));
+    expect(
+      liveTags(data)
+        .map((tag) => tag.name)
+        .filter((name) => ['img', 'script', 'iframe'].includes(name)),
+    ).toEqual([]);
+    expect(data).toContain(
+      '<th scope="row" class="mono">&lt;svg onload=&quot;window.__xss = &#39;svg&#39;&quot;&gt;</th>',
+    );
+    expect(data).toContain('&lt;script&gt;window.__xss = &quot;script&quot;&lt;/script&gt; is constant');
+    expect(data).toContain('&lt;img src=x onerror=&quot;window.__xss = &#39;img&#39;&quot;&gt;.csv');
+    expect(data).toContain('strongly correlated (r = 0.97)');
+  });
+
   it('keeps http(s) and in-report links, drops javascript:, data: and vbscript: links', () => {
     expect(html).toContain(
       '<a href="https://example.org/" rel="noopener noreferrer nofollow">a safe link</a>',

@@ -40,7 +40,7 @@ def profile_column(name: str, series) -> dict:
             samples.append(text)
         if len(samples) >= MAX_SAMPLES:
             break
-    return {
+    profile = {
         'name': name,
         'dtype': str(series.dtype),
         'kind': kind,
@@ -50,6 +50,45 @@ def profile_column(name: str, series) -> dict:
         'min': minimum,
         'max': maximum,
     }
+    profile.update(column_statistics(series, present, kind))
+    return profile
+
+
+HISTOGRAM_BINS = 12
+MAX_TOP_VALUES = 5
+
+
+def finite(value) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def column_statistics(series, present, kind: str) -> dict:
+    """Mean, skewness and a histogram of a measure; the most frequent values of the others (for reports)."""
+    import numpy as np
+
+    statistics: dict = {}
+    if kind in ('number', 'integer') and len(present):
+        values = present.to_numpy(dtype='float64', na_value=np.nan)
+        values = values[np.isfinite(values)]
+        if len(values):
+            statistics['mean'] = finite(values.mean())
+            statistics['std'] = finite(values.std(ddof=1)) if len(values) > 1 else None
+            statistics['skewness'] = finite(present.astype('float64').skew()) if len(values) > 2 else None
+            counts, edges = np.histogram(values, bins=HISTOGRAM_BINS)
+            statistics['histogram'] = {'low': finite(edges[0]), 'high': finite(edges[-1]),
+                                       'counts': [int(count) for count in counts]}
+    elif kind in ('category', 'boolean', 'text', 'id') and len(present):
+        try:
+            counts = present.astype(str).value_counts().head(MAX_TOP_VALUES)
+        except TypeError:
+            counts = None
+        if counts is not None:
+            statistics['topValues'] = [{'value': text_value(value), 'count': int(count)} for value, count in counts.items()]
+    return statistics
 
 
 def column_kind(name: str, series, present, unique: int | None) -> str:

@@ -572,4 +572,45 @@ def table_profile(name: str, frame, rows: int, read: dict, load_code: str) -> di
         'columnsTruncated': len(frame.columns) > MAX_COLUMNS,
         'read': read,
         'loadCode': clip_text(load_code, MAX_LOAD_CODE_CHARS),
+        'statsRows': int(len(frame)),
+        'duplicateRows': duplicate_rows(frame),
+        'correlations': strong_correlations(frame, columns),
     }
+
+
+MAX_CORRELATION_COLUMNS = 30
+CORRELATION_SAMPLE_ROWS = 50_000
+MIN_REPORTED_CORRELATION = 0.5
+MAX_CORRELATIONS = 20
+
+
+def duplicate_rows(frame) -> int | None:
+    """Rows equal to an earlier row (of the rows the statistics come from); None when cells are unhashable."""
+    try:
+        return int(frame.duplicated().sum())
+    except (TypeError, ValueError):
+        return None
+
+
+def strong_correlations(frame, columns: list[dict]) -> list[dict]:
+    """Pearson correlations of at least 0.5 in size between measures (ids and flags left out), strongest first."""
+    positions = [position for position, column in enumerate(columns)
+                 if column['kind'] in ('number', 'integer') and (column['unique'] or 0) > 1][:MAX_CORRELATION_COLUMNS]
+    if len(positions) < 2:
+        return []
+    sample = frame.iloc[:, positions]
+    if len(sample) > CORRELATION_SAMPLE_ROWS:
+        sample = sample.sample(CORRELATION_SAMPLE_ROWS, random_state=0)
+    try:
+        matrix = sample.astype('float64').corr().to_numpy()
+    except (TypeError, ValueError):
+        return []
+    pairs = []
+    for i in range(len(positions)):
+        for j in range(i + 1, len(positions)):
+            r = matrix[i, j]
+            if r == r and abs(r) >= MIN_REPORTED_CORRELATION:
+                pairs.append({'a': columns[positions[i]]['name'], 'b': columns[positions[j]]['name'],
+                              'r': round(float(r), 3)})
+    pairs.sort(key=lambda pair: -abs(pair['r']))
+    return pairs[:MAX_CORRELATIONS]

@@ -2,7 +2,8 @@ import { pythonStringList } from '../python-literal.ts';
 import { stageHeader } from '../stages.ts';
 
 /**
- * Date columns: the series over time (matplotlib, and an Altair line chart),
+ * Date columns: the series over time (an Altair line chart for the first
+ * table, a matplotlib panel for a second: never both),
  * its trend, the weekday and month-of-year patterns, and days that depart
  * from their neighbours (residual from a centred 7-day median, robust z-score).
  * `preferred` names (normalized) the numeric columns the instruction mentions.
@@ -42,14 +43,18 @@ for key in [key for key in focus if 'datetime' in kinds(tables[key]).values()][:
     findings.append(f'{md(key, 60)}: {md(date)} runs from {data.index.min():%Y-%m-%d} to {data.index.max():%Y-%m-%d}; '
                     f'the {what} per {period} went from {fmt(first)} in the first quarter of that span to {fmt(last)} in the last ({pct(last - first, first)} change).')
     weekly = dense and span >= 14 and daily.notna().sum() >= 14
-    fig, axes = plt.subplots(1, 2 if weekly else 1, figsize=(13 if weekly else 8, 3.5), squeeze=False)
-    axes[0, 0].plot(series.index, series.to_numpy(), color='#4c78a8')
-    axes[0, 0].set_title(f'{what} per {period}', fontsize=10)
+    # The series is the Altair chart (the first table's) or a matplotlib panel (a second table's), never both.
+    series_chart = chart is None
+    panels = (0 if series_chart else 1) + (1 if weekly else 0)
+    axes = list(plt.subplots(1, panels, figsize=(6.5 * panels, 3.5), squeeze=False)[1].flat) if panels else []
+    if not series_chart:
+        axes[0].plot(series.index, series.to_numpy(), color='#4c78a8')
+        axes[0].set_title(f'{what} per {period}', fontsize=10)
     if weekly:
         weekday = daily.groupby(daily.index.dayofweek).mean()
         names = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun']
-        axes[0, 1].bar([names[d] for d in weekday.index], weekday.to_numpy(), color='#72b7b2')
-        axes[0, 1].set_title(f'{what} per day, by weekday', fontsize=10)
+        axes[-1].bar([names[d] for d in weekday.index], weekday.to_numpy(), color='#72b7b2')
+        axes[-1].set_title(f'{what} per day, by weekday', fontsize=10)
         print('By weekday: ' + ', '.join(f'{names[d]} {fmt(v)}' for d, v in weekday.items()))
         findings.append(f'By weekday, the {what} per day is highest on {names[weekday.idxmax()]} ({fmt(weekday.max())}) and lowest on {names[weekday.idxmin()]} ({fmt(weekday.min())}).')
     if span >= 365:
@@ -57,6 +62,7 @@ for key in [key for key in focus if 'datetime' in kinds(tables[key]).values()][:
         months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
         print('By month of year: ' + ', '.join(f'{months[m - 1]} {fmt(v)}' for m, v in month.items()))
         findings.append(f'Across the year, the {what} per {period} peaks in {months[month.idxmax() - 1]} ({fmt(month.max())}) and is lowest in {months[month.idxmin() - 1]} ({fmt(month.min())}).')
+    marked = []
     if regular and measure and dense and span >= 21:
         baseline = daily.rolling(7, center=True, min_periods=3).median()
         residual = daily - baseline
@@ -64,14 +70,20 @@ for key in [key for key in focus if 'datetime' in kinds(tables[key]).values()][:
         score = residual / spread if spread else residual * 0
         unusual = score[score.abs() >= 5].sort_values(key=abs, ascending=False).head(5)
         for when, z in unusual.items():
-            axes[0, 0].axvline(when, color='#e45756', alpha=0.5)
+            marked.append(when)
+            if not series_chart:
+                axes[0].axvline(when, color='#e45756', alpha=0.5)
             findings.append(f'{when:%Y-%m-%d} stands out: {md(measure)} was {fmt(daily[when])} against a local median of {fmt(baseline[when])} (robust z-score {fmt(z)}).')
         print(f'Days with |robust z-score| >= 5: {len(score[score.abs() >= 5])}')
-    fig.suptitle(f'{key} over time')
-    fig.tight_layout()
-    if chart is None:
+    if panels:
+        plt.gcf().suptitle(f'{key} over time')
+        plt.gcf().tight_layout()
+    if series_chart:
         points = pd.DataFrame({'period': series.index, 'value': series.to_numpy()})
         chart = alt.Chart(points).mark_line().encode(x=alt.X('period:T', title=str(date)), y=alt.Y('value:Q', title=f'{what} per {period}')).properties(title=f'{key}: {what} per {period}', width=600, height=240)
+        if marked:
+            rules = alt.Chart(pd.DataFrame({'period': marked})).mark_rule(color='#e45756', opacity=0.5).encode(x='period:T')
+            chart = alt.layer(chart, rules)
 show_findings('time', findings[:12])
 chart`;
 }

@@ -1,0 +1,87 @@
+import type { ColumnProfile } from '../sandbox/workspace-profile.ts';
+import type { WorkspaceProfile } from '../sandbox/workspace-profile.ts';
+import {
+  alertLabels,
+  count,
+  dataTables,
+  formatStatistic,
+  missingShare,
+  percent,
+  statsRows,
+} from './data-profile-view.ts';
+import { escapeMarkdownText } from './markdown-text.ts';
+
+/** The data section of `report.md`: per table its shape, alerts and a table of columns (distributions as block characters). */
+export function dataSectionMarkdown(profile: WorkspaceProfile | null): string[] {
+  const tables = dataTables(profile);
+  const lines = ['## Data', ''];
+  if (tables.length === 0) {
+    lines.push(
+      profile === null
+        ? '*The trace holds no workspace profile.*'
+        : '*No file of the workspace held a table that could be read.*',
+      '',
+    );
+    return lines;
+  }
+  lines.push(
+    '*Profiled inside the sandbox before the analysis began (the `workspace-profile` record of trace.json).*',
+    '',
+  );
+  for (const { label, table, alerts } of tables) {
+    const duplicates =
+      table.duplicateRows === undefined || table.duplicateRows === null
+        ? ''
+        : ` · ${count(table.duplicateRows, 'duplicate row')}`;
+    lines.push(
+      `### ${escapeMarkdownText(label)}`,
+      '',
+      `${count(table.rows, 'row')} × ${count(table.columns.length, 'column')}${table.columnsTruncated ? ' profiled (the table has more)' : ''}${duplicates}${statsRows(table) < table.rows ? ` · statistics from ${count(statsRows(table), 'row')}` : ''}`,
+      '',
+    );
+    if (alerts.length > 0) {
+      lines.push(
+        ...alerts.map((alert) => `- **${alertLabels[alert.kind]}:** ${escapeMarkdownText(alert.text)}`),
+        '',
+      );
+    }
+    lines.push(
+      '| Column | Type | Distinct | Missing | Values | Distribution |',
+      '| --- | --- | ---: | ---: | --- | --- |',
+    );
+    for (const column of table.columns) {
+      const share = missingShare(column, table);
+      lines.push(
+        `| ${escapeMarkdownText(column.name)} | ${column.kind} (${escapeMarkdownText(column.dtype)}) | ${column.unique === null ? '' : column.unique.toLocaleString('en-US')} | ${column.missing === 0 ? '0' : `${column.missing.toLocaleString('en-US')} (${percent(share)})`} | ${escapeMarkdownText(values(column))} | ${blocks(column)} |`,
+      );
+    }
+    lines.push('');
+  }
+  return lines;
+}
+
+function values(column: ColumnProfile): string {
+  if (column.mean !== undefined && column.mean !== null)
+    return `min ${column.min ?? ''}, max ${column.max ?? ''}, mean ${formatStatistic(column.mean)}`;
+  const top = column.topValues ?? [];
+  if (top.length > 0 && top.some((value) => value.count > 1))
+    return top
+      .slice(0, 3)
+      .map((value) => `${value.value} (${value.count.toLocaleString('en-US')})`)
+      .join(', ');
+  if (column.min !== null || column.max !== null) return `${column.min ?? ''} to ${column.max ?? ''}`;
+  return column.samples.join(', ');
+}
+
+const BLOCKS = '▁▂▃▄▅▆▇█';
+
+/** A histogram as block characters (▁▃█…). */
+function blocks(column: ColumnProfile): string {
+  const counts = column.histogram?.counts ?? [];
+  if (counts.length === 0) return '';
+  const highest = Math.max(1, ...counts);
+  return counts
+    .map((value) => (value === 0 ? ' ' : BLOCKS[Math.min(7, Math.floor((value / highest) * 7.999))]))
+    .join('')
+    .replace(/ /g, '\u2007');
+}

@@ -1,0 +1,245 @@
+import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { chromium } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { analyze } from '../../src/agent/analyze.ts';
+import { createOfflineAnalyst } from '../../src/agent/offline-analyst/index.ts';
+import { renderReport, renderRunFolder } from '../../src/report/index.ts';
+import type { TraceDocument } from '../../src/trace/schema.ts';
+import { makeSyntheticTrace } from '../fixtures/traces/synthetic-trace.ts';
+
+/**
+ * The report as a person reads it, in Chromium: the demo (the offline analyst
+ * on the sales example) with its process folded is at most a third of its
+ * old height (33,536 px at 1280 px wide), the first screen holds the
+ * question, the answer and key charts, any figure opens large without script,
+ * and runs that failed, were cancelled or read no data look different from
+ * answered ones from the title down. Screenshots go to test-artifacts/, and
+ * to docs/ with DATALYST_DOCS_SCREENSHOTS=1.
+ */
+
+const repoRoot = resolve(import.meta.dirname, '../..');
+const artifactsDir = join(repoRoot, 'test-artifacts');
+const docsDir = join(repoRoot, 'docs');
+const OLD_DEMO_HEIGHT = 33_536;
+let root = '';
+let browser: Browser;
+let demoDir = '';
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'datalyst-layout-'));
+  await mkdir(artifactsDir, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+  const workspaceDir = join(repoRoot, 'workspace-examples', 'sales');
+  demoDir = join(root, 'demo');
+  await analyze({
+    instruction: (await readFile(join(workspaceDir, 'instruction.txt'), 'utf8')).trim(),
+    workspaceDir,
+    model: createOfflineAnalyst(),
+    outDir: demoDir,
+  });
+  await renderRunFolder(demoDir);
+}, 600_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+async function open(outDir: string, width: number): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width, height: width >= 1000 ? 900 : 844 } });
+  await page.goto(pathToFileURL(join(outDir, 'report.html')).href, { waitUntil: 'load' });
+  return page;
+}
+
+async function screenshot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(artifactsDir, name) });
+  if (process.env.DATALYST_DOCS_SCREENSHOTS === '1')
+    await copyFile(join(artifactsDir, name), join(docsDir, name));
+}
+
+/** A synthetic run that ended as `reason` says, without an answer. */
+function endedTrace(reason: 'max-rounds' | 'cancelled' | 'no-data'): TraceDocument {
+  const trace = makeSyntheticTrace({
+    outcome: reason === 'cancelled' ? 'cancelled' : 'max-rounds',
+    rounds: 3,
+    charts: 1,
+    figures: 1,
+  });
+  if (reason !== 'no-data') return trace;
+  const start = trace.records[0];
+  const end = trace.records.at(-1);
+  if (start?.type !== 'run-start' || end?.type !== 'run-end') throw new Error('unexpected synthetic trace');
+  return {
+    ...trace,
+    records: [
+      start,
+      {
+        type: 'workspace-profile',
+        at: start.startedAt,
+        profile: {
+          truncated: false,
+          files: [
+            {
+              path: 'notes.pdf',
+              sizeBytes: 1200,
+              format: 'unsupported',
+              tables: [],
+              error: 'not a data file',
+              notes: [],
+            },
+          ],
+        },
+      },
+      {
+        ...end,
+        rounds: 0,
+        termination: { reason: 'no-data', detail: 'notes.pdf holds no table' },
+        answer: null,
+      },
+    ],
+  };
+}
+
+describe('the demo report in Chromium', () => {
+  it('is at most a third of its old height at 1280 px with the process folded', async () => {
+    const page = await open(demoDir, 1280);
+    try {
+      const layout = await page.evaluate(() => ({
+        height: document.documentElement.scrollHeight,
+        openRounds: document.querySelectorAll('#process details.round[open]').length,
+        rounds: document.querySelectorAll('#process details.round').length,
+        openCode: document.querySelectorAll('#process details.code[open]').length,
+      }));
+      expect(layout.rounds).toBeGreaterThanOrEqual(10);
+      expect(layout.openRounds).toBe(0);
+      expect(layout.openCode).toBe(0);
+      expect(layout.height).toBeLessThanOrEqual(Math.floor(OLD_DEMO_HEIGHT / 3));
+      await screenshot(page, 'report-screenshot.png');
+      await page.screenshot({ path: join(artifactsDir, 'report-demo-full-1280.png'), fullPage: true });
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('shows the question, the answer and a key chart on the first screen, with a sticky table of contents', async () => {
+    const page = await open(demoDir, 1280);
+    try {
+      const top = await page.evaluate(() => {
+        const box = (selector: string): number =>
+          document.querySelector(selector)?.getBoundingClientRect().top ?? 1e9;
+        return { h1: box('h1'), answer: box('#answer .answer'), keyChart: box('.key-visuals figure') };
+      });
+      expect(top.h1).toBeLessThan(200);
+      expect(top.answer).toBeLessThan(900);
+      expect(top.keyChart).toBeLessThan(900);
+      await page.evaluate(() => window.scrollTo(0, 5000));
+      const toc = await page.evaluate(() => document.querySelector('nav.toc')?.getBoundingClientRect().top);
+      expect(toc).toBe(0);
+    } finally {
+      await page.close();
+    }
+    const phone = await open(demoDir, 390);
+    try {
+      const overflow = await phone.evaluate(() => document.documentElement.scrollWidth);
+      expect(overflow).toBeLessThanOrEqual(390);
+      await screenshot(phone, 'report-screenshot-390.png');
+    } finally {
+      await phone.close();
+    }
+  });
+
+  it('opens any figure large with CSS alone, and a link to an output opens its round', async () => {
+    const page = await open(demoDir, 1280);
+    try {
+      const figure = page.locator('#figures figure.figure').first();
+      const small = await figure.locator('svg').first().boundingBox();
+      await figure.locator('a.zoom').click();
+      const lightbox = page.locator('.lightbox:target');
+      await expect.poll(() => lightbox.count()).toBe(1);
+      const large = await lightbox.locator('svg').boundingBox();
+      expect(large?.width ?? 0).toBeGreaterThan((small?.width ?? 0) * 1.05);
+      expect(large?.width ?? 0).toBeGreaterThan(1000);
+      await page.screenshot({ path: join(artifactsDir, 'report-figure-enlarged.png') });
+      await lightbox.locator('a.lightbox-close').click();
+      await expect.poll(() => page.locator('.lightbox:target').count()).toBe(0);
+
+      const link = page.locator('#answer a.num-verified').first();
+      const target = (await link.getAttribute('href')) ?? '';
+      await link.click();
+      const opened = await page.evaluate(
+        (id) => document.getElementById(id.slice(1))?.closest('details.round')?.hasAttribute('open') ?? false,
+        target,
+      );
+      expect(opened).toBe(true);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe('outcome looks', () => {
+  const cases = [
+    { reason: 'max-rounds', look: 'failed', title: 'Failed:', todo: '--max-rounds' },
+    { reason: 'cancelled', look: 'cancelled', title: 'Cancelled:', todo: 'Run the analysis again' },
+    { reason: 'no-data', look: 'no-data', title: 'No data:', todo: 'Put the data files' },
+  ] as const;
+
+  it.each(cases)('a $reason run looks $look from the title down', async ({ reason, look, title, todo }) => {
+    const outDir = join(root, reason);
+    await renderReport(endedTrace(reason), { outDir, formats: ['html'] });
+    const page = await open(outDir, 1280);
+    try {
+      const shown = await page.evaluate(() => ({
+        title: document.title,
+        bodyClass: document.body.className,
+        h1: document.querySelector('h1')?.textContent ?? '',
+        band: getComputedStyle(document.querySelector('header.band') ?? document.body).borderTopColor,
+        banner: document.querySelector('.banner-outcome')?.textContent ?? '',
+        bannerTop: document.querySelector('.banner-outcome')?.getBoundingClientRect().top ?? 1e9,
+        answerHeading: document.querySelector('#answer h2')?.textContent ?? '',
+        openRounds: document.querySelectorAll('#process details.round[open]').length,
+      }));
+      expect(shown.title.startsWith(title)).toBe(true);
+      expect(shown.h1.startsWith(title)).toBe(true);
+      expect(shown.bodyClass).toBe(`look-${look}`);
+      expect(shown.band).not.toBe('rgb(26, 127, 55)'); // the answered green
+      expect(shown.banner).toContain('What happened.');
+      expect(shown.banner).toContain(todo);
+      expect(shown.bannerTop).toBeLessThan(900);
+      expect(shown.answerHeading).toBe('No answer');
+      if (reason !== 'no-data') expect(shown.openRounds).toBeGreaterThanOrEqual(1);
+      if (reason === 'max-rounds') {
+        await screenshot(page, 'report-failed-screenshot.png');
+        await page.setViewportSize({ width: 390, height: 844 });
+        await screenshot(page, 'report-failed-screenshot-390.png');
+      }
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('an answered run has the green band and no outcome banner', async () => {
+    const page = await open(demoDir, 1280);
+    try {
+      const shown = await page.evaluate(() => ({
+        title: document.title,
+        band: getComputedStyle(document.querySelector('header.band') ?? document.body).borderTopColor,
+        banners: document.querySelectorAll('.banner-outcome').length,
+        verdict: document.querySelector('.verdict')?.textContent,
+      }));
+      expect(shown.title.startsWith('Datalyst report:')).toBe(true);
+      expect(shown.band).toBe('rgb(26, 127, 55)');
+      expect(shown.banners).toBe(0);
+      expect(shown.verdict).toBe('Answered');
+    } finally {
+      await page.close();
+    }
+  });
+});
