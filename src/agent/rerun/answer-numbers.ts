@@ -70,7 +70,28 @@ export const NOT_GROUNDED_MARK = '\\[not grounded\\]';
 /** The same markdown reading as the report's (safe-markdown.ts): numbers are found in text tokens only. */
 const markdown = new MarkdownIt({ html: false, linkify: false, typographer: false });
 
-interface LocatedMention {
+/** ISO dates: not numbers to the grounding, but claims about the data all the same ("spans 2024-01-01 to 2024-12-31"). */
+const datePattern = /\b\d{4}-\d{2}-\d{2}\b/g;
+
+function datesIn(text: string): { text: string; start: number; end: number }[] {
+  return [...text.matchAll(datePattern)].map((match) => ({
+    text: match[0],
+    start: match.index,
+    end: match.index + match[0].length,
+  }));
+}
+
+type LocatedMention = LocatedNumber | LocatedDate;
+
+interface LocatedDate {
+  kind: 'date';
+  text: string;
+  start: number;
+  end: number;
+}
+
+interface LocatedNumber {
+  kind: 'number';
   mention: NumberMention;
   /** Offsets into the whole answer. */
   start: number;
@@ -89,15 +110,19 @@ export function locateMentions(answer: string): LocatedMention[] {
   const offsetOfLine = (line: number) => lineStarts[line] ?? answer.length;
   const located: LocatedMention[] = [];
   let inHeading = false;
+  // Tokens come in the order of the text: one cursor for the whole answer. Table cells carry no
+  // line map of their own; the enclosing block's (the last map seen) bounds them.
+  let cursor = 0;
+  let blockMap: [number, number] | null = null;
   for (const token of markdown.parse(answer, {})) {
+    if (token.map) blockMap = token.map;
     if (token.type === 'heading_open') inHeading = true;
     if (token.type === 'heading_close') inHeading = false;
-    if (token.type !== 'inline' || !token.children || !token.map) continue;
-    const blockEnd = offsetOfLine(token.map[1]);
-    let cursor = offsetOfLine(token.map[0]);
-    locateInChildren(token.children, answer.slice(0, blockEnd), cursor, inHeading, (found) => {
+    if (token.type !== 'inline' || !token.children || blockMap === null) continue;
+    const blockEnd = offsetOfLine(blockMap[1]);
+    cursor = Math.max(cursor, offsetOfLine(blockMap[0]));
+    cursor = locateInChildren(token.children, answer.slice(0, blockEnd), cursor, inHeading, (found) => {
       located.push(found);
-      cursor = found.end;
     });
   }
   return located;
@@ -109,7 +134,7 @@ function locateInChildren(
   from: number,
   inHeading: boolean,
   emit: (found: LocatedMention) => void,
-): void {
+): number {
   let cursor = from;
   let atLineStart = true;
   let linkDepth = 0;
@@ -132,14 +157,27 @@ function locateInChildren(
     if (at !== -1) {
       // Numbers in link text are not grounded by the report either.
       if (linkDepth === 0) {
-        for (const mention of findNumberMentions(child.content, { inHeading, atLineStart })) {
-          emit({ mention, start: at + mention.start, end: at + mention.end });
-        }
+        const found: LocatedMention[] = [
+          ...findNumberMentions(child.content, { inHeading, atLineStart }).map((mention): LocatedMention => ({
+            kind: 'number',
+            mention,
+            start: at + mention.start,
+            end: at + mention.end,
+          })),
+          ...datesIn(child.content).map((date): LocatedMention => ({
+            kind: 'date',
+            text: date.text,
+            start: at + date.start,
+            end: at + date.end,
+          })),
+        ];
+        for (const item of found.sort((left, right) => left.start - right.start)) emit(item);
       }
       cursor = at + child.content.length;
     }
     if (child.content.trim() !== '') atLineStart = false;
   }
+  return cursor;
 }
 
 function hasStandaloneSign(line: string, start: number): boolean {
@@ -170,6 +208,8 @@ interface Anchor {
   position: number;
   /** The stated number is a percent that the output printed as a ratio (24.5% for 0.245). */
   ratio: boolean;
+  /** A number, or an ISO date (then `position` counts the line's dates). */
+  kind: 'number' | 'date';
 }
 
 const wordPattern = /[\p{L}_][\p{L}\p{N}_]*/gu;
@@ -230,6 +270,7 @@ interface OutputLine {
   occurrence: number;
   words: string[];
   numbers: ReturnType<typeof printedNumbers>;
+  dates: ReturnType<typeof datesIn>;
 }
 
 /** Every line of every output with its label and numbers, in order. */
@@ -243,31 +284,46 @@ function outputLines(sources: readonly GroundingSource[]): OutputLine[] {
       const label = lineLabel(text);
       const occurrence = seen.get(label) ?? 0;
       seen.set(label, occurrence + 1);
-      lines.push({ outputId: source.outputId, text, label, occurrence, words: words(text), numbers });
+      lines.push({
+        outputId: source.outputId,
+        text,
+        label,
+        occurrence,
+        words: words(text),
+        numbers,
+        dates: datesIn(text),
+      });
     }
   }
   return lines;
 }
 
 /**
- * Where the earlier outputs printed a stated number. Of all the places that
- * ground it, the one whose line reads most like the answer's line (shared
- * words) and whose number has the same words right before it: the answer's
- * "49 missing values" is the output's "has 49 missing values", not the "49
- * rows" of another table that happened to be printed first. Ties go to the
- * first place printed (the grounding's own choice).
+ * Where the earlier outputs printed a stated number, best first. Every place
+ * that grounds it is scored by how much its line reads like the answer's line
+ * (shared words) plus how many of the three words right before the answer's
+ * number stand right before it: the answer's "has 49 missing values" is the
+ * output's "has 49 missing values", not the "49 rows" of another table that
+ * happened to be printed first. Ties keep the order printed (the grounding's
+ * own first choice comes first).
  */
-function anchorOf(
-  mention: NumberMention,
+function anchorsOf(
+  value: LocatedMention,
   context: MentionContext,
   lines: readonly OutputLine[],
   matcher: PrintedMatcher,
-): Anchor | null {
-  let best: { anchor: Anchor; score: number } | null = null;
+): ScoredAnchor[] {
+  const scored: ScoredAnchor[] = [];
   for (const line of lines) {
     let lineScore: number | null = null;
-    for (const [position, number] of line.numbers.entries()) {
-      const how = matcher.match(mention, number.text);
+    const places = value.kind === 'date' ? line.dates : line.numbers;
+    for (const [position, number] of places.entries()) {
+      const how =
+        value.kind === 'date'
+          ? number.text === value.text
+            ? 'direct'
+            : null
+          : matcher.match(value.mention, number.text);
       if (how === null) continue;
       lineScore ??= overlap(context.lineWords, line.words);
       const near = wordsBefore(line.text, number.start);
@@ -275,22 +331,36 @@ function anchorOf(
         context.nearWords.length === 0
           ? 0
           : context.nearWords.filter((word) => near.includes(word)).length / context.nearWords.length;
-      const score = lineScore + nearScore;
-      if (best === null || score > best.score) {
-        best = {
-          score,
-          anchor: {
-            outputId: line.outputId,
-            label: line.label,
-            occurrence: line.occurrence,
-            position,
-            ratio: how === 'ratio',
-          },
-        };
-      }
+      scored.push({
+        score: lineScore + nearScore,
+        nearScore,
+        anchor: {
+          outputId: line.outputId,
+          label: line.label,
+          occurrence: line.occurrence,
+          position,
+          ratio: how === 'ratio',
+          kind: value.kind,
+        },
+      });
     }
   }
-  return best?.anchor ?? null;
+  // Array.prototype.sort is stable: equal scores keep the printed order.
+  return scored.sort((left, right) => right.score - left.score);
+}
+
+interface ScoredAnchor {
+  anchor: Anchor;
+  score: number;
+  nearScore: number;
+}
+
+function placeIn(
+  anchor: Anchor,
+  newById: ReadonlyMap<string, GroundingSource>,
+): { text: string; sign: string } | null {
+  const source = newById.get(anchor.outputId);
+  return source === undefined ? null : numberAt(anchor, source);
 }
 
 /** The number at the anchor's place in the new output, with its sign; null when the place is gone. */
@@ -299,9 +369,16 @@ function numberAt(anchor: Anchor, source: GroundingSource): { text: string; sign
   for (const line of source.text.split('\n')) {
     if (lineLabel(line) !== anchor.label) continue;
     if (occurrence++ !== anchor.occurrence) continue;
+    if (anchor.kind === 'date') {
+      const date = datesIn(line)[anchor.position];
+      return date === undefined ? null : { text: date.text, sign: '' };
+    }
     const number = printedNumbers(line)[anchor.position];
     if (number === undefined) return null;
-    return { text: number.text, sign: hasStandaloneSign(line, number.start) ? (line[number.start - 1] ?? '') : '' };
+    return {
+      text: number.text,
+      sign: hasStandaloneSign(line, number.start) ? (line[number.start - 1] ?? '') : '',
+    };
   }
   return null;
 }
@@ -312,7 +389,12 @@ function numberAt(anchor: Anchor, source: GroundingSource): { text: string; sign
  * separators only if the old had them, the percent sign as it stood, and a
  * sign only where the old number showed one (then the output's).
  */
-export function formatLike(mention: NumberMention, printed: string, printedSign: string, ratio: boolean): string {
+export function formatLike(
+  mention: NumberMention,
+  printed: string,
+  printedSign: string,
+  ratio: boolean,
+): string {
   const [mantissa = '', exponent] = printed.replaceAll(',', '').split(/[eE]/);
   const printedDecimals = exponent === undefined ? (mantissa.split('.')[1]?.length ?? 0) : mention.decimals;
   let value = Number(mantissa) * 10 ** Number(exponent ?? 0);
@@ -361,8 +443,18 @@ export function updateAnswerNumbers(
   const numbers: NumberUpdate[] = [];
   let text = '';
   let position = 0;
-  for (const { mention, start, end } of locateMentions(answer)) {
-    const update = updateOne(mention, contextOf(answer, start), oldIndex, oldLines, matcher, newById, ranById);
+  for (const located of locateMentions(answer)) {
+    const { start, end } = located;
+    const update = updateOne(
+      located,
+      contextOf(answer, start),
+      oldIndex,
+      oldLines,
+      matcher,
+      newById,
+      ranById,
+    );
+    if (update === null) continue; // a date no output printed: not a checked claim, left as written
     numbers.push(update);
     text += answer.slice(position, start);
     if (update.status === 'stale') text += `${update.oldText} ${STALE_MARK}`;
@@ -374,41 +466,58 @@ export function updateAnswerNumbers(
 }
 
 function updateOne(
-  mention: NumberMention,
+  located: LocatedMention,
   context: MentionContext,
   oldIndex: ReturnType<typeof buildNumberIndex>,
   oldLines: readonly OutputLine[],
   matcher: PrintedMatcher,
   newById: ReadonlyMap<string, GroundingSource>,
   ranById: ReadonlyMap<string, string>,
-): NumberUpdate {
-  const kept = { oldText: mention.text, newText: mention.text };
-  const grounded = groundMention(mention, oldIndex);
-  const anchor = grounded.verified ? anchorOf(mention, context, oldLines, matcher) : null;
-  if (anchor === null) {
+): NumberUpdate | null {
+  const oldText = located.kind === 'date' ? located.text : located.mention.text;
+  const kept = { oldText, newText: oldText };
+  const grounded = located.kind === 'date' || groundMention(located.mention, oldIndex).verified;
+  const candidates = grounded ? anchorsOf(located, context, oldLines, matcher) : [];
+  const best = candidates[0];
+  if (best === undefined) {
+    if (located.kind === 'date') return null;
     return { ...kept, status: 'not-grounded', outputId: null, label: null, reason: null };
   }
-  const stale = (reason: string): NumberUpdate => ({
-    ...kept,
-    status: 'stale',
-    outputId: anchor.outputId,
-    label: anchor.label,
-    reason,
-  });
-  const newSource = newById.get(anchor.outputId);
-  if (newSource === undefined) {
-    const status = ranById.get(anchor.outputId);
-    return stale(
-      status === undefined ? `${anchor.outputId} was not run` : `${anchor.outputId} ended ${status}`,
-    );
+  // The best place, or else the next best that the new outputs still print, as long as the
+  // words right before it agree with the answer's (never a mere coincidence of value).
+  let anchor = best.anchor;
+  let found = placeIn(anchor, newById);
+  for (const candidate of candidates.slice(1)) {
+    if (found !== null) break;
+    if (candidate.nearScore === 0) continue;
+    const placed = placeIn(candidate.anchor, newById);
+    if (placed !== null) {
+      anchor = candidate.anchor;
+      found = placed;
+    }
   }
-  const found = numberAt(anchor, newSource);
-  if (found === null) return stale(`${anchor.outputId} no longer prints the line "${anchor.label}"`);
-  const newText = formatLike(mention, found.text, found.sign, anchor.ratio);
+  if (found === null) {
+    const status = ranById.get(best.anchor.outputId);
+    const reason =
+      status === undefined
+        ? `${best.anchor.outputId} was not run`
+        : status !== 'ok'
+          ? `${best.anchor.outputId} ended ${status}`
+          : `${best.anchor.outputId} no longer prints the line "${best.anchor.label}"`;
+    return {
+      ...kept,
+      status: 'stale',
+      outputId: best.anchor.outputId,
+      label: best.anchor.label,
+      reason,
+    };
+  }
+  const newText =
+    located.kind === 'date' ? found.text : formatLike(located.mention, found.text, found.sign, anchor.ratio);
   return {
-    oldText: mention.text,
+    oldText,
     newText,
-    status: newText === mention.text ? 'unchanged' : 'updated',
+    status: newText === oldText ? 'unchanged' : 'updated',
     outputId: anchor.outputId,
     label: anchor.label,
     reason: null,

@@ -28,7 +28,7 @@ export interface RerunOptions {
   /** Opens the sandbox session. Default `createSandbox` (Docker, `DATALYST_SANDBOX`). */
   createSandbox?: AnalyzeOptions['createSandbox'];
   /** Passed to `createSandbox` (backend, image, limits, folders left out of the workspace). */
-  sandbox?: Omit<SandboxOptions, 'workspaceDir' | 'signal'>;
+  sandbox?: Omit<SandboxOptions, 'workspaceDir' | 'signal'> | undefined;
   /**
    * Rewrites the answer with this model in one turn (question, earlier answer,
    * new outputs) instead of carrying its numbers over. Default: no model.

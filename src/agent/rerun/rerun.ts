@@ -195,7 +195,13 @@ export async function rerunAnalysis(options: RerunOptions): Promise<RerunResult>
     runDir: recorded.runDir,
     traceSha256: recorded.traceSha256,
   };
-  emit({ type: 'run-start', runId, outDir, instruction: recorded.start.instruction, modelId: 'none (re-run)' });
+  emit({
+    type: 'run-start',
+    runId,
+    outDir,
+    instruction: recorded.start.instruction,
+    modelId: 'none (re-run)',
+  });
 
   let session: SandboxSession | null = null;
   const cells: RerunCell[] = [];
@@ -317,7 +323,9 @@ export async function rerunAnalysis(options: RerunOptions): Promise<RerunResult>
     }
 
     const carried =
-      recorded.answer === null ? null : updateAnswerNumbers(recorded.answer, recorded.executions, newExecutions);
+      recorded.answer === null
+        ? null
+        : updateAnswerNumbers(recorded.answer, recorded.executions, newExecutions);
     numbers = carried?.numbers ?? [];
     if (carried !== null) {
       answer = carriedOverPreamble(recorded.start.runId, carried.numbers) + carried.text;
@@ -385,7 +393,8 @@ export async function rerunAnalysis(options: RerunOptions): Promise<RerunResult>
         detail: `The recorded run had no answer (${recorded.termination?.detail ?? 'its trace ends early'}); its cells were re-run on the new data.`,
       };
     }
-    if (answerSource === 'carried-over') emit(recorder.notice(lastRecordedRound, 'rerun', describeNumbers(numbers)));
+    if (answerSource === 'carried-over')
+      emit(recorder.notice(lastRecordedRound, 'rerun', describeNumbers(numbers)));
   } catch (error) {
     const failure = runFailureFrom(error, phase, signal.aborted ? 'cancelled' : null);
     if (failure.reason !== 'cancelled') emit({ type: 'error', error: failure.error });
@@ -441,7 +450,10 @@ export async function rerunAnalysis(options: RerunOptions): Promise<RerunResult>
 }
 
 /** Runs an event generator to its end, passing each event on; resolves to what it returns. */
-async function drain<T>(generator: AsyncGenerator<AgentEvent, T, undefined>, emit: (event: AgentEvent) => void): Promise<T> {
+async function drain<T>(
+  generator: AsyncGenerator<AgentEvent, T, undefined>,
+  emit: (event: AgentEvent) => void,
+): Promise<T> {
   for (;;) {
     const next = await generator.next();
     if (next.done === true) return next.value;
@@ -464,7 +476,12 @@ async function saveArtifacts(
     const collection = await collectArtifacts(session, files, outDir, budget, signal);
     for (const artifact of collection.saved) {
       recorder.append({ type: 'artifact', at: nowIso(), outputId: cell.outputId, ...artifact });
-      emit({ type: 'artifact-saved', outputId: cell.outputId, path: artifact.path, sizeBytes: artifact.sizeBytes });
+      emit({
+        type: 'artifact-saved',
+        outputId: cell.outputId,
+        path: artifact.path,
+        sizeBytes: artifact.sizeBytes,
+      });
     }
     if (collection.skipped.length > 0)
       emit(
@@ -488,4 +505,3 @@ async function saveArtifacts(
     );
   }
 }
-

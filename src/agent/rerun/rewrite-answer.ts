@@ -55,7 +55,9 @@ export async function* rewriteAnswer(options: {
     round: options.round,
     signal: options.signal,
     onRetry: (chunk) =>
-      options.onRetry(`The model request failed (${chunk.reason}); retry ${chunk.retry} in ${chunk.delayMs} ms.`),
+      options.onRetry(
+        `The model request failed (${chunk.reason}); retry ${chunk.retry} in ${chunk.delayMs} ms.`,
+      ),
   });
   const answerStep = turn.steps.find((step) => step.kind === 'answer');
   const answer = answerStep?.text ?? turn.text.trim();
