@@ -13,7 +13,7 @@ function execution(outputId: string, stdout: string, status: 'ok' | 'error' = 'o
     result: cellResult({
       status,
       stdout: { text: stdout, truncated: false, totalBytes: stdout.length },
-      ...(status === 'error' ? { error: { name: 'KeyError', value: "'region'", traceback: [] } } : {}),
+      ...(status === 'error' ? { error: { name: 'KeyError', value: "'region'", traceback: '' } } : {}),
     }),
     executeText: stdout,
   };
