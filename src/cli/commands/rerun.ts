@@ -223,6 +223,8 @@ async function runRerun(
             started = true;
             renderer.info('Starting the sandbox and profiling the new workspace…');
           }
+          // The re-run's own notices are for the report; the summary below says the same for a terminal.
+          if (event.type === 'notice' && event.kind === 'rerun') return;
           renderer.handle(event);
           if (event.type === 'execution-end') {
             for (const chart of event.result.charts)
