@@ -81,6 +81,16 @@ describe('carrying an answer’s numbers over to a re-run’s outputs', () => {
     expect(updated.text).toBe('Share 31.3%, total 23,456.7, change 2.1, mean 7.5.');
   });
 
+  it('carries small counts over only where the words before them agree, and leaves the others alone', () => {
+    const before = [execution('E1', '- `units` ranges from 2 to 12 (median 5, mean 5.16).\ntables: 4')];
+    const after = [execution('E1', '- `units` ranges from 1 to 9 (median 4, mean 4.85).\ntables: 4')];
+    const answer = '`units` ranges from 2 to 12 (median 5, mean 5.16); we made 3 charts.';
+    const updated = updateAnswerNumbers(answer, before, after);
+    expect(updated.text).toBe('`units` ranges from 1 to 9 (median 4, mean 4.85); we made 3 charts.');
+    // "3 charts": no output printed a 3 after those words; neither carried nor marked.
+    expect(updated.numbers.map((number) => number.oldText)).toEqual(['2', '12', '5', '5.16']);
+  });
+
   it('carries ISO dates over by the same anchors', () => {
     const before = [execution('E1', 'order_date: 2024-01-01 to 2024-12-31')];
     const after = [execution('E1', 'order_date: 2024-04-01 to 2024-06-30')];

@@ -83,6 +83,27 @@ function datesIn(text: string): { text: string; start: number; end: number }[] {
 
 type LocatedMention = LocatedNumber | LocatedDate;
 
+// A whole number standing alone: not part of a word, a decimal, a date, a range or a percent.
+const smallCountPattern = /(?<![\p{L}\p{N}_.,\-\u2212])(10|\d)(?![\p{L}\p{N}_%]|[.,:\-]\d|\s?%)/gu;
+
+/**
+ * Whole numbers from 0 to 10 ("4 distinct values", "ranges from 2 to 12"):
+ * the grounding leaves them unchecked, but they are claims about the data
+ * too. They are carried over only through a strict anchor (see updateOne),
+ * and otherwise left as written, unmarked, as the report leaves them.
+ */
+function smallCounts(text: string): NumberMention[] {
+  const masked = text.replace(datePattern, (match) => ' '.repeat(match.length));
+  return [...masked.matchAll(smallCountPattern)].map((match) => ({
+    text: match[0],
+    start: match.index,
+    end: match.index + match[0].length,
+    value: Number(match[0]),
+    decimals: 0,
+    percent: false,
+  }));
+}
+
 interface LocatedDate {
   kind: 'date';
   text: string;
@@ -93,6 +114,8 @@ interface LocatedDate {
 interface LocatedNumber {
   kind: 'number';
   mention: NumberMention;
+  /** A whole number from 0 to 10, which the grounding does not check (see smallCounts). */
+  small: boolean;
   /** Offsets into the whole answer. */
   start: number;
   end: number;
@@ -161,6 +184,14 @@ function locateInChildren(
           ...findNumberMentions(child.content, { inHeading, atLineStart }).map((mention): LocatedMention => ({
             kind: 'number',
             mention,
+            small: false,
+            start: at + mention.start,
+            end: at + mention.end,
+          })),
+          ...(inHeading ? [] : smallCounts(child.content)).map((mention): LocatedMention => ({
+            kind: 'number',
+            mention,
+            small: true,
             start: at + mention.start,
             end: at + mention.end,
           })),
@@ -477,10 +508,14 @@ function updateOne(
   const oldText = located.kind === 'date' ? located.text : located.mention.text;
   const kept = { oldText, newText: oldText };
   const grounded = located.kind === 'date' || groundMention(located.mention, oldIndex).verified;
-  const candidates = grounded ? anchorsOf(located, context, oldLines, matcher) : [];
+  const small = located.kind === 'number' && located.small;
+  // A small count is found in almost every output: only a place whose preceding words agree is its source.
+  const candidates = (grounded ? anchorsOf(located, context, oldLines, matcher) : []).filter(
+    (candidate) => !small || candidate.nearScore > 0,
+  );
   const best = candidates[0];
   if (best === undefined) {
-    if (located.kind === 'date') return null;
+    if (located.kind === 'date' || small) return null;
     return { ...kept, status: 'not-grounded', outputId: null, label: null, reason: null };
   }
   // The best place, or else the next best that the new outputs still print, as long as the
