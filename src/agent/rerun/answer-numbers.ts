@@ -84,7 +84,7 @@ function datesIn(text: string): { text: string; start: number; end: number }[] {
 type LocatedMention = LocatedNumber | LocatedDate;
 
 // A whole number standing alone: not part of a word, a decimal, a date, a range or a percent.
-const smallCountPattern = /(?<![\p{L}\p{N}_.,\-\u2212])(10|\d)(?![\p{L}\p{N}_%]|[.,:\-]\d|\s?%)/gu;
+const smallCountPattern = /(?<![\p{L}\p{N}_.,\u2212-])(10|\d)(?![\p{L}\p{N}_%]|[.,:-]\d|\s?%)/gu;
 
 /**
  * Whole numbers from 0 to 10 ("4 distinct values", "ranges from 2 to 12"):
