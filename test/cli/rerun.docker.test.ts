@@ -385,7 +385,7 @@ describe('datalyst rerun', () => {
     }
   }, 120_000);
 
-  it('refuses a workspace that lacks a file of the earlier one, naming it, and --rewrite-answer without a model', async () => {
+  it('refuses a workspace that lacks a file of the earlier one (naming it), a new run inside the earlier one, and --rewrite-answer without a model', async () => {
     const partial = path.join(root, 'sales-q2-partial');
     await mkdir(partial);
     await writeFile(path.join(partial, 'orders.csv'), quarter.csv);
@@ -395,6 +395,10 @@ describe('datalyst rerun', () => {
     expect(run.all).toContain('WORKSPACE_INVALID');
     expect(run.all).toMatch(/has no .*sales_plan\.xlsx/);
     await expect(stat(out)).rejects.toThrow(); // no run folder left behind
+
+    const inside = await datalyst(['rerun', modelRun, q2Dir, '-o', path.join(modelRun, 'again')]);
+    expect(inside.exitCode, inside.all).toBe(2);
+    expect(inside.all).toContain("is the earlier run's folder or inside it");
 
     const noModel = await datalyst(['rerun', modelRun, q2Dir, '--rewrite-answer', '-o', out]);
     expect(noModel.exitCode, noModel.all).toBe(2);

@@ -151,6 +151,14 @@ async function runRerun(
         'Name one with --model <name> [--base-url <url>], "model" in the config file, or DATALYST_MODEL; or leave --rewrite-answer out to carry the numbers over without a model.',
       );
     }
+    // Refused here too, before the folder is made: not even an empty folder may appear in the earlier run.
+    const fromRun = path.relative(path.resolve(context.cwd, runFolder), settings.outDir);
+    if (fromRun === '' || (!fromRun.startsWith('..') && !path.isAbsolute(fromRun))) {
+      throw new ConfigError(
+        `The new run folder ${settings.outDir} is the earlier run's folder or inside it; a re-run never changes the earlier run.`,
+        'Pass another folder with -o.',
+      );
+    }
     check = await checkRunWorkspace(settings);
     describeWorkspace(renderer, check, context);
     renderer.info(
