@@ -22,6 +22,16 @@ export type {
   ThreadSummary,
   ThreadSandboxState,
 } from './agent/thread/index.ts';
+
+// Re-runs: a recorded analysis run again on new data, with no model (or a one-turn rewrite of the answer).
+export { rerunAnalysis } from './agent/rerun/index.ts';
+export type {
+  RerunOptions,
+  RerunResult,
+  RerunCell,
+  NumberUpdate,
+  NumberUpdateStatus,
+} from './agent/rerun/index.ts';
 export type { ExecuteTextOptions } from './agent/execute-text.ts';
 export type { FirstMessageLimits } from './agent/first-message.ts';
 export {

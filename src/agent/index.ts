@@ -2,6 +2,14 @@ export { analyze, streamAnalysis } from './analyze.ts';
 export type { AnalyzeOptions, SandboxFactory } from './analyze-options.ts';
 export type { AgentEvent, AnalysisResult, TurnResult, ReplaySummary } from './events.ts';
 export { Thread, ThreadTurn, openThread, resumeThread } from './thread/index.ts';
+export { rerunAnalysis } from './rerun/index.ts';
+export type {
+  RerunOptions,
+  RerunResult,
+  RerunCell,
+  NumberUpdate,
+  NumberUpdateStatus,
+} from './rerun/index.ts';
 export type {
   ThreadOptions,
   ResumeThreadOptions,

@@ -13,7 +13,7 @@ export const ExitCode = {
   internal: 1,
   /** Bad arguments, configuration, workspace or output folder: the message says what to change. */
   usage: 2,
-  /** The run ended without an answer: max rounds, deadline, context budget, no progress, repeated failures, no readable data. */
+  /** The run ended without an answer: max rounds, deadline, context budget, no progress, repeated failures, no readable data, a re-run's cell failed on the new data. */
   notAnswered: 3,
   /** Docker (or the runner image, or the local Python) is not usable. */
   sandboxUnavailable: 4,
@@ -43,6 +43,7 @@ export function exitCodeForTermination(reason: TerminationReason, hasAnswer = fa
     case 'no-progress':
     case 'repeated-failure':
     case 'no-data':
+    case 'rerun-cell-failed':
       return ExitCode.notAnswered;
   }
 }

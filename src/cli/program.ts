@@ -8,6 +8,7 @@ import { defineChatCommand } from './commands/chat.ts';
 import { defineDoctorCommand } from './commands/doctor.ts';
 import { defineNotebookCommand } from './commands/notebook.ts';
 import { defineReportCommand } from './commands/report.ts';
+import { defineRerunCommand } from './commands/rerun.ts';
 import { defineServeCommand } from './commands/serve.ts';
 import { defineSetupCommand } from './commands/setup.ts';
 import { ExitCode, exitCodeForError, exitCodeHelp } from './exit-codes.ts';
@@ -24,6 +25,7 @@ Examples:
   $ datalyst chat workspace-examples/sales           ask questions, one after another
   $ datalyst analyze --continue runs/20250314-093015-sales "And by month?"
   $ datalyst report runs/20250314-093015-sales       render the report again
+  $ datalyst rerun runs/20250314-093015-sales data/q2  the same cells on new data, numbers updated
   $ datalyst doctor                                  check Docker, the image and the model
   $ datalyst serve                                   HTTP API on 127.0.0.1:8200 (DeepAnalyze/OpenAI-compatible)
 
@@ -48,6 +50,7 @@ export function createProgram(context: CliContext, setExitCode: ExitCodeSink): C
   defineAnalyzeCommand(program, context, setExitCode);
   defineChatCommand(program, context, setExitCode);
   defineReportCommand(program, context, setExitCode);
+  defineRerunCommand(program, context, setExitCode);
   defineSetupCommand(program, context, setExitCode);
   defineDoctorCommand(program, context, setExitCode);
   defineChartCommand(program, context, setExitCode);

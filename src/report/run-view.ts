@@ -257,6 +257,7 @@ const terminationLabels: Record<RunEndRecord['termination']['reason'], string> =
   'model-unavailable': 'the model could not be reached',
   'sandbox-failure': 'the sandbox failed',
   cancelled: 'cancelled',
+  'rerun-cell-failed': 'a recorded cell failed on the new data',
 };
 
 export function terminationLabel(reason: RunEndRecord['termination']['reason']): string {

@@ -60,6 +60,7 @@ export {
   groundMention,
   groundSegment,
   summarizeGrounding,
+  printedNumbers,
   NumberIndex,
   MAX_SOURCE_NUMBERS,
 } from './number-grounding.ts';
@@ -69,6 +70,7 @@ export type {
   GroundingSource,
   SegmentContext,
   GroundingSummary,
+  PrintedNumber,
 } from './number-grounding.ts';
 export { groundingSources } from './grounding-sources.ts';
 export { cleanOutputText } from './output-text.ts';

@@ -178,6 +178,26 @@ function isHyphenatedName(text: string, start: number): boolean {
   return /\p{L}/u.test(text[start - 2] ?? '');
 }
 
+/** A number as an output printed it, with its place in the text. */
+export interface PrintedNumber {
+  /** The digits as printed, e.g. `1,194.5` or `2.5e-3` (no sign). */
+  text: string;
+  start: number;
+  end: number;
+}
+
+/**
+ * The numbers of an output's text, in order, as the index reads them (one
+ * entry per printed number; a re-run finds a number again by its place among them).
+ */
+export function printedNumbers(text: string): PrintedNumber[] {
+  return [...text.matchAll(sourcePattern)].map((match) => ({
+    text: match[0],
+    start: match.index,
+    end: match.index + match[0].length,
+  }));
+}
+
 /** Indexes every number printed in the outputs; the first output that printed a number wins. */
 export function buildNumberIndex(sources: readonly GroundingSource[]): NumberIndex {
   const numbers: SourceNumber[] = [];

@@ -37,6 +37,8 @@ export const terminationReasonSchema = z.enum([
   'model-unavailable',
   'sandbox-failure',
   'cancelled',
+  /** A re-run (`datalyst rerun`): a recorded cell that had run failed on the new data; later cells were not run. */
+  'rerun-cell-failed',
 ]);
 export type TerminationReason = z.infer<typeof terminationReasonSchema>;
 
@@ -90,6 +92,22 @@ export const runStartSchema = z.object({
      */
     runtime: z.string().max(100).optional(),
   }),
+  /**
+   * Set when this run re-executed the recorded cells of an earlier run on new
+   * data (`datalyst rerun`, src/agent/rerun): which run, where, and the SHA-256
+   * of its trace as read. Absent in every other trace.
+   */
+  rerunOf: z
+    .object({
+      runId: z.string(),
+      /** The earlier run folder, as an absolute path. */
+      runDir: z.string(),
+      /** SHA-256 of the earlier run's trace file (`trace.jsonl`, else `trace.json`). */
+      traceSha256: z.string().regex(/^[0-9a-f]{64}$/),
+      /** The earlier run's workspace folder. */
+      workspacePath: z.string(),
+    })
+    .optional(),
 });
 
 export const workspaceProfileRecordSchema = z.object({
@@ -183,6 +201,8 @@ export const noticeKindSchema = z.enum([
   'ask-reply',
   /** What a resumed thread's replay found (outputs that differ from the record). */
   'replay',
+  /** What a re-run on new data did: cells run, numbers of the answer updated or stale. */
+  'rerun',
 ]);
 export type NoticeKind = z.infer<typeof noticeKindSchema>;
 

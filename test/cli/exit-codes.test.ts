@@ -29,6 +29,7 @@ describe('exit codes', () => {
       'no-progress': 3,
       'repeated-failure': 3,
       'no-data': 3,
+      'rerun-cell-failed': 3,
       'sandbox-failure': 4,
       'model-unavailable': 5,
       cancelled: 130,

@@ -1,0 +1,560 @@
+import MarkdownIt from 'markdown-it';
+import type Token from 'markdown-it/lib/token.mjs';
+import { groundingSources } from '../../trace/grounding-sources.ts';
+import {
+  buildNumberIndex,
+  findNumberMentions,
+  groundMention,
+  printedNumbers,
+  type GroundingSource,
+  type NumberMention,
+} from '../../trace/number-grounding.ts';
+import type { ExecutionRecord } from '../../trace/schema.ts';
+
+/**
+ * Carries the numbers of an earlier answer over to the outputs of a re-run.
+ *
+ * Each number the answer states is grounded against the earlier outputs the
+ * way the report grounds it (same mentions, same matching rules). A grounded
+ * number has an anchor in the output that printed it:
+ *
+ * - the output id (cells keep their ids in a re-run: `E4` is the same code);
+ * - the *label* of the line that printed it: the line with every printed
+ *   number replaced by `#` and runs of spaces collapsed, e.g. `revenue # # # #`
+ *   or `region: North # (#%), East # (#%), …`;
+ * - which line with that label it was (usually the only one), and which
+ *   number of that line.
+ *
+ * The label, not the position among all the output's numbers, because new
+ * data moves numbers: a table sorted by value reorders its rows, a category
+ * that appears adds a row, a wider number shifts pandas' column alignment.
+ * The label follows the row; a position would silently pick a neighbour's
+ * value. When the label is not in the new output (the row is gone, the order
+ * of categories on one line changed, the cell failed) the number is stale:
+ * it keeps its old value, marked, rather than a guessed one.
+ */
+
+/** What became of one stated number. */
+export type NumberUpdateStatus =
+  /** Grounded before, found at its place in the new output, and different now. */
+  | 'updated'
+  /** Grounded before, found at its place, and the same. */
+  | 'unchanged'
+  /** Grounded before, but its place is not in the new outputs: kept, marked `[stale]`. */
+  | 'stale'
+  /** Never grounded (no earlier output printed it): kept, marked `[not grounded]`. */
+  | 'not-grounded';
+
+export interface NumberUpdate {
+  status: NumberUpdateStatus;
+  /** The number as the earlier answer wrote it. */
+  oldText: string;
+  /** What the new answer writes (the old text for stale and ungrounded numbers). */
+  newText: string;
+  /** The output it was anchored in (`E4`), or null when it was never grounded. */
+  outputId: string | null;
+  /** The label of the line that printed it (see above), or null. */
+  label: string | null;
+  /** Why a stale number could not be placed; null otherwise. */
+  reason: string | null;
+}
+
+export interface UpdatedAnswer {
+  text: string;
+  numbers: NumberUpdate[];
+}
+
+export const STALE_MARK = '\\[stale\\]';
+export const NOT_GROUNDED_MARK = '\\[not grounded\\]';
+
+/** The same markdown reading as the report's (safe-markdown.ts): numbers are found in text tokens only. */
+const markdown = new MarkdownIt({ html: false, linkify: false, typographer: false });
+
+/** ISO dates: not numbers to the grounding, but claims about the data all the same ("spans 2024-01-01 to 2024-12-31"). */
+const datePattern = /\b\d{4}-\d{2}-\d{2}\b/g;
+
+function datesIn(text: string): { text: string; start: number; end: number }[] {
+  return [...text.matchAll(datePattern)].map((match) => ({
+    text: match[0],
+    start: match.index,
+    end: match.index + match[0].length,
+  }));
+}
+
+type LocatedMention = LocatedNumber | LocatedDate;
+
+// A whole number standing alone: not part of a word, a decimal, a date, a range or a percent.
+const smallCountPattern = /(?<![\p{L}\p{N}_.,\u2212-])(10|\d)(?![\p{L}\p{N}_%]|[.,:-]\d|\s?%)/gu;
+
+/**
+ * Whole numbers from 0 to 10 ("4 distinct values", "ranges from 2 to 12"):
+ * the grounding leaves them unchecked, but they are claims about the data
+ * too. They are carried over only through a strict anchor (see updateOne),
+ * and otherwise left as written, unmarked, as the report leaves them.
+ */
+function smallCounts(text: string): NumberMention[] {
+  const masked = text.replace(datePattern, (match) => ' '.repeat(match.length));
+  return [...masked.matchAll(smallCountPattern)].map((match) => ({
+    text: match[0],
+    start: match.index,
+    end: match.index + match[0].length,
+    value: Number(match[0]),
+    decimals: 0,
+    percent: false,
+  }));
+}
+
+interface LocatedDate {
+  kind: 'date';
+  text: string;
+  start: number;
+  end: number;
+}
+
+interface LocatedNumber {
+  kind: 'number';
+  mention: NumberMention;
+  /** A whole number from 0 to 10, which the grounding does not check (see smallCounts). */
+  small: boolean;
+  /** Offsets into the whole answer. */
+  start: number;
+  end: number;
+}
+
+/**
+ * The answer's checked numbers with their offsets in the answer's own text.
+ * markdown-it's text tokens carry no offsets, so each is looked for in its
+ * block's lines, in order; a token whose text is not there verbatim (it held
+ * a backslash escape or an entity) is left alone.
+ */
+export function locateMentions(answer: string): LocatedMention[] {
+  const lineStarts = [0];
+  for (let index = 0; index < answer.length; index++) if (answer[index] === '\n') lineStarts.push(index + 1);
+  const offsetOfLine = (line: number) => lineStarts[line] ?? answer.length;
+  const located: LocatedMention[] = [];
+  let inHeading = false;
+  // Tokens come in the order of the text: one cursor for the whole answer. Table cells carry no
+  // line map of their own; the enclosing block's (the last map seen) bounds them.
+  let cursor = 0;
+  let blockMap: [number, number] | null = null;
+  for (const token of markdown.parse(answer, {})) {
+    if (token.map) blockMap = token.map;
+    if (token.type === 'heading_open') inHeading = true;
+    if (token.type === 'heading_close') inHeading = false;
+    if (token.type !== 'inline' || !token.children || blockMap === null) continue;
+    const blockEnd = offsetOfLine(blockMap[1]);
+    cursor = Math.max(cursor, offsetOfLine(blockMap[0]));
+    cursor = locateInChildren(token.children, answer.slice(0, blockEnd), cursor, inHeading, (found) => {
+      located.push(found);
+    });
+  }
+  return located;
+}
+
+function locateInChildren(
+  children: readonly Token[],
+  text: string,
+  from: number,
+  inHeading: boolean,
+  emit: (found: LocatedMention) => void,
+): number {
+  let cursor = from;
+  let atLineStart = true;
+  let linkDepth = 0;
+  for (const child of children) {
+    if (child.type === 'softbreak' || child.type === 'hardbreak') {
+      atLineStart = true;
+      continue;
+    }
+    if (child.type === 'link_open') linkDepth++;
+    if (child.type === 'link_close') linkDepth--;
+    if (child.type === 'code_inline' && child.content !== '') {
+      const at = text.indexOf(child.content, cursor);
+      if (at !== -1) cursor = at + child.content.length;
+    }
+    if (child.type !== 'text') {
+      atLineStart = false;
+      continue;
+    }
+    const at = child.content === '' ? -1 : text.indexOf(child.content, cursor);
+    if (at !== -1) {
+      // Numbers in link text are not grounded by the report either.
+      if (linkDepth === 0) {
+        const found: LocatedMention[] = [
+          ...findNumberMentions(child.content, { inHeading, atLineStart }).map((mention): LocatedMention => ({
+            kind: 'number',
+            mention,
+            small: false,
+            start: at + mention.start,
+            end: at + mention.end,
+          })),
+          ...(inHeading ? [] : smallCounts(child.content)).map((mention): LocatedMention => ({
+            kind: 'number',
+            mention,
+            small: true,
+            start: at + mention.start,
+            end: at + mention.end,
+          })),
+          ...datesIn(child.content).map((date): LocatedMention => ({
+            kind: 'date',
+            text: date.text,
+            start: at + date.start,
+            end: at + date.end,
+          })),
+        ];
+        for (const item of found.sort((left, right) => left.start - right.start)) emit(item);
+      }
+      cursor = at + child.content.length;
+    }
+    if (child.content.trim() !== '') atLineStart = false;
+  }
+  return cursor;
+}
+
+function hasStandaloneSign(line: string, start: number): boolean {
+  const before = line[start - 1];
+  if (before !== '-' && before !== '+' && before !== '\u2212') return false;
+  return !/[\p{L}\p{N}_.)\]]/u.test(line[start - 2] ?? '');
+}
+
+/** A line as a label: its printed numbers (with a sign of their own) replaced by `#`, spaces collapsed. */
+export function lineLabel(line: string): string {
+  let label = '';
+  let position = 0;
+  for (const number of printedNumbers(line)) {
+    // A sign that stands alone before the number is the number's: "-3.3% change" and "+2.1% change" share a label.
+    const signed = hasStandaloneSign(line, number.start) ? number.start - 1 : number.start;
+    label += `${line.slice(position, Math.max(position, signed))}#`;
+    position = number.end;
+  }
+  return (label + line.slice(position)).replace(/\s+/g, ' ').trim();
+}
+
+interface Anchor {
+  outputId: string;
+  label: string;
+  /** Which line with this label (0 = the first). */
+  occurrence: number;
+  /** Which printed number of the line. */
+  position: number;
+  /** The stated number is a percent that the output printed as a ratio (24.5% for 0.245). */
+  ratio: boolean;
+  /** A number, or an ISO date (then `position` counts the line's dates). */
+  kind: 'number' | 'date';
+}
+
+const wordPattern = /[\p{L}_][\p{L}\p{N}_]*/gu;
+
+function words(text: string): string[] {
+  return [...text.toLowerCase().matchAll(wordPattern)].map((match) => match[0]);
+}
+
+/** How much two word lists share (Jaccard index of their sets). */
+function overlap(left: readonly string[], right: readonly string[]): number {
+  const a = new Set(left);
+  const b = new Set(right);
+  if (a.size + b.size === 0) return 0;
+  let shared = 0;
+  for (const word of a) if (b.has(word)) shared++;
+  return shared / (a.size + b.size - shared);
+}
+
+/** The words that stand right before a place in a line, nearest first. */
+function wordsBefore(line: string, offset: number, count = 3): string[] {
+  return words(line.slice(0, offset)).slice(-count).reverse();
+}
+
+/** Where a mention stands in the answer: its line's words and the words right before it. */
+export interface MentionContext {
+  lineWords: string[];
+  nearWords: string[];
+}
+
+function contextOf(answer: string, start: number): MentionContext {
+  const lineStart = answer.lastIndexOf('\n', start - 1) + 1;
+  const lineEndIndex = answer.indexOf('\n', start);
+  const line = answer.slice(lineStart, lineEndIndex === -1 ? answer.length : lineEndIndex);
+  return { lineWords: words(line), nearWords: wordsBefore(line, start - lineStart) };
+}
+
+/** Each printed number's own index, built once: whether one number grounds a mention uses the grounding's own rules. */
+class PrintedMatcher {
+  private readonly indexes = new Map<string, ReturnType<typeof buildNumberIndex>>();
+
+  match(mention: NumberMention, printed: string): 'direct' | 'ratio' | null {
+    let index = this.indexes.get(printed);
+    if (index === undefined) {
+      index = buildNumberIndex([{ outputId: '', text: printed }]);
+      this.indexes.set(printed, index);
+    }
+    if (index.find(mention.value, Math.min(mention.decimals, 8)) !== undefined) return 'direct';
+    if (mention.percent && index.find(mention.value / 100, Math.min(mention.decimals + 2, 8)) !== undefined)
+      return 'ratio';
+    return null;
+  }
+}
+
+interface OutputLine {
+  outputId: string;
+  text: string;
+  label: string;
+  occurrence: number;
+  words: string[];
+  numbers: ReturnType<typeof printedNumbers>;
+  dates: ReturnType<typeof datesIn>;
+}
+
+/** Every line of every output with its label and numbers, in order. */
+function outputLines(sources: readonly GroundingSource[]): OutputLine[] {
+  const lines: OutputLine[] = [];
+  for (const source of sources) {
+    const seen = new Map<string, number>();
+    for (const text of source.text.split('\n')) {
+      const numbers = printedNumbers(text);
+      if (numbers.length === 0) continue;
+      const label = lineLabel(text);
+      const occurrence = seen.get(label) ?? 0;
+      seen.set(label, occurrence + 1);
+      lines.push({
+        outputId: source.outputId,
+        text,
+        label,
+        occurrence,
+        words: words(text),
+        numbers,
+        dates: datesIn(text),
+      });
+    }
+  }
+  return lines;
+}
+
+/**
+ * Where the earlier outputs printed a stated number, best first. Every place
+ * that grounds it is scored by how much its line reads like the answer's line
+ * (shared words) plus how many of the three words right before the answer's
+ * number stand right before it: the answer's "has 49 missing values" is the
+ * output's "has 49 missing values", not the "49 rows" of another table that
+ * happened to be printed first. Ties keep the order printed (the grounding's
+ * own first choice comes first).
+ */
+function anchorsOf(
+  value: LocatedMention,
+  context: MentionContext,
+  lines: readonly OutputLine[],
+  matcher: PrintedMatcher,
+): ScoredAnchor[] {
+  const scored: ScoredAnchor[] = [];
+  for (const line of lines) {
+    let lineScore: number | null = null;
+    const places = value.kind === 'date' ? line.dates : line.numbers;
+    for (const [position, number] of places.entries()) {
+      const how =
+        value.kind === 'date'
+          ? number.text === value.text
+            ? 'direct'
+            : null
+          : matcher.match(value.mention, number.text);
+      if (how === null) continue;
+      lineScore ??= overlap(context.lineWords, line.words);
+      const near = wordsBefore(line.text, number.start);
+      const nearScore =
+        context.nearWords.length === 0
+          ? 0
+          : context.nearWords.filter((word) => near.includes(word)).length / context.nearWords.length;
+      scored.push({
+        score: lineScore + nearScore,
+        nearScore,
+        anchor: {
+          outputId: line.outputId,
+          label: line.label,
+          occurrence: line.occurrence,
+          position,
+          ratio: how === 'ratio',
+          kind: value.kind,
+        },
+      });
+    }
+  }
+  // Array.prototype.sort is stable: equal scores keep the printed order.
+  return scored.sort((left, right) => right.score - left.score);
+}
+
+interface ScoredAnchor {
+  anchor: Anchor;
+  score: number;
+  nearScore: number;
+}
+
+function placeIn(
+  anchor: Anchor,
+  newById: ReadonlyMap<string, GroundingSource>,
+): { text: string; sign: string } | null {
+  const source = newById.get(anchor.outputId);
+  return source === undefined ? null : numberAt(anchor, source);
+}
+
+/** The number at the anchor's place in the new output, with its sign; null when the place is gone. */
+function numberAt(anchor: Anchor, source: GroundingSource): { text: string; sign: string } | null {
+  let occurrence = 0;
+  for (const line of source.text.split('\n')) {
+    if (lineLabel(line) !== anchor.label) continue;
+    if (occurrence++ !== anchor.occurrence) continue;
+    if (anchor.kind === 'date') {
+      const date = datesIn(line)[anchor.position];
+      return date === undefined ? null : { text: date.text, sign: '' };
+    }
+    const number = printedNumbers(line)[anchor.position];
+    if (number === undefined) return null;
+    return {
+      text: number.text,
+      sign: hasStandaloneSign(line, number.start) ? (line[number.start - 1] ?? '') : '',
+    };
+  }
+  return null;
+}
+
+/**
+ * The new number written the way the old one was: the same decimals (fewer
+ * when the output now prints fewer: no precision is made up), thousands
+ * separators only if the old had them, the percent sign as it stood, and a
+ * sign only where the old number showed one (then the output's).
+ */
+export function formatLike(
+  mention: NumberMention,
+  printed: string,
+  printedSign: string,
+  ratio: boolean,
+): string {
+  const [mantissa = '', exponent] = printed.replaceAll(',', '').split(/[eE]/);
+  const printedDecimals = exponent === undefined ? (mantissa.split('.')[1]?.length ?? 0) : mention.decimals;
+  let value = Number(mantissa) * 10 ** Number(exponent ?? 0);
+  let available = printedDecimals;
+  if (ratio) {
+    value *= 100;
+    available = Math.max(0, printedDecimals - 2);
+  }
+  const decimals = Math.min(mention.decimals, available);
+  const grouped = /\d,\d{3}/.test(mention.text);
+  const digits = new Intl.NumberFormat('en-US', {
+    minimumFractionDigits: decimals,
+    maximumFractionDigits: decimals,
+    useGrouping: grouped,
+  }).format(value);
+  const sign = /^[-\u2212]/.exec(mention.text)?.[0] ?? '';
+  const percent = /\s?%$/.exec(mention.text)?.[0] ?? '';
+  // The output's sign where the answer showed one ("-3.3%" becomes "+2.1%" or "2.1%" as printed), and the answer's minus character.
+  const shown = sign === '' || printedSign === '' ? '' : printedSign === '+' ? '+' : sign;
+  return `${shown}${digits}${percent}`;
+}
+
+/**
+ * The earlier answer with every grounded number replaced by the number at its
+ * place in the new outputs, every grounded number that has no place any more
+ * marked `[stale]`, and every number that was never grounded marked `[not
+ * grounded]` (both keep their old value). `newExecutions` are the re-run's
+ * cells, with the same output ids as the earlier ones.
+ */
+export function updateAnswerNumbers(
+  answer: string,
+  oldExecutions: readonly ExecutionRecord[],
+  newExecutions: readonly ExecutionRecord[],
+): UpdatedAnswer {
+  const oldSources = groundingSources(oldExecutions);
+  const oldIndex = buildNumberIndex(oldSources);
+  const oldLines = outputLines(oldSources);
+  const matcher = new PrintedMatcher();
+  const newById = new Map(
+    groundingSources(newExecutions.filter((execution) => execution.result.status === 'ok')).map((source) => [
+      source.outputId,
+      source,
+    ]),
+  );
+  const ranById = new Map(newExecutions.map((execution) => [execution.outputId, execution.result.status]));
+  const numbers: NumberUpdate[] = [];
+  let text = '';
+  let position = 0;
+  for (const located of locateMentions(answer)) {
+    const { start, end } = located;
+    const update = updateOne(
+      located,
+      contextOf(answer, start),
+      oldIndex,
+      oldLines,
+      matcher,
+      newById,
+      ranById,
+    );
+    if (update === null) continue; // a date no output printed: not a checked claim, left as written
+    numbers.push(update);
+    text += answer.slice(position, start);
+    if (update.status === 'stale') text += `${update.oldText} ${STALE_MARK}`;
+    else if (update.status === 'not-grounded') text += `${update.oldText} ${NOT_GROUNDED_MARK}`;
+    else text += update.newText;
+    position = end;
+  }
+  return { text: text + answer.slice(position), numbers };
+}
+
+function updateOne(
+  located: LocatedMention,
+  context: MentionContext,
+  oldIndex: ReturnType<typeof buildNumberIndex>,
+  oldLines: readonly OutputLine[],
+  matcher: PrintedMatcher,
+  newById: ReadonlyMap<string, GroundingSource>,
+  ranById: ReadonlyMap<string, string>,
+): NumberUpdate | null {
+  const oldText = located.kind === 'date' ? located.text : located.mention.text;
+  const kept = { oldText, newText: oldText };
+  const grounded = located.kind === 'date' || groundMention(located.mention, oldIndex).verified;
+  const small = located.kind === 'number' && located.small;
+  // A small count is found in almost every output: only a place whose preceding words agree is its source.
+  const candidates = (grounded ? anchorsOf(located, context, oldLines, matcher) : []).filter(
+    (candidate) => !small || candidate.nearScore > 0,
+  );
+  const best = candidates[0];
+  if (best === undefined) {
+    if (located.kind === 'date' || small) return null;
+    return { ...kept, status: 'not-grounded', outputId: null, label: null, reason: null };
+  }
+  // The best place, or else the next best that the new outputs still print, as long as the
+  // words right before it agree with the answer's (never a mere coincidence of value).
+  let anchor = best.anchor;
+  let found = placeIn(anchor, newById);
+  for (const candidate of candidates.slice(1)) {
+    if (found !== null) break;
+    if (candidate.nearScore === 0) continue;
+    const placed = placeIn(candidate.anchor, newById);
+    if (placed !== null) {
+      anchor = candidate.anchor;
+      found = placed;
+    }
+  }
+  if (found === null) {
+    const status = ranById.get(best.anchor.outputId);
+    const reason =
+      status === undefined
+        ? `${best.anchor.outputId} was not run`
+        : status !== 'ok'
+          ? `${best.anchor.outputId} ended ${status}`
+          : `${best.anchor.outputId} no longer prints the line "${best.anchor.label}"`;
+    return {
+      ...kept,
+      status: 'stale',
+      outputId: best.anchor.outputId,
+      label: best.anchor.label,
+      reason,
+    };
+  }
+  const newText =
+    located.kind === 'date' ? found.text : formatLike(located.mention, found.text, found.sign, anchor.ratio);
+  return {
+    oldText,
+    newText,
+    status: newText === oldText ? 'unchanged' : 'updated',
+    outputId: anchor.outputId,
+    label: anchor.label,
+    reason: null,
+  };
+}

@@ -1,0 +1,507 @@
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { ConfigError, TraceError, WorkspaceError } from '../../errors/index.ts';
+import { createSandbox, type SandboxSession } from '../../sandbox/index.ts';
+import { readTrace } from '../../trace/reader.ts';
+import type {
+  ExecutionRecord,
+  RunStartRecord,
+  TerminationReason,
+  TraceCellResult,
+  TraceRecord,
+  Usage,
+} from '../../trace/schema.ts';
+import { splitTurns } from '../../trace/turns.ts';
+import { collectArtifacts } from '../artifacts.ts';
+import { errorText } from '../clip-text.ts';
+import type { AgentEvent } from '../events.ts';
+import { formatExecuteText } from '../execute-text.ts';
+import { hashWorkspaceFiles, sha256File } from '../input-files.ts';
+import type { LanguageModel } from '../language-model.ts';
+import { resolveModelProfile } from '../model-profile.ts';
+import { runFailureFrom } from '../run-failure.ts';
+import { newRunId } from '../run-metadata.ts';
+import { runStartRecord } from '../run-start-record.ts';
+import { defaultMaxTraceFigureBytes } from '../trace-figure-budget.ts';
+import { TraceRecorder } from '../trace-recorder.ts';
+import { NOT_GROUNDED_MARK, STALE_MARK, updateAnswerNumbers, type NumberUpdate } from './answer-numbers.ts';
+import type { RerunCell, RerunOptions, RerunResult } from './rerun-options.ts';
+import { rewriteAnswer } from './rewrite-answer.ts';
+
+const nowIso = () => new Date().toISOString();
+
+/** Statuses whose recorded cells are not run again: they hit a limit or were stopped, and would again (as a thread's replay). */
+const notRerun = new Set(['timeout', 'memory', 'crashed', 'output-limit', 'cancelled']);
+
+interface RecordedRun {
+  runDir: string;
+  tracePath: string;
+  traceSha256: string;
+  start: RunStartRecord;
+  records: TraceRecord[];
+  executions: ExecutionRecord[];
+  /** The last answer of the run (of its last answered question), or null. */
+  answer: string | null;
+  /** The question that answer answers. */
+  question: string;
+  /** How the earlier run ended. */
+  termination: { reason: TerminationReason; detail: string } | null;
+}
+
+async function exists(file: string): Promise<boolean> {
+  return stat(file).then(
+    (info) => info.isFile(),
+    () => false,
+  );
+}
+
+/** Reads the earlier run's trace (`trace.jsonl`, else `trace.json`; versions 1 and 2). */
+async function readRecordedRun(runDir: string, signal: AbortSignal): Promise<RecordedRun> {
+  const jsonl = path.join(runDir, 'trace.jsonl');
+  const json = path.join(runDir, 'trace.json');
+  const tracePath = (await exists(jsonl)) ? jsonl : (await exists(json)) ? json : null;
+  if (tracePath === null) {
+    throw new TraceError(
+      `${runDir} holds no trace.jsonl or trace.json: it is not a Datalyst run folder (re-run takes the folder an earlier \`datalyst analyze\` wrote).`,
+    );
+  }
+  const trace = await readTrace(tracePath, { signal });
+  const start = trace.records[0];
+  if (start?.type !== 'run-start') throw new TraceError('The trace does not start with a run-start record.');
+  const executions = trace.records.filter((record) => record.type === 'execution');
+  const turns = splitTurns(trace.records);
+  const answered = turns.findLast((turn) => turn.end?.answer != null);
+  const runEnd = trace.records.findLast((record) => record.type === 'run-end');
+  const answer = runEnd?.answer ?? answered?.end?.answer ?? null;
+  return {
+    runDir,
+    tracePath,
+    traceSha256: await sha256File(tracePath, signal),
+    start,
+    records: trace.records,
+    executions,
+    answer,
+    question: answered?.question ?? start.instruction,
+    termination: runEnd?.termination ?? turns.at(-1)?.end?.termination ?? null,
+  };
+}
+
+function isInside(child: string, parent: string): boolean {
+  const relative = path.relative(parent, child);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+}
+
+/** The earlier model, for the trace's run-start: the code was its, even though no model runs now. */
+function recordedModel(start: RunStartRecord): LanguageModel {
+  return {
+    id: start.model.id,
+    contextWindowTokens: start.limits.contextBudgetTokens,
+    ...(start.model.baseUrl === null ? {} : { baseUrl: start.model.baseUrl }),
+    offline: start.model.offline,
+    // Never called: a re-run asks no model for code.
+    stream: () => {
+      throw new Error('The recorded model is not asked in a re-run.');
+    },
+  };
+}
+
+function cellDetail(result: TraceCellResult): string | null {
+  if (result.error !== null) return `${result.error.name}: ${result.error.value}`;
+  return result.status === 'ok' ? null : result.status;
+}
+
+function countBy(numbers: readonly NumberUpdate[], status: NumberUpdate['status']): number {
+  return numbers.filter((number) => number.status === status).length;
+}
+
+/** One sentence per kind of number, for the run's notice and the CLI. */
+export function describeNumbers(numbers: readonly NumberUpdate[]): string {
+  const parts = [
+    `${countBy(numbers, 'updated')} updated`,
+    `${countBy(numbers, 'unchanged')} unchanged`,
+    `${countBy(numbers, 'stale')} stale`,
+    `${countBy(numbers, 'not-grounded')} not grounded`,
+  ];
+  const stale = numbers
+    .filter((number) => number.status === 'stale')
+    .slice(0, 10)
+    .map((number) => `${number.oldText} (${number.reason ?? 'not placed'})`);
+  return `Numbers of the earlier answer: ${parts.join(', ')}.${stale.length > 0 ? ` Stale: ${stale.join('; ')}${countBy(numbers, 'stale') > stale.length ? '; …' : ''}.` : ''}`;
+}
+
+/** The lines put before a carried-over answer, so that no reader takes it for a fresh analysis. */
+function carriedOverPreamble(runId: string, numbers: readonly NumberUpdate[]): string {
+  const lines = [
+    `> **Re-run** of run \`${runId}\` on new data, with no model: every number the earlier answer took from an output is taken again from the same place in the new outputs. The wording is the earlier answer's; check it against the new outputs.`,
+  ];
+  if (numbers.some((number) => number.status === 'stale'))
+    lines.push(
+      `> Numbers marked ${STALE_MARK} could not be found at their place in the new outputs: they are the earlier run's values.`,
+    );
+  if (numbers.some((number) => number.status === 'not-grounded'))
+    lines.push(
+      `> Numbers marked ${NOT_GROUNDED_MARK} were never found in an output of the earlier run and are kept as written.`,
+    );
+  return `${lines.join('\n>\n')}\n\n`;
+}
+
+/**
+ * Re-runs a recorded analysis on new data: reads the earlier run's trace,
+ * runs its recorded cells again in order in a fresh sandbox on the new
+ * workspace (mounted read-only like any run's), with no model, and writes a
+ * new run folder with its own trace (marked as a re-run of the earlier one),
+ * which `renderRunFolder` turns into the report. The earlier answer's
+ * grounded numbers are carried over to the new outputs (see
+ * answer-numbers.ts), or, with `rewriteAnswer`, a model rewrites the answer
+ * in one turn.
+ *
+ * Throws before anything is written when the trace cannot be read, the new
+ * workspace lacks a file the earlier one had (the error names it), or the
+ * new run folder is the earlier one or inside it. Afterwards failures are
+ * results: a cell that fails on the new data ends the run
+ * `rerun-cell-failed`, a broken sandbox `sandbox-failure`, a cancel
+ * `cancelled`.
+ */
+export async function rerunAnalysis(options: RerunOptions): Promise<RerunResult> {
+  const signal = options.signal ?? new AbortController().signal;
+  const emit = (event: AgentEvent) => options.onEvent?.(event);
+  const recorded = await readRecordedRun(path.resolve(options.runDir), signal);
+  const workspaceDir = path.resolve(options.workspaceDir);
+  const inputFiles = await hashWorkspaceFiles(workspaceDir, signal, options.sandbox?.excludeDirs);
+  const present = new Set(inputFiles.map((file) => file.path));
+  const missing = recorded.start.workspace.files.filter((file) => !present.has(file.path));
+  if (missing.length > 0) {
+    const names = missing.map((file) => file.path).join(', ');
+    throw new WorkspaceError(
+      `The new workspace ${workspaceDir} has no ${names}: the recorded run read ${missing.length === 1 ? 'this file' : 'these files'}, and a re-run expects every file of the earlier workspace under the same name.`,
+      `Put the new data in ${workspaceDir} under the earlier names (${recorded.start.workspace.files.map((file) => file.path).join(', ')}).`,
+    );
+  }
+  const runId = options.runId ?? newRunId();
+  const outDir = path.resolve(options.outDir ?? path.join(options.runsDir ?? 'runs', runId));
+  if (isInside(outDir, recorded.runDir)) {
+    throw new ConfigError(
+      `The new run folder ${outDir} is the earlier run's folder or inside it; a re-run never changes the earlier run.`,
+      'Pass another folder for the new run.',
+    );
+  }
+  const recorder = TraceRecorder.open(outDir, {
+    maxFigureBytes: options.maxTraceFigureBytes ?? defaultMaxTraceFigureBytes,
+  });
+  const startedMs = Date.now();
+  const startedAt = new Date(startedMs).toISOString();
+  const rerunOf = {
+    runId: recorded.start.runId,
+    runDir: recorded.runDir,
+    traceSha256: recorded.traceSha256,
+  };
+  emit({
+    type: 'run-start',
+    runId,
+    outDir,
+    instruction: recorded.start.instruction,
+    modelId: 'none (re-run)',
+  });
+
+  let session: SandboxSession | null = null;
+  const cells: RerunCell[] = [];
+  const newExecutions: ExecutionRecord[] = [];
+  let failedCell: RerunCell | null = null;
+  let termination: { reason: TerminationReason; detail: string } | null = null;
+  let answer: string | null = null;
+  let answerSource: RerunResult['answerSource'] = 'none';
+  let numbers: NumberUpdate[] = [];
+  let rounds = 0;
+  const usage: Usage = { promptTokens: 0, completionTokens: 0 };
+  const lastRecordedRound = Math.max(1, ...recorded.executions.map((execution) => execution.round));
+  const artifactBudget = {
+    remainingBytes: options.maxArtifactBytes ?? 64 * 1024 * 1024,
+    remainingFiles: options.maxArtifactFiles ?? 200,
+  };
+  let phase: 'setup' | 'sandbox' | 'model' = 'setup';
+  let runStartWritten = false;
+  const writeRunStart = () => {
+    if (runStartWritten) return;
+    runStartWritten = true;
+    const record = runStartRecord({
+      options: {
+        instruction: recorded.start.instruction,
+        workspaceDir,
+        model: recordedModel(recorded.start),
+        ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
+      },
+      runId,
+      startedAt,
+      inputFiles,
+      profile: resolveModelProfile('chat'),
+      maxRounds: recorded.start.limits.maxRounds,
+      deadlineMs: null,
+      contextBudgetTokens: recorded.start.limits.contextBudgetTokens,
+      session,
+    });
+    recorder.append({
+      ...record,
+      model: recorded.start.model,
+      rerunOf: { ...rerunOf, workspacePath: recorded.start.workspace.path },
+    });
+  };
+  try {
+    phase = 'sandbox';
+    try {
+      session = await (options.createSandbox ?? createSandbox)({ ...options.sandbox, workspaceDir, signal });
+    } finally {
+      writeRunStart();
+    }
+    try {
+      const profile = await session.profileWorkspace({ signal });
+      recorder.append({ type: 'workspace-profile', at: nowIso(), profile });
+      emit({ type: 'profile-end', profile });
+    } catch (error) {
+      if (signal.aborted) throw error;
+      emit(recorder.notice(0, 'warning', `The new workspace could not be profiled: ${errorText(error)}`));
+    }
+    recorder.append({
+      type: 'turn-start',
+      turn: 1,
+      at: nowIso(),
+      question: recorded.question,
+      replyToAsk: false,
+    });
+    emit({ type: 'turn-start', turn: 1, question: recorded.question, replyToAsk: false });
+    emit(
+      recorder.notice(
+        0,
+        'rerun',
+        `Re-run of run ${recorded.start.runId} (${recorded.runDir}) on the files of ${workspaceDir}: its ${recorded.executions.length} recorded cells run again in order, with no model.`,
+      ),
+    );
+    for (const old of recorded.executions) {
+      const recordedStatus = old.result.status;
+      if (failedCell !== null) {
+        cells.push({
+          outputId: old.outputId,
+          status: 'not-run',
+          recordedStatus,
+          detail: `not run: ${failedCell.outputId} failed before it`,
+        });
+        continue;
+      }
+      if (notRerun.has(recordedStatus)) {
+        cells.push({
+          outputId: old.outputId,
+          status: 'not-run',
+          recordedStatus,
+          detail: `not run: it ended ${recordedStatus} in the recorded run`,
+        });
+        continue;
+      }
+      emit({ type: 'execution-start', round: old.round, outputId: old.outputId, code: old.code });
+      const result = await session.execute(old.code, { signal });
+      const executeText = formatExecuteText(result);
+      const omission = recorder.execution(old.round, old.outputId, old.code, result, executeText);
+      newExecutions.push({
+        type: 'execution',
+        round: old.round,
+        at: nowIso(),
+        outputId: old.outputId,
+        code: old.code,
+        result,
+        executeText,
+      });
+      emit({ type: 'execution-end', round: old.round, outputId: old.outputId, result });
+      if (omission !== null) emit(omission);
+      await saveArtifacts(session, recorder, outDir, artifactBudget, old, result.files, signal, emit);
+      const cell: RerunCell = {
+        outputId: old.outputId,
+        status: result.status,
+        recordedStatus,
+        detail: cellDetail(result),
+      };
+      cells.push(cell);
+      // A cell that failed in the record too (the model's mistake, fixed by a later cell) fails again as recorded.
+      if (result.status !== 'ok' && recordedStatus === 'ok') failedCell = cell;
+    }
+
+    const carried =
+      recorded.answer === null
+        ? null
+        : updateAnswerNumbers(recorded.answer, recorded.executions, newExecutions);
+    numbers = carried?.numbers ?? [];
+    if (carried !== null) {
+      answer = carriedOverPreamble(recorded.start.runId, carried.numbers) + carried.text;
+      answerSource = 'carried-over';
+    }
+    if (failedCell !== null) {
+      const after = cells.slice(cells.indexOf(failedCell) + 1);
+      const notRun = after.filter((cell) => cell.status === 'not-run');
+      termination = {
+        reason: 'rerun-cell-failed',
+        detail: `${failedCell.outputId} failed on the new data (${failedCell.detail ?? failedCell.status}); it ran in the recorded run.${notRun.length > 0 ? ` Not run after it: ${notRun.map((cell) => cell.outputId).join(', ')}.` : ''}`,
+      };
+      if (options.rewriteAnswer !== undefined)
+        emit(
+          recorder.notice(
+            lastRecordedRound,
+            'rerun',
+            'The answer was not rewritten: a cell failed on the new data.',
+          ),
+        );
+    } else if (options.rewriteAnswer !== undefined && recorded.answer !== null) {
+      phase = 'model';
+      const round = lastRecordedRound + 1;
+      emit({ type: 'round-start', round });
+      const rewritten = drain(
+        rewriteAnswer({
+          model: options.rewriteAnswer.model,
+          question: recorded.question,
+          oldAnswer: recorded.answer,
+          executions: newExecutions,
+          round,
+          signal,
+          onRetry: (text) => recorder.notice(round, 'retry', text),
+        }),
+        emit,
+      );
+      const { answer: newAnswer, turn } = await rewritten;
+      rounds = 1;
+      usage.promptTokens += turn.usage?.promptTokens ?? 0;
+      usage.completionTokens += turn.usage?.completionTokens ?? 0;
+      recorder.append({
+        type: 'model-turn',
+        round,
+        at: nowIso(),
+        text: turn.text,
+        usage: turn.usage,
+        durationMs: turn.durationMs,
+        finishReason: turn.finishReason,
+      });
+      answer = `> **Re-run** of run \`${recorded.start.runId}\` on new data; this answer was rewritten by the model \`${options.rewriteAnswer.model.id}\` from the new outputs.\n\n${newAnswer}`;
+      answerSource = 'rewritten';
+      numbers = [];
+      termination = {
+        reason: 'answered',
+        detail: `Re-ran ${newExecutions.length} recorded cells on the new data; the model rewrote the answer from their outputs.`,
+      };
+    } else if (recorded.answer !== null) {
+      termination = {
+        reason: 'answered',
+        detail: `Re-ran ${newExecutions.length} recorded cells on the new data; the earlier answer's numbers were carried over.`,
+      };
+    } else {
+      termination = {
+        reason: recorded.termination?.reason ?? 'cancelled',
+        detail: `The recorded run had no answer (${recorded.termination?.detail ?? 'its trace ends early'}); its cells were re-run on the new data.`,
+      };
+    }
+    if (answerSource === 'carried-over')
+      emit(recorder.notice(lastRecordedRound, 'rerun', describeNumbers(numbers)));
+  } catch (error) {
+    const failure = runFailureFrom(error, phase, signal.aborted ? 'cancelled' : null);
+    if (failure.reason !== 'cancelled') emit({ type: 'error', error: failure.error });
+    termination = { reason: failure.reason, detail: errorText(failure.error, 2000) };
+    if (!runStartWritten) writeRunStart();
+  } finally {
+    if (session !== null) await session.close().catch(() => undefined);
+  }
+  if (termination === null) throw new Error('rerunAnalysis ended without a termination');
+  if (answer !== null) {
+    const round = lastRecordedRound + rounds;
+    recorder.append({ type: 'step', round, at: nowIso(), kind: 'answer', text: answer, closed: true });
+    emit({ type: 'answer-end', round, answer });
+  }
+  const durationMs = Date.now() - startedMs;
+  recorder.append({
+    type: 'turn-end',
+    turn: 1,
+    at: nowIso(),
+    rounds,
+    usage,
+    durationMs,
+    termination,
+    answer,
+    ask: null,
+  });
+  for (const notice of recorder.end({
+    endedAt: nowIso(),
+    durationMs,
+    rounds,
+    usage,
+    termination,
+    answer,
+  }))
+    emit(notice);
+  const result: RerunResult = {
+    runId,
+    outDir,
+    tracePath: recorder.tracePath,
+    answer,
+    termination,
+    rounds,
+    usage,
+    durationMs,
+    rerunOf,
+    cells,
+    failedCell,
+    answerSource,
+    numbers,
+  };
+  emit({ type: 'run-end', result });
+  return result;
+}
+
+/** Runs an event generator to its end, passing each event on; resolves to what it returns. */
+async function drain<T>(
+  generator: AsyncGenerator<AgentEvent, T, undefined>,
+  emit: (event: AgentEvent) => void,
+): Promise<T> {
+  for (;;) {
+    const next = await generator.next();
+    if (next.done === true) return next.value;
+    emit(next.value);
+  }
+}
+
+async function saveArtifacts(
+  session: SandboxSession,
+  recorder: TraceRecorder,
+  outDir: string,
+  budget: { remainingBytes: number; remainingFiles: number },
+  cell: ExecutionRecord,
+  files: TraceCellResult['files'],
+  signal: AbortSignal,
+  emit: (event: AgentEvent) => void,
+): Promise<void> {
+  if (files.length === 0) return;
+  try {
+    const collection = await collectArtifacts(session, files, outDir, budget, signal);
+    for (const artifact of collection.saved) {
+      recorder.append({ type: 'artifact', at: nowIso(), outputId: cell.outputId, ...artifact });
+      emit({
+        type: 'artifact-saved',
+        outputId: cell.outputId,
+        path: artifact.path,
+        sizeBytes: artifact.sizeBytes,
+      });
+    }
+    if (collection.skipped.length > 0)
+      emit(
+        recorder.notice(
+          cell.round,
+          'warning',
+          `${collection.skipped.length} file(s) of ${cell.outputId} not copied: ${collection.skipped
+            .slice(0, 5)
+            .map((file) => `${file.path} (${file.why})`)
+            .join(', ')}`,
+        ),
+      );
+  } catch (error) {
+    if (signal.aborted) throw error;
+    emit(
+      recorder.notice(
+        cell.round,
+        'warning',
+        `Files of ${cell.outputId} could not be copied out of the sandbox: ${errorText(error)}`,
+      ),
+    );
+  }
+}

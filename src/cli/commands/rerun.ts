@@ -1,0 +1,287 @@
+import { rmdir } from 'node:fs/promises';
+import path from 'node:path';
+import { Option, type Command } from 'commander';
+import { z } from 'zod';
+import { resolveAnalyzeSettings } from '../../config/analyze-settings.ts';
+import { loadConfigFile, modelProfileNames, sandboxBackendNames } from '../../config/config-file.ts';
+import type { AnalyzeSettings } from '../../config/index.ts';
+import { CancelledError, ConfigError, DatalystError } from '../../errors/index.ts';
+import type { RerunResult } from '../../index.ts';
+import type { CliContext } from '../cli-context.ts';
+import { ExitCode, exitCodeForError, exitCodeHelpFor } from '../exit-codes.ts';
+import { handleInterrupts } from '../interrupt.ts';
+import { checkModelBeforeRun } from '../model-preflight.ts';
+import { displayPath, prepareOutDir } from '../output-dir.ts';
+import type { ExitCodeSink } from '../program.ts';
+import { printError } from '../program.ts';
+import type { ProgressRenderer } from '../progress-renderer.ts';
+import type { WorkspaceCheck } from '../workspace-check.ts';
+import {
+  checkRunWorkspace,
+  collect,
+  describeWorkspace,
+  makeRenderer,
+  runOptionsFor,
+  writeReport,
+} from './analyze.ts';
+
+const rerunHelp = `
+Runs the recorded cells of an earlier run again, in order, on the files of
+<new-workspace> (the same file names as the earlier workspace; a missing one
+is an error that names it), in a fresh sandbox, with no model. Writes a NEW
+run folder (default runs/<time>-<workspace>) with its own trace, report,
+charts and provenance; the earlier run and the workspace are only read.
+
+The answer is the earlier one with every number it took from an output taken
+again from the same place in the new outputs (the same cell, the line with
+the same words, the same number on it). A number whose place is gone is kept
+and marked [stale]; one that no output ever printed is marked [not grounded].
+With --rewrite-answer a model (--model, the config file or DATALYST_MODEL)
+gets the question, the earlier answer and the new outputs in one turn and
+writes the answer instead.
+
+A cell that ran in the earlier run and fails on the new data (a renamed
+column, say) is shown in the report with its error; the cells after it are
+not run, and the run ends "rerun-cell-failed".
+
+Examples:
+  $ datalyst rerun runs/20260101-120000-sales data/sales-q2
+  $ datalyst rerun runs/20260101-120000-sales data/sales-q2 -o runs/sales-q2
+  $ datalyst rerun runs/20260101-120000-sales data/sales-q2 --rewrite-answer --model gpt-4o-mini
+
+${exitCodeHelpFor([
+  [ExitCode.answered, 'every cell ran; the answer was carried over (or rewritten)'],
+  [ExitCode.internal, 'internal error (a bug in Datalyst)'],
+  [
+    ExitCode.usage,
+    'usage or input error (run folder, missing file, output folder, no model for --rewrite-answer)',
+  ],
+  [ExitCode.notAnswered, 'a recorded cell failed on the new data (rerun-cell-failed)'],
+  [ExitCode.sandboxUnavailable, 'sandbox unavailable (Docker engine, runner image, local Python)'],
+  [ExitCode.modelUnavailable, 'model unavailable (--rewrite-answer)'],
+  [ExitCode.cancelled, 'cancelled (Ctrl-C)'],
+])}`;
+
+// What commander hands over; checked because it is typed `Record<string, unknown>`.
+const rerunOptionsSchema = z.object({
+  out: z.string().optional(),
+  format: z.array(z.string()).optional(),
+  rewriteAnswer: z.boolean().optional(),
+  model: z.string().optional(),
+  baseUrl: z.string().optional(),
+  apiKey: z.string().optional(),
+  profile: z.string().optional(),
+  cellTimeout: z.string().optional(),
+  memory: z.string().optional(),
+  cpus: z.string().optional(),
+  sandbox: z.string().optional(),
+  runtime: z.string().optional(),
+  maxWorkspaceMb: z.string().optional(),
+  quiet: z.boolean().optional(),
+  config: z.string().optional(),
+});
+type RerunCommandOptions = z.infer<typeof rerunOptionsSchema>;
+
+export function defineRerunCommand(program: Command, context: CliContext, setExitCode: ExitCodeSink): void {
+  program
+    .command('rerun')
+    .description('Run a recorded analysis again on new data and write a new run with its report.')
+    .argument('<run-folder>', 'the earlier run folder (holds trace.jsonl)')
+    .argument('<new-workspace>', 'folder with the new data files, under the earlier names')
+    .option('-o, --out <dir>', 'new run folder; must be new or empty (default: runs/<time>-<workspace>)')
+    .option(
+      '--format <formats>',
+      'report formats: html, md, ipynb, json, pdf; repeat or comma-separate (default: all but pdf)',
+      collect,
+    )
+    .option('--rewrite-answer', 'let the model rewrite the answer from the new outputs (one turn)')
+    .option('--model <name>', 'model for --rewrite-answer (env DATALYST_MODEL)')
+    .option('--base-url <url>', 'OpenAI-compatible endpoint (env DATALYST_BASE_URL, OPENAI_BASE_URL)')
+    .option('--api-key <key>', 'API key for the endpoint (env DATALYST_API_KEY, OPENAI_API_KEY)')
+    .addOption(new Option('--profile <profile>', 'protocol profile of the model').choices(modelProfileNames))
+    .option('--cell-timeout <duration>', 'limit per code cell, e.g. 90s, 5m (default: 120s)')
+    .option('--memory <size>', 'sandbox memory, e.g. 2g, 512m (default: 2g)')
+    .option('--cpus <n>', 'sandbox CPU cores (default: 1.5)')
+    .addOption(
+      new Option('--sandbox <backend>', 'sandbox backend; local: NO isolation (default: docker)').choices(
+        sandboxBackendNames,
+      ),
+    )
+    .option('--runtime <name>', 'container runtime: runc, or runsc for gVisor (default: runc)')
+    .option('--max-workspace-mb <mb>', 'refuse larger workspaces (default: 2048)')
+    .option('--quiet', 'print only warnings, errors and where the report is')
+    .option(
+      '--config <file>',
+      'config file (default: the nearest datalyst.config.json, here or in a folder above)',
+    )
+    .addHelpText('after', rerunHelp)
+    .action(async (runFolder: string, workspace: string, rawOptions: unknown) => {
+      const options = rerunOptionsSchema.parse(rawOptions);
+      setExitCode(await runRerun(context, runFolder, workspace, options));
+    });
+}
+
+async function runRerun(
+  context: CliContext,
+  runFolder: string,
+  workspace: string,
+  options: RerunCommandOptions,
+): Promise<number> {
+  const renderer = makeRenderer(context, options);
+  const fail = (error: unknown): number => {
+    renderer.close();
+    printError(context, error);
+    return exitCodeForError(error);
+  };
+  let settings: AnalyzeSettings;
+  let check: WorkspaceCheck;
+  try {
+    const configFile = await loadConfigFile(options.config ?? context.env.configPath, context.cwd);
+    settings = resolveAnalyzeSettings({
+      workspace,
+      flags: options,
+      env: context.env,
+      configFile,
+      cwd: context.cwd,
+      now: context.now(),
+    });
+    if (options.rewriteAnswer === true && settings.model.kind !== 'endpoint') {
+      throw new ConfigError(
+        '--rewrite-answer needs a language model, and none is configured.',
+        'Name one with --model <name> [--base-url <url>], "model" in the config file, or DATALYST_MODEL; or leave --rewrite-answer out to carry the numbers over without a model.',
+      );
+    }
+    // Refused here too, before the folder is made: not even an empty folder may appear in the earlier run.
+    const fromRun = path.relative(path.resolve(context.cwd, runFolder), settings.outDir);
+    if (fromRun === '' || (!fromRun.startsWith('..') && !path.isAbsolute(fromRun))) {
+      throw new ConfigError(
+        `The new run folder ${settings.outDir} is the earlier run's folder or inside it; a re-run never changes the earlier run.`,
+        'Pass another folder with -o.',
+      );
+    }
+    check = await checkRunWorkspace(settings);
+    describeWorkspace(renderer, check, context);
+    renderer.info(
+      `Re-running ${displayPath(path.resolve(context.cwd, runFolder), context.cwd)} on it, with no model.`,
+    );
+    if (settings.sandbox === 'local') {
+      renderer.warn(
+        '--sandbox local runs the recorded code on THIS machine with NO isolation: it can read and change your files.',
+      );
+    }
+    if (settings.formats.includes('pdf')) {
+      const { assertChromiumInstalled } = await import('../../report/pdf.ts');
+      await assertChromiumInstalled(context.env.chromium);
+    }
+  } catch (error) {
+    return fail(error);
+  }
+
+  const [{ rerunAnalysis }, { ChartPool, renderRunFolder }, { createModel }] = await Promise.all([
+    import('../../agent/index.ts'),
+    import('../../report/index.ts'),
+    import('../model-factory.ts'),
+  ]);
+  const interrupts = handleInterrupts({
+    source: context.signals,
+    onFirst: () =>
+      renderer.warn(
+        'Cancelling: stopping the running cell, then writing a partial report. Ctrl-C again quits at once.',
+      ),
+    onSecond: () => {
+      renderer.close();
+      context.stderr.write('Quit without waiting.\n');
+      context.exit(ExitCode.cancelled);
+    },
+  });
+  const charts = new ChartPool({ cache: true });
+  const chartPng = settings.formats.some((format) => format === 'md' || format === 'ipynb');
+  let outDir: string | null = null;
+  let started = false;
+  try {
+    let result: RerunResult;
+    try {
+      const preflight = (detail: string) => renderer.info(`  ${detail}`);
+      if (options.rewriteAnswer === true && settings.model.kind === 'endpoint') {
+        const { detail, warning } = await checkModelBeforeRun(settings.model);
+        preflight(`Model endpoint: ${detail}.`);
+        if (warning !== null) renderer.warn(warning);
+      }
+      const image = await context.prepareSandbox({
+        backend: settings.sandbox,
+        image: settings.image,
+        limits: { cpus: settings.cpus, memoryMb: settings.memoryMb },
+        onProgress: preflight,
+        signal: interrupts.signal,
+      });
+      outDir = await prepareOutDir(settings.outDir, settings.outDirIsDefault);
+      charts.persistTo(path.join(outDir, '.chart-cache'));
+      charts.warm();
+      const { createSandbox, sandbox } = runOptionsFor(settings, context, image, check);
+      result = await rerunAnalysis({
+        runDir: path.resolve(context.cwd, runFolder),
+        workspaceDir: settings.workspaceDir,
+        outDir,
+        createSandbox,
+        sandbox,
+        ...(options.rewriteAnswer === true ? { rewriteAnswer: { model: createModel(settings.model) } } : {}),
+        signal: interrupts.signal,
+        onEvent: (event) => {
+          if (event.type === 'run-start') {
+            started = true;
+            renderer.info('Starting the sandbox and profiling the new workspace…');
+          }
+          // The re-run's own notices are for the report; the summary below says the same for a terminal.
+          if (event.type === 'notice' && event.kind === 'rerun') return;
+          renderer.handle(event);
+          if (event.type === 'execution-end') {
+            for (const chart of event.result.charts)
+              void charts.render(chart.spec, { png: chartPng }).catch(() => undefined);
+          }
+        },
+      });
+    } catch (error) {
+      // Refused before the run began (a bad trace, a missing file): the empty folder made for it goes again.
+      if (outDir !== null && !started) await rmdir(outDir).catch(() => undefined);
+      if (interrupts.interrupted && !DatalystError.isInstance(error)) return fail(new CancelledError(error));
+      return fail(error);
+    }
+    describeRerun(renderer, result);
+    const render = (dir: string) =>
+      renderRunFolder(dir, {
+        formats: settings.formats,
+        chartPool: charts,
+        ...(context.env.chromium === undefined ? {} : { chromiumPath: context.env.chromium }),
+      });
+    return await writeReport(context, result, renderer, render, null);
+  } finally {
+    interrupts.dispose();
+    renderer.close();
+    await charts.close();
+  }
+}
+
+/** What the re-run did, before the report lines: failed cell, numbers carried over, stale ones named. */
+function describeRerun(renderer: ProgressRenderer, result: RerunResult): void {
+  const ran = result.cells.filter((cell) => cell.status !== 'not-run').length;
+  renderer.info(`Re-ran ${ran} of ${result.cells.length} recorded cells of run ${result.rerunOf.runId}.`);
+  if (result.failedCell !== null) {
+    renderer.warn(
+      `${result.failedCell.outputId} failed on the new data: ${result.failedCell.detail ?? result.failedCell.status} (rerun-cell-failed).`,
+    );
+  }
+  if (result.answerSource === 'rewritten') {
+    renderer.info('The answer was rewritten by the model from the new outputs.');
+    return;
+  }
+  if (result.answerSource === 'none') return;
+  const count = (status: string) => result.numbers.filter((number) => number.status === status).length;
+  renderer.info(
+    `Numbers of the earlier answer: ${count('updated')} updated, ${count('unchanged')} unchanged, ${count('stale')} stale, ${count('not-grounded')} not grounded.`,
+  );
+  const stale = result.numbers.filter((number) => number.status === 'stale');
+  for (const number of stale.slice(0, 10))
+    renderer.warn(`stale: ${number.oldText} — ${number.reason ?? 'not placed in the new outputs'}`);
+  if (stale.length > 10)
+    renderer.warn(`stale: … and ${stale.length - 10} more (marked [stale] in the report)`);
+}

@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import { lineLabel, updateAnswerNumbers } from '../../src/agent/rerun/index.ts';
+import type { ExecutionRecord } from '../../src/trace/index.ts';
+import { cellResult } from '../support/cell-result.ts';
+
+function execution(outputId: string, stdout: string, status: 'ok' | 'error' = 'ok'): ExecutionRecord {
+  return {
+    type: 'execution',
+    round: 1,
+    at: '2026-01-01T00:00:00.000Z',
+    outputId,
+    code: 'print(1)',
+    result: cellResult({
+      status,
+      stdout: { text: stdout, truncated: false, totalBytes: stdout.length },
+      ...(status === 'error' ? { error: { name: 'KeyError', value: "'region'", traceback: '' } } : {}),
+    }),
+    executeText: stdout,
+  };
+}
+
+describe('carrying an answer’s numbers over to a re-run’s outputs', () => {
+  it('labels a line by its words, numbers (with their own sign) as #, spaces collapsed', () => {
+    expect(lineLabel('revenue       297.7  225.9  26.64  2626.0')).toBe('revenue # # # #');
+    expect(lineLabel('went from 119.6 to 115.6 (-3.3% change)')).toBe('went from # to # (#% change)');
+    expect(lineLabel('Q1 total 1,194')).toBe('Q1 total #');
+  });
+
+  it('finds each number by the label of its line, so a re-sorted table still gives the right row', () => {
+    const before = [execution('E1', 'region   revenue\nNorth    1,250.5\nSouth    800.25\nrows: 1200')];
+    // New data: South now sells more and the table is sorted by revenue.
+    const after = [execution('E1', 'region   revenue\nSouth    2,010.75\nNorth    990.5\nrows: 300')];
+    const answer = 'North sold 1,250.5 and South 800.25 over 1200 orders.';
+    const updated = updateAnswerNumbers(answer, before, after);
+    // Written like the old number: 800.25 had no thousands separator, so 2010.75 gets none.
+    expect(updated.text).toBe('North sold 990.5 and South 2010.75 over 300 orders.');
+    expect(updated.numbers.map((number) => number.status)).toEqual(['updated', 'updated', 'updated']);
+  });
+
+  it('prefers the line that reads like the answer over a coincidence printed earlier', () => {
+    const before = [
+      execution('E1', 'returns: 49 rows'),
+      execution('E2', 'orders has 49 missing values in discount'),
+    ];
+    const after = [
+      execution('E1', 'returns: 49 rows'),
+      execution('E2', 'orders has 7 missing values in discount'),
+    ];
+    const updated = updateAnswerNumbers('Orders has 49 missing values.', before, after);
+    expect(updated.text).toBe('Orders has 7 missing values.');
+    expect(updated.numbers[0]?.outputId).toBe('E2');
+  });
+
+  it('marks a number stale when its line is gone or its cell failed, and keeps its old value', () => {
+    const before = [execution('E1', 'mean revenue 297.7'), execution('E2', 'top region North 31.1%')];
+    const after = [execution('E1', 'average revenue 310.2'), execution('E2', '', 'error')];
+    const updated = updateAnswerNumbers('Mean 297.7; North has 31.1% of orders.', before, after);
+    expect(updated.text).toBe('Mean 297.7 \\[stale\\]; North has 31.1% \\[stale\\] of orders.');
+    expect(updated.numbers.map((number) => [number.status, number.reason])).toEqual([
+      ['stale', 'E1 no longer prints the line "mean revenue #"'],
+      ['stale', 'E2 ended error'],
+    ]);
+  });
+
+  it('marks numbers no output printed as not grounded and leaves trivial ones, code and link text alone', () => {
+    const before = [execution('E1', 'total 5400')];
+    const after = [execution('E1', 'total 6100')];
+    const answer = 'Total 5400, about 5500 by my guess; `x = 5400` in 3 steps, see [5400](#output-E1).';
+    const updated = updateAnswerNumbers(answer, before, after);
+    expect(updated.text).toBe(
+      'Total 6100, about 5500 \\[not grounded\\] by my guess; `x = 5400` in 3 steps, see [5400](#output-E1).',
+    );
+  });
+
+  it('writes the new number like the old: decimals, separators, percent of a printed ratio, sign', () => {
+    const before = [execution('E1', 'share 0.245\ntotal 12345.678\nchange -3.3\nmean 6.391960')];
+    const after = [execution('E1', 'share 0.3125\ntotal 23456.7\nchange 2.1\nmean 7.5')];
+    const answer = 'Share 24.5%, total 12,345.68, change -3.3, mean 6.39.';
+    const updated = updateAnswerNumbers(answer, before, after);
+    // 31.25% at one decimal; 23,456.7 has only one decimal printed (none made up); no sign was printed.
+    expect(updated.text).toBe('Share 31.3%, total 23,456.7, change 2.1, mean 7.5.');
+  });
+
+  it('carries small counts over only where the words before them agree, and leaves the others alone', () => {
+    const before = [execution('E1', '- `units` ranges from 2 to 12 (median 5, mean 5.16).\ntables: 4')];
+    const after = [execution('E1', '- `units` ranges from 1 to 9 (median 4, mean 4.85).\ntables: 4')];
+    const answer = '`units` ranges from 2 to 12 (median 5, mean 5.16); we made 3 charts.';
+    const updated = updateAnswerNumbers(answer, before, after);
+    expect(updated.text).toBe('`units` ranges from 1 to 9 (median 4, mean 4.85); we made 3 charts.');
+    // "3 charts": no output printed a 3 after those words; neither carried nor marked.
+    expect(updated.numbers.map((number) => number.oldText)).toEqual(['2', '12', '5', '5.16']);
+  });
+
+  it('carries ISO dates over by the same anchors', () => {
+    const before = [execution('E1', 'order_date: 2024-01-01 to 2024-12-31')];
+    const after = [execution('E1', 'order_date: 2024-04-01 to 2024-06-30')];
+    const updated = updateAnswerNumbers('Orders span 2024-01-01 to 2024-12-31.', before, after);
+    expect(updated.text).toBe('Orders span 2024-04-01 to 2024-06-30.');
+  });
+
+  it('finds numbers in headings, lists and tables of the answer at their place in its text', () => {
+    const before = [execution('E1', 'North 1250\nSouth 800')];
+    const after = [execution('E1', 'North 1300\nSouth 900')];
+    const answer =
+      '## North at 1250\n\n- South: 800\n\n| region | revenue |\n| --- | --- |\n| North | 1250 |\n';
+    const updated = updateAnswerNumbers(answer, before, after);
+    expect(updated.text).toBe(
+      '## North at 1300\n\n- South: 900\n\n| region | revenue |\n| --- | --- |\n| North | 1300 |\n',
+    );
+  });
+});

@@ -1,0 +1,411 @@
+import { createHash } from 'node:crypto';
+import { copyFile, mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { traceRecordSchema, type TraceRecord } from '../../src/index.ts';
+import { hashTree } from '../support/hash-tree.ts';
+import {
+  startFakeOpenAIServer,
+  type FakeOpenAIServer,
+  type RecordedRequest,
+} from '../support/fake-openai-server.ts';
+import { removeTemporaryDirs, temporaryDir } from './support/cli-harness.ts';
+
+/**
+ * `datalyst rerun` as a person runs it: a child process, the real Docker
+ * sandbox, real run folders. Two recorded runs of the sales example (one by
+ * the offline analyst, one by a scripted model whose code names columns, as a
+ * model's does) are re-run on a second quarter of made-up orders whose totals
+ * the test computes itself, on the same quarter with a column renamed, and
+ * with `--rewrite-answer`.
+ */
+
+const projectRoot = path.resolve(import.meta.dirname, '../..');
+const bin = path.join(projectRoot, 'bin', 'datalyst.js');
+const salesDir = path.join(projectRoot, 'workspace-examples', 'sales');
+
+const cleanEnv = {
+  NO_COLOR: '1',
+  DATALYST_MODEL: '',
+  OPENAI_API_KEY: '',
+  OPENAI_BASE_URL: '',
+  DATALYST_BASE_URL: '',
+  DATALYST_API_KEY: '',
+};
+
+function datalyst(args: readonly string[]) {
+  return execa(process.execPath, [bin, ...args], {
+    cwd: projectRoot,
+    env: cleanEnv,
+    reject: false,
+    all: true,
+  });
+}
+
+async function readTrace(runDir: string): Promise<TraceRecord[]> {
+  return (await readFile(path.join(runDir, 'trace.jsonl'), 'utf8'))
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => traceRecordSchema.parse(JSON.parse(line)));
+}
+
+function runEndOf(records: readonly TraceRecord[]) {
+  const end = records.findLast((record) => record.type === 'run-end');
+  if (end?.type !== 'run-end') throw new Error('no run-end');
+  return end;
+}
+
+const sha256 = async (file: string) =>
+  createHash('sha256')
+    .update(await readFile(file))
+    .digest('hex');
+
+// ---- The second quarter: made-up orders, with what they add up to computed here. ----
+
+const products = [
+  ['Rain Jacket', 'Apparel', 122.08],
+  ['Fleece Hoodie', 'Apparel', 62.42],
+  ['Water Filter', 'Outdoor', 37.61],
+  ['Headlamp', 'Electronics', 31.59],
+  ['Wool Socks', 'Apparel', 13.99],
+  ['GPS Watch', 'Electronics', 249.7],
+  ['Trail Backpack', 'Outdoor', 89.5],
+  ['Camp Stove', 'Outdoor', 54.25],
+] as const;
+// 40 %, 30 %, 20 %, 10 %: the same order of shares as the first data, so the sentences stay true.
+const regionCycle = ['North', 'North', 'North', 'North', 'East', 'East', 'East', 'South', 'South', 'West'];
+
+interface Quarter {
+  csv: string;
+  orders: number;
+  revenueByRegion: Map<string, number>;
+  totalRevenue: number;
+  meanUnits: number;
+  missingDiscounts: number;
+}
+
+function secondQuarter(regionColumn = 'region'): Quarter {
+  let seed = 20240401;
+  const random = () => {
+    // A small linear congruential generator: the same orders on every run.
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed / 2147483648;
+  };
+  const header = `order_id,order_date,${regionColumn},channel,product,category,units,unit_price,discount_pct,revenue`;
+  const lines = [header];
+  const revenueByRegion = new Map<string, number>();
+  let totalRevenue = 0;
+  let totalUnits = 0;
+  let missingDiscounts = 0;
+  const orders = 240;
+  const start = Date.UTC(2024, 3, 1);
+  for (let index = 0; index < orders; index++) {
+    const [product, category, listPrice] = products[Math.floor(random() * products.length)] ?? products[0];
+    const region = regionCycle[index % regionCycle.length] ?? 'North';
+    const channel = ['Online', 'Store', 'Partner'][Math.floor(random() * 3)] ?? 'Online';
+    const units = 1 + Math.floor(random() * 9);
+    const unitPrice = Math.round(listPrice * (0.95 + random() * 0.1) * 100) / 100;
+    const missing = index % 40 === 7;
+    const discount = missing ? 0 : ([0, 5, 10, 15][Math.floor(random() * 4)] ?? 0);
+    const revenue = Math.round(units * unitPrice * (1 - discount / 100) * 100) / 100;
+    // 2024-04-01 to 2024-06-30 (91 days), in order.
+    const day = new Date(start + Math.floor((index * 90) / (orders - 1)) * 86_400_000)
+      .toISOString()
+      .slice(0, 10);
+    lines.push(
+      [
+        `SO-2${String(index).padStart(4, '0')}`,
+        day,
+        region,
+        channel,
+        product,
+        category,
+        units,
+        unitPrice.toFixed(2),
+        missing ? '' : discount,
+        revenue.toFixed(2),
+      ].join(','),
+    );
+    revenueByRegion.set(region, (revenueByRegion.get(region) ?? 0) + revenue);
+    totalRevenue += revenue;
+    totalUnits += units;
+    if (missing) missingDiscounts += 1;
+  }
+  return {
+    csv: `${lines.join('\n')}\n`,
+    orders,
+    revenueByRegion,
+    totalRevenue,
+    meanUnits: totalUnits / orders,
+    missingDiscounts,
+  };
+}
+
+async function makeWorkspace(dir: string, quarter: Quarter): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  for (const name of await readdir(salesDir)) {
+    if (name !== 'orders.csv') await copyFile(path.join(salesDir, name), path.join(dir, name));
+  }
+  await writeFile(path.join(dir, 'orders.csv'), quarter.csv);
+}
+
+// ---- The scripted model: code that names its columns, and an answer from what the code printed. ----
+
+const loadCode = [
+  'import pandas as pd',
+  "orders = pd.read_csv('orders.csv')",
+  "print(f'orders: {len(orders)}')",
+  "print(orders.groupby('region')['revenue'].sum().round(2).to_string())",
+].join('\n');
+const totalsCode = [
+  'print(f\'total revenue: {orders["revenue"].sum():.2f}\')',
+  'print(f\'mean units: {orders["units"].mean():.3f}\')',
+].join('\n');
+
+function lastUserText(request: RecordedRequest): string {
+  return (request.body?.messages ?? []).map((message) => message.content).join('\n');
+}
+
+/** The model's answer, written from the numbers its cells printed (as a model would quote them). */
+function answerFrom(request: RecordedRequest): string {
+  const text = lastUserText(request);
+  const pick = (pattern: RegExp) => pattern.exec(text)?.[1] ?? 'missing';
+  const region = (name: string) => pick(new RegExp(`^${name}\\s+([\\d.]+)\\s*$`, 'm'));
+  const meanUnits = Number(pick(/mean units: ([\d.]+)/)).toFixed(2);
+  return [
+    '<Answer>',
+    '## Revenue by region',
+    '',
+    `- North: ${region('North')}`,
+    `- East: ${region('East')}`,
+    `- South: ${region('South')}`,
+    `- West: ${region('West')}`,
+    '',
+    `In all, ${pick(/orders: (\d+)/)} orders brought ${pick(/total revenue: ([\d.]+)/)} of revenue; an order had ${meanUnits} units on average.`,
+    '</Answer>',
+  ].join('\n');
+}
+
+/** Numbers in the answer's bullet `- <label>: <number>` or sentence, read back. */
+function statedNumber(answer: string, pattern: RegExp): number {
+  const found = pattern.exec(answer)?.[1];
+  if (found === undefined) throw new Error(`${String(pattern)} not in the answer:\n${answer}`);
+  return Number(found.replaceAll(',', ''));
+}
+
+let root: string;
+let offlineRun: string;
+let modelRun: string;
+let q2Dir: string;
+let renamedDir: string;
+let quarter: Quarter;
+let server: FakeOpenAIServer;
+let before: Map<string, Map<string, string>>;
+const watched = () => [salesDir, offlineRun, modelRun, q2Dir, renamedDir];
+
+async function hashAll(): Promise<Map<string, Map<string, string>>> {
+  return new Map(await Promise.all(watched().map(async (dir) => [dir, await hashTree(dir)] as const)));
+}
+
+beforeAll(async () => {
+  root = await temporaryDir('datalyst-rerun-');
+  offlineRun = path.join(root, 'offline-run');
+  modelRun = path.join(root, 'model-run');
+  q2Dir = path.join(root, 'sales-q2');
+  renamedDir = path.join(root, 'sales-q2-renamed');
+  quarter = secondQuarter();
+  await makeWorkspace(q2Dir, quarter);
+  await makeWorkspace(renamedDir, secondQuarter('area'));
+  server = await startFakeOpenAIServer({
+    models: ['scripted'],
+    script: [
+      { type: 'text', text: `<Analyze>Load the orders.</Analyze>\n<Code>\n${loadCode}\n</Code>` },
+      { type: 'text', text: `<Code>\n${totalsCode}\n</Code>` },
+      (request) => ({ type: 'text', text: answerFrom(request) }),
+    ],
+  });
+  const instruction = (await readFile(path.join(salesDir, 'instruction.txt'), 'utf8')).trim();
+  const offline = await datalyst([
+    'analyze',
+    salesDir,
+    instruction,
+    '--offline',
+    '--out',
+    offlineRun,
+    '--format',
+    'json',
+  ]);
+  expect(offline.exitCode, offline.all).toBe(0);
+  const model = await datalyst([
+    'analyze',
+    salesDir,
+    'What revenue did each region bring?',
+    '--model',
+    'scripted',
+    '--base-url',
+    server.baseUrl,
+    '--out',
+    modelRun,
+    '--format',
+    'json',
+  ]);
+  expect(model.exitCode, model.all).toBe(0);
+  before = await hashAll();
+}, 240_000);
+
+afterAll(async () => {
+  await server?.close();
+  await removeTemporaryDirs();
+});
+
+describe('datalyst rerun', () => {
+  it('re-runs a model’s recorded cells on a second quarter: the answer’s totals are the new quarter’s', async () => {
+    const out = path.join(root, 'model-q2');
+    const run = await datalyst(['rerun', modelRun, q2Dir, '-o', out]);
+    expect(run.exitCode, run.all).toBe(0);
+    expect(run.all).toMatch(/Numbers of the earlier answer: \d+ updated, \d+ unchanged, 0 stale/);
+    const records = await readTrace(out);
+    const end = runEndOf(records);
+    expect(end.termination.reason).toBe('answered');
+    const answer = end.answer ?? '';
+    for (const region of ['North', 'East', 'South', 'West']) {
+      const expected = quarter.revenueByRegion.get(region) ?? Number.NaN;
+      expect(statedNumber(answer, new RegExp(`- ${region}: ([\\d.,]+)`))).toBeCloseTo(expected, 1);
+    }
+    expect(statedNumber(answer, /In all, (\d+) orders/)).toBe(quarter.orders);
+    expect(statedNumber(answer, /brought ([\d.,]+) of revenue/)).toBeCloseTo(quarter.totalRevenue, 1);
+    expect(Math.abs(statedNumber(answer, /had ([\d.]+) units/) - quarter.meanUnits)).toBeLessThanOrEqual(
+      0.005,
+    );
+    expect(answer).not.toContain('stale');
+
+    // The new run's own provenance: a re-run of the earlier run (id, folder, trace hash), new input hashes.
+    const start = records[0];
+    if (start?.type !== 'run-start') throw new Error('no run-start');
+    const earlier = (await readTrace(modelRun))[0];
+    if (earlier?.type !== 'run-start') throw new Error('no run-start');
+    expect(start.rerunOf).toEqual({
+      runId: earlier.runId,
+      runDir: modelRun,
+      traceSha256: await sha256(path.join(modelRun, 'trace.jsonl')),
+      workspacePath: salesDir,
+    });
+    expect(start.runId).not.toBe(earlier.runId);
+    expect(start.workspace.path).toBe(q2Dir);
+    expect(start.workspace.files.find((file) => file.path === 'orders.csv')?.sha256).toBe(
+      await sha256(path.join(q2Dir, 'orders.csv')),
+    );
+    // The report as `analyze` writes it.
+    for (const file of ['report.html', 'report.md', 'analysis.ipynb', 'trace.json'])
+      expect((await stat(path.join(out, file))).isFile()).toBe(true);
+    const html = await readFile(path.join(out, 'report.html'), 'utf8');
+    expect(html).toContain('Re-run');
+    expect(html).toContain(await sha256(path.join(q2Dir, 'orders.csv')));
+  }, 120_000);
+
+  it('re-runs the offline analyst’s run of the sales example: rows, shares, missing values and dates follow the new data', async () => {
+    const out = path.join(root, 'offline-q2');
+    const run = await datalyst(['rerun', offlineRun, q2Dir, '-o', out, '--format', 'html,md']);
+    expect(run.exitCode, run.all).toBe(0);
+    const answer = runEndOf(await readTrace(out)).answer ?? '';
+    expect(answer).toContain(`\`orders.csv\`: ${quarter.orders} rows × 10 columns`);
+    // 96, 72 and 48 of 240 orders.
+    expect(answer).toContain('the top ones are `North` 40.0%, `East` 30.0%, `South` 20.0%.');
+    const share = ((quarter.missingDiscounts / quarter.orders) * 100).toFixed(1);
+    expect(answer).toContain(
+      `\`discount_pct\` misses ${quarter.missingDiscounts} of ${quarter.orders} (${share}%)`,
+    );
+    expect(answer).toContain('`order_date` spans 2024-04-01 to 2024-06-30');
+    // Whatever could not be placed is marked, in the answer and in the CLI's summary alike.
+    // (The note above the answer names the mark once.)
+    const marks = answer.match(/\\\[stale\\\]/g)?.length ?? 0;
+    const staleInAnswer = marks > 0 ? marks - 1 : 0;
+    expect(run.all).toContain(`${staleInAnswer} stale`);
+    const markdown = await readFile(path.join(out, 'report.md'), 'utf8');
+    expect(markdown).toContain('Re-run');
+  }, 120_000);
+
+  it('fails the cell that reads a renamed column, shows its error and ends rerun-cell-failed (exit 3)', async () => {
+    const out = path.join(root, 'model-renamed');
+    const run = await datalyst(['rerun', modelRun, renamedDir, '-o', out]);
+    expect(run.exitCode, run.all).toBe(3);
+    expect(run.all).toMatch(/E1 failed on the new data: KeyError: .*region/);
+    const records = await readTrace(out);
+    const end = runEndOf(records);
+    expect(end.termination.reason).toBe('rerun-cell-failed');
+    expect(end.termination.detail).toMatch(
+      /^E1 failed on the new data \(KeyError: .*region.*\).*Not run after it: E2\./,
+    );
+    const executions = records.filter((record) => record.type === 'execution');
+    expect(executions.map((execution) => [execution.outputId, execution.result.status])).toEqual([
+      ['E1', 'error'],
+    ]);
+    // The numbers E1 and E2 printed could not be placed: stale, with the old values kept.
+    expect(end.answer).toContain('\\[stale\\]');
+    const html = await readFile(path.join(out, 'report.html'), 'utf8');
+    expect(html).toContain('KeyError');
+    expect(html).toContain('a recorded cell failed on the new data');
+  }, 120_000);
+
+  it('--rewrite-answer asks the model once with the new outputs and takes its answer', async () => {
+    const rewriter = await startFakeOpenAIServer({
+      models: ['rewriter'],
+      script: [{ type: 'text', text: '<Answer>The second quarter had 240 orders.</Answer>' }],
+    });
+    try {
+      const out = path.join(root, 'model-rewritten');
+      const run = await datalyst([
+        'rerun',
+        modelRun,
+        q2Dir,
+        '-o',
+        out,
+        '--rewrite-answer',
+        '--model',
+        'rewriter',
+        '--base-url',
+        rewriter.baseUrl,
+      ]);
+      expect(run.exitCode, run.all).toBe(0);
+      expect(rewriter.completionRequests).toHaveLength(1);
+      const sent = lastUserText(rewriter.completionRequests[0] as RecordedRequest);
+      expect(sent).toContain('What revenue did each region bring?');
+      expect(sent).toContain('## Revenue by region'); // the earlier answer
+      expect(sent).toContain(`orders: ${quarter.orders}`); // the new outputs
+      expect(sent).toContain(`total revenue: ${quarter.totalRevenue.toFixed(2)}`);
+      expect(sent).not.toContain('orders: 1200');
+      const end = runEndOf(await readTrace(out));
+      expect(end.termination.reason).toBe('answered');
+      expect(end.answer).toContain('The second quarter had 240 orders.');
+      expect(end.answer).toContain('rewritten by the model `rewriter`');
+      expect(run.all).toContain('Numbers in the answer: 1 of 1 found in the execution outputs.');
+    } finally {
+      await rewriter.close();
+    }
+  }, 120_000);
+
+  it('refuses a workspace that lacks a file of the earlier one (naming it), a new run inside the earlier one, and --rewrite-answer without a model', async () => {
+    const partial = path.join(root, 'sales-q2-partial');
+    await mkdir(partial);
+    await writeFile(path.join(partial, 'orders.csv'), quarter.csv);
+    const out = path.join(root, 'model-partial');
+    const run = await datalyst(['rerun', modelRun, partial, '-o', out]);
+    expect(run.exitCode, run.all).toBe(2);
+    expect(run.all).toContain('WORKSPACE_INVALID');
+    expect(run.all).toMatch(/has no .*sales_plan\.xlsx/);
+    await expect(stat(out)).rejects.toThrow(); // no run folder left behind
+
+    const inside = await datalyst(['rerun', modelRun, q2Dir, '-o', path.join(modelRun, 'again')]);
+    expect(inside.exitCode, inside.all).toBe(2);
+    expect(inside.all).toContain("is the earlier run's folder or inside it");
+
+    const noModel = await datalyst(['rerun', modelRun, q2Dir, '--rewrite-answer', '-o', out]);
+    expect(noModel.exitCode, noModel.all).toBe(2);
+    expect(noModel.all).toContain('--rewrite-answer needs a language model');
+  }, 60_000);
+
+  it('leaves the earlier runs and every input file byte-identical', async () => {
+    expect(await hashAll()).toEqual(before);
+  });
+});
