@@ -63,6 +63,8 @@ export interface TestServer {
   url: string;
   dataDir: string;
   sandbox: FakeSandbox;
+  /** The server's log lines (JSON), captured instead of going to stderr (unless the test passed its own `log.stream`). */
+  logLines: string[];
   close(): Promise<void>;
 }
 
@@ -72,12 +74,14 @@ export async function startTestServer(
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'datalyst-server-')));
   const sandbox = scriptedSandbox();
   const { createSandbox, ...rest } = options;
+  const logLines: string[] = [];
   const server = await startServer({
     port: 0,
     modelId: 'scripted-test-model',
     maxConcurrentTurns: 2,
     maxQueuedTurns: 4,
     ...rest,
+    log: { stream: { write: (line: string) => logLines.push(line) }, ...rest.log },
     dataDir,
     engine: { createModel: scriptedModel, createSandbox: createSandbox ?? sandbox.factory, profile: 'chat' },
   });
@@ -86,6 +90,7 @@ export async function startTestServer(
     url: server.url,
     dataDir,
     sandbox,
+    logLines,
     async close() {
       await server.close();
       if (options.dataDir === undefined) await rm(dataDir, { recursive: true, force: true });
