@@ -28,7 +28,9 @@ export function scriptedModel(): LanguageModel {
           ? '<Analyze>Wait.</Analyze><Code>\nslow()\n</Code>'
           : instruction.includes('write')
             ? '<Analyze>Save it.</Analyze><Code>\nwrite()\n</Code>'
-            : '<Analyze>Look at the data.</Analyze><Code>\nprint(42)\n</Code>';
+            : instruction.includes('chart')
+              ? '<Analyze>Draw it.</Analyze><Code>\nchart()\n</Code>'
+              : '<Analyze>Look at the data.</Analyze><Code>\nprint(42)\n</Code>';
       for (let at = 0; at < reply.length; at += 8) {
         if (request.signal?.aborted) throw request.signal.reason;
         yield { type: 'text-delta', text: reply.slice(at, at + 8) };
@@ -39,7 +41,18 @@ export function scriptedModel(): LanguageModel {
   };
 }
 
-/** A fake sandbox: `slow()` waits (until aborted, at most 60 s); `write()` leaves out.csv as an artifact. */
+/** A vega-lite bar chart, as a cell that displays one reports it. */
+export const scriptedChart = {
+  id: 'chart-1',
+  spec: {
+    $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+    data: { values: [{ region: 'north', units: 18 }] },
+    mark: 'bar',
+    encoding: { x: { field: 'region', type: 'nominal' }, y: { field: 'units', type: 'quantitative' } },
+  },
+};
+
+/** A fake sandbox: `slow()` waits (until aborted, at most 60 s); `write()` leaves out.csv as an artifact; `chart()` displays `scriptedChart`. */
 export function scriptedSandbox(): FakeSandbox {
   const files = new Map<string, Uint8Array>([
     ['out.csv', new TextEncoder().encode('region,total\nnorth,18\n')],
@@ -53,6 +66,7 @@ export function scriptedSandbox(): FakeSandbox {
           ...printed('cell-output wrote out.csv\n'),
           files: [{ path: 'out.csv', change: 'created' as const, sizeBytes: 22 }],
         };
+      if (code.includes('chart()')) return { ...printed('cell-output chart\n'), charts: [scriptedChart] };
       return printed('cell-output 42\n');
     },
   });
