@@ -1,14 +1,21 @@
 // npm run bench:server — what `datalyst serve` adds to a turn, under load.
 //
 // 16 threads × 3 questions of the offline analyst at once, on the real Docker
-// sandbox, two ways in the same run (ABBA order: library, server, server,
-// library, so drift on a shared machine falls on both):
+// sandbox, two ways in the same run (ABBA blocks: library, server, server,
+// library, BENCH_ROUNDS times (default 2), so drift on a shared machine falls
+// on both; each block's own ratios are printed beside the pooled ones):
 //   library — openThread/ask called directly, at most MAX_TURNS turns at once
 //             (a semaphore; the server's queue does the same);
 //   server  — `datalyst serve --offline` in its own process, driven over HTTP:
 //             POST a turn, follow its SSE events to `turn-done`.
 // Turn latency is the time a turn runs (slot taken → turn ended); the server's
 // end-to-end time (POST → turn-done, queue included) is printed beside it.
+// Both sides see the same limits: MAX_TURNS turns at once, no warm pool (--warm 0), the
+// same workspace file. Where a first question's time goes is printed for both
+// (firstQuestionPhases: the sandbox's start and the workspace profile, the
+// analysis, and what comes after the library's turn-end — on the server,
+// recording the turn and sending turn-done), with the CPU the server used for
+// the measured turns and how busy the whole machine was in each phase.
 // Also: the server process's peak RSS, errors, and what an idle thread costs
 // (its container's memory, and that the idle timeout gives it back).
 // Goal: server p50/p95 ≤ 1.1 × library. Prints one JSON document.
