@@ -1,14 +1,21 @@
 // npm run bench:server — what `datalyst serve` adds to a turn, under load.
 //
 // 16 threads × 3 questions of the offline analyst at once, on the real Docker
-// sandbox, two ways in the same run (ABBA order: library, server, server,
-// library, so drift on a shared machine falls on both):
+// sandbox, two ways in the same run (ABBA blocks: library, server, server,
+// library, BENCH_ROUNDS times (default 2), so drift on a shared machine falls
+// on both; each block's own ratios are printed beside the pooled ones):
 //   library — openThread/ask called directly, at most MAX_TURNS turns at once
 //             (a semaphore; the server's queue does the same);
 //   server  — `datalyst serve --offline` in its own process, driven over HTTP:
 //             POST a turn, follow its SSE events to `turn-done`.
 // Turn latency is the time a turn runs (slot taken → turn ended); the server's
 // end-to-end time (POST → turn-done, queue included) is printed beside it.
+// Both sides see the same limits: MAX_TURNS turns at once, no warm pool (--warm 0), the
+// same workspace file. Where a first question's time goes is printed for both
+// (firstQuestionPhases: the sandbox's start and the workspace profile, the
+// analysis, and what comes after the library's turn-end — on the server,
+// recording the turn and sending turn-done), with the CPU the server used for
+// the measured turns and how busy the whole machine was in each phase.
 // Also: the server process's peak RSS, errors, and what an idle thread costs
 // (its container's memory, and that the idle timeout gives it back).
 // Goal: server p50/p95 ≤ 1.1 × library. Prints one JSON document.
@@ -25,6 +32,8 @@ import { containerLabels } from '../src/sandbox/index.ts';
 const THREADS = Number(process.env.BENCH_THREADS ?? 16);
 const TURNS = Number(process.env.BENCH_TURNS ?? 3);
 const MAX_TURNS = Number(process.env.BENCH_MAX_TURNS ?? Math.max(1, os.availableParallelism()));
+/** ABBA blocks (library, server, server, library): on a shared machine one block is at the mercy of what else runs. */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const QUESTIONS = [
   'Generate a data science report.',
   'Which region sells the most units?',
@@ -48,6 +57,40 @@ const summary = (values: readonly number[]) => ({
 interface Sample {
   turn: number;
   ms: number;
+  /** When (ms after the turn began running) each phase-marking event was seen: where the time goes. */
+  marks: Partial<Record<PhaseEvent, number>>;
+}
+
+/** Events that end a phase of a turn, on both sides: sandbox start + workspace profile (first question), the analysis, the end. */
+const PHASE_EVENTS = ['run-start', 'profile-end', 'execution-start', 'turn-end'] as const;
+type PhaseEvent = (typeof PHASE_EVENTS)[number];
+const isPhaseEvent = (type: string): type is PhaseEvent => (PHASE_EVENTS as readonly string[]).includes(type);
+
+/**
+ * p50 of each phase of first questions: start → run-start (the turn is set up), run-start → profile-end
+ * (the sandbox starts, the workspace is profiled), profile-end → turn-end (the analysis), turn-end → the
+ * measured end (the server: recording the turn and sending turn-done).
+ */
+function phaseSplit(samples: readonly Sample[]) {
+  const first = samples.filter((sample) => sample.turn === 0);
+  const step = (from: PhaseEvent | 'start', to: PhaseEvent | 'end') =>
+    round(
+      quantile(
+        first.map(
+          (sample) =>
+            (to === 'end' ? sample.ms : (sample.marks[to] ?? Number.NaN)) -
+            (from === 'start' ? 0 : (sample.marks[from] ?? Number.NaN)),
+        ),
+        0.5,
+      ),
+    );
+  return {
+    setupP50Ms: step('start', 'run-start'),
+    sandboxAndProfileP50Ms: step('run-start', 'profile-end'),
+    firstCellAfterProfileP50Ms: step('profile-end', 'execution-start'),
+    analysisP50Ms: step('profile-end', 'turn-end'),
+    afterTurnEndP50Ms: step('turn-end', 'end'),
+  };
 }
 
 const split = (samples: readonly Sample[]) => ({
@@ -107,14 +150,18 @@ async function libraryPhase(
         for (let turn = 0; turn < TURNS; turn += 1) {
           const release = await slots.take();
           const at = performance.now();
+          const marks: Sample['marks'] = {};
           try {
-            const result = await thread.ask(QUESTIONS[turn % QUESTIONS.length] ?? 'Go on.').result;
+            const asked = thread.ask(QUESTIONS[turn % QUESTIONS.length] ?? 'Go on.');
+            for await (const event of asked)
+              if (isPhaseEvent(event.type)) marks[event.type] ??= performance.now() - at;
+            const result = await asked.result;
             if (
               result.termination.reason === 'cancelled' ||
               result.termination.reason === 'model-unavailable'
             )
               errors += 1;
-            latencies.push({ turn, ms: performance.now() - at });
+            latencies.push({ turn, ms: performance.now() - at, marks });
           } catch {
             errors += 1;
           } finally {
@@ -178,7 +225,10 @@ async function startServe(dataDir: string, idleTimeout: string): Promise<ServePr
 }
 
 /** Reads a turn's SSE stream to `turn-done`; returns when `turn-running` and `turn-done` arrived. */
-async function followTurn(eventsUrl: string): Promise<{ runningAt: number; doneAt: number; status: string }> {
+async function followTurn(
+  eventsUrl: string,
+): Promise<{ runningAt: number; doneAt: number; status: string; seenAt: Map<string, number> }> {
+  const seenAt = new Map<string, number>();
   const response = await fetch(eventsUrl);
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   const decoder = new TextDecoder();
@@ -196,12 +246,33 @@ async function followTurn(eventsUrl: string): Promise<{ runningAt: number; doneA
       if (data === undefined) continue;
       const event = JSON.parse(data.slice(6)) as { type: string; status?: string };
       if (event.type === 'turn-running') runningAt = performance.now();
+      if (!seenAt.has(event.type)) seenAt.set(event.type, performance.now());
       if (event.type === 'turn-done') {
         await reader.cancel();
-        return { runningAt, doneAt: performance.now(), status: event.status ?? '' };
+        return { runningAt, doneAt: performance.now(), status: event.status ?? '', seenAt };
       }
     }
   }
+}
+
+/** The whole machine's CPU use (every process, containers included) since `before`, as busy core-seconds and a fraction. */
+async function machineCpu(
+  before?: number[],
+): Promise<{ ticks: number[]; busyCoreS: number; busyFraction: number }> {
+  const fields = ((await readFile('/proc/stat', 'utf8')).split('\n')[0] ?? '')
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  if (before === undefined) return { ticks: fields, busyCoreS: 0, busyFraction: 0 };
+  const delta = fields.map((value, index) => value - (before[index] ?? 0));
+  const total = delta.reduce((sum, value) => sum + value, 0);
+  const idle = (delta[3] ?? 0) + (delta[4] ?? 0);
+  return {
+    ticks: fields,
+    busyCoreS: round((total - idle) / 100),
+    busyFraction: Math.round(((total - idle) / total) * 100) / 100,
+  };
 }
 
 /** CPU seconds (user + system) a process has used so far. */
@@ -243,6 +314,7 @@ async function serverPhase(csvPath: string, dataDir: string, measureIdle: boolea
     );
     await followTurn(((await warmTurn.json()) as { events_url: string }).events_url);
     await fetch(`${server.url}/v1/threads/${warm.id}`, { method: 'DELETE' });
+    const serverCpuBefore = await cpuSeconds(server.pid);
     const measuredFrom = performance.now();
     await Promise.all(
       Array.from({ length: THREADS }, async () => {
@@ -261,16 +333,22 @@ async function serverPhase(csvPath: string, dataDir: string, measureIdle: boolea
             continue;
           }
           const { events_url } = (await response.json()) as { events_url: string };
-          const { runningAt, doneAt, status } = await followTurn(events_url);
+          const { runningAt, doneAt, status, seenAt } = await followTurn(events_url);
           if (status !== 'finished') errors += 1;
-          latencies.push({ turn, ms: doneAt - runningAt });
+          const marks: Sample['marks'] = {};
+          for (const type of PHASE_EVENTS) {
+            const seen = seenAt.get(type);
+            if (seen !== undefined) marks[type] = seen - runningAt;
+          }
+          latencies.push({ turn, ms: doneAt - runningAt, marks });
           endToEnd.push(doneAt - postedAt);
         }
       }),
     );
     const wallMs = performance.now() - measuredFrom;
     const rssMb = await peakRssMb(server.pid);
-    const serverCpuS = await cpuSeconds(server.pid);
+    // CPU the server used for the measured turns (its start and warm-up left out, as the library's are).
+    const serverCpuS = round((await cpuSeconds(server.pid)) - serverCpuBefore);
     let idle: Record<string, unknown> | null = null;
     if (measureIdle) idle = await idleCost(server, threadIds);
     return { latencies, endToEnd, errors, wallMs, rssMb, idle, serverCpuS };
@@ -335,7 +413,15 @@ async function main(): Promise<void> {
     let errors = 0;
     let rssMb = 0;
     let idle: Record<string, unknown> | null = null;
-    for (const [index, kind] of (['library', 'server', 'server', 'library'] as const).entries()) {
+    const order = Array.from(
+      { length: ROUNDS },
+      () => ['library', 'server', 'server', 'library'] as const,
+    ).flat();
+    const blocks: { library: Sample[]; server: Sample[] }[] = [];
+    for (const [index, kind] of order.entries()) {
+      if (index % 4 === 0) blocks.push({ library: [], server: [] });
+      const block = blocks.at(-1) as { library: Sample[]; server: Sample[] };
+      const machineBefore = await machineCpu();
       const cpuBefore = process.cpuUsage();
       const benchCpuS = () => {
         const used = process.cpuUsage(cpuBefore);
@@ -344,17 +430,25 @@ async function main(): Promise<void> {
       if (kind === 'library') {
         const result = await libraryPhase(workspaceDir, path.join(root, 'runs'));
         library.push(...result.latencies);
+        block.library.push(...result.latencies);
         errors += result.errors;
         phases.push({
           kind,
           ...split(result.latencies),
+          firstQuestionPhases: phaseSplit(result.latencies),
           errors: result.errors,
           wallS: round(result.wallMs / 1000),
-          cpuS: { benchProcess: benchCpuS() },
+          cpuS: { benchProcess: benchCpuS(), machine: (await machineCpu(machineBefore.ticks)).busyCoreS },
+          machineBusy: (await machineCpu(machineBefore.ticks)).busyFraction,
         });
       } else {
-        const result = await serverPhase(csvPath, path.join(root, `data-${index}`), index === 2);
+        const result = await serverPhase(
+          csvPath,
+          path.join(root, `data-${index}`),
+          index === order.length - 2,
+        );
         server.push(...result.latencies);
+        block.server.push(...result.latencies);
         serverEndToEnd.push(...result.endToEnd);
         errors += result.errors;
         rssMb = Math.max(rssMb, result.rssMb);
@@ -362,16 +456,32 @@ async function main(): Promise<void> {
         phases.push({
           kind,
           ...split(result.latencies),
+          firstQuestionPhases: phaseSplit(result.latencies),
           errors: result.errors,
           wallS: round(result.wallMs / 1000),
           peakRssMb: result.rssMb,
-          cpuS: { benchProcess: benchCpuS(), serverProcess: result.serverCpuS },
+          cpuS: {
+            benchProcess: benchCpuS(),
+            serverProcess: result.serverCpuS,
+            machine: (await machineCpu(machineBefore.ticks)).busyCoreS,
+          },
+          machineBusy: (await machineCpu(machineBefore.ticks)).busyFraction,
         });
       }
       console.error(`[bench:server] ${JSON.stringify(phases.at(-1))}`);
     }
     const lib = split(library);
     const srv = split(server);
+    // Each ABBA block's ratios: the phases of one block ran close in time, under about the same outside load.
+    const perBlock = blocks.map((block) => {
+      const l = split(block.library);
+      const s = split(block.server);
+      return {
+        allP50: ratio(s.all.p50Ms, l.all.p50Ms),
+        firstQuestionP50: ratio(s.firstQuestion.p50Ms, l.firstQuestion.p50Ms),
+        firstQuestionP95: ratio(s.firstQuestion.p95Ms, l.firstQuestion.p95Ms),
+      };
+    });
     console.log(
       JSON.stringify(
         {
@@ -380,6 +490,7 @@ async function main(): Promise<void> {
             threads: THREADS,
             turnsPerThread: TURNS,
             turnsAtOnce: MAX_TURNS,
+            abbaBlocks: ROUNDS,
           },
           turnLatency: {
             library: lib,
@@ -390,8 +501,10 @@ async function main(): Promise<void> {
               firstQuestionP50: ratio(srv.firstQuestion.p50Ms, lib.firstQuestion.p50Ms),
               firstQuestionP95: ratio(srv.firstQuestion.p95Ms, lib.firstQuestion.p95Ms),
               followUpExtraMsP50: round(srv.followUps.p50Ms - lib.followUps.p50Ms),
+              perAbbaBlock: perBlock,
             },
             goal: 'server ≤ 1.1 × library',
+            firstQuestionPhases: { library: phaseSplit(library), server: phaseSplit(server) },
           },
           serverEndToEndWithQueue: summary(serverEndToEnd),
           serverPeakRssMb: rssMb,

@@ -6,6 +6,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
+import type { DataQuota } from './data-quota.ts';
 import { tooLarge } from './http-error.ts';
 import { fileObjectSchema, type FileObject } from './openai-schemas.ts';
 
@@ -29,7 +30,11 @@ export class FileStore {
   /** Per blob: an upload's rename and file object, and a delete's "is the blob still named?" check, one at a time. */
   readonly #blobLocks = new Map<string, Promise<unknown>>();
 
-  constructor(dataDir: string, maxFileBytes: number) {
+  readonly #quota: DataQuota | null;
+
+  /** `quota`: the data folder's limit, which an upload must also fit in. */
+  constructor(dataDir: string, maxFileBytes: number, quota: DataQuota | null = null) {
+    this.#quota = quota;
     this.#blobsDir = path.join(dataDir, 'files', 'blobs');
     this.#metaDir = path.join(dataDir, 'files', 'meta');
     this.#tmpDir = path.join(dataDir, 'files', 'tmp');
@@ -55,11 +60,19 @@ export class FileStore {
     const hash = createHash('sha256');
     let bytes = 0;
     const limit = this.#maxFileBytes;
+    // 507 before a byte is read when the data folder is already full.
+    const quota = await this.#quota?.meterUpload();
     const meter = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
         bytes += chunk.length;
         if (bytes > limit) {
           callback(tooLarge('The file is too large', limit));
+          return;
+        }
+        try {
+          quota?.add(chunk.length);
+        } catch (error) {
+          callback(error as Error);
           return;
         }
         hash.update(chunk);
@@ -72,6 +85,8 @@ export class FileStore {
     } catch (error) {
       await rm(tmpPath, { force: true });
       throw error;
+    } finally {
+      quota?.done();
     }
     const sha256 = hash.digest('hex');
     const file: FileObject = {

@@ -2,12 +2,14 @@ import os from 'node:os';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { DatalystError } from '../errors/index.ts';
+import { DataQuota } from './data-quota.ts';
 import { checkListenSecurity, createKeyCheck } from './auth.ts';
 import { checkBrowserRequest } from './browser-guard.ts';
 import { FileStore } from './file-store.ts';
 import { errorBody, ServerRequestError } from './http-error.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { ReportCache } from './report-cache.ts';
+import { serverLoggerOptions, type ServerLogOptions } from './server-log.ts';
 import type { RouteContext } from './route-context.ts';
 import { registerChartRoutes } from './routes/charts.ts';
 import { registerChatRoutes } from './routes/chat.ts';
@@ -43,6 +45,8 @@ export interface ServerOptions {
   maxFileBytes?: number;
   /** Bytes of files per thread. Default 1 GiB. */
   maxThreadBytes?: number;
+  /** Bytes the whole data folder may hold (uploads, threads, their runs); past it uploads and new turns get 507. Default 20 GiB; null: no limit. */
+  maxDataBytes?: number | null;
   /** Bytes of a JSON body. Default 1 MiB. */
   maxJsonBytes?: number;
   /** A thread idle this long gives its sandbox back. Default 10 minutes. */
@@ -51,6 +55,8 @@ export interface ServerOptions {
   maxOpenSandboxes?: number;
   /** Retry-After on a 429, in seconds. Default 5. */
   retryAfterSeconds?: number;
+  /** The error log (JSON lines on stderr, level `warn`: 5xx, failed turns, sandbox failures; no line per request). */
+  log?: ServerLogOptions;
 }
 
 export interface DatalystServer {
@@ -74,7 +80,9 @@ export async function createServerApp(
   const maxConcurrentTurns = options.maxConcurrentTurns ?? Math.max(1, os.availableParallelism());
   const maxFileBytes = options.maxFileBytes ?? 256 * 1024 * 1024;
   const maxJsonBytes = options.maxJsonBytes ?? 1024 * 1024;
-  const files = new FileStore(options.dataDir, maxFileBytes);
+  const maxDataBytes = options.maxDataBytes === undefined ? 20 * 1024 ** 3 : options.maxDataBytes;
+  const quota = maxDataBytes === null ? null : new DataQuota(options.dataDir, maxDataBytes);
+  const files = new FileStore(options.dataDir, maxFileBytes, quota);
   const store = new ThreadStore(options.dataDir);
   await Promise.all([files.init(), store.init()]);
   const queue = new TurnQueue({
@@ -82,7 +90,18 @@ export async function createServerApp(
     maxQueued: options.maxQueuedTurns ?? 4 * maxConcurrentTurns,
     retryAfterSeconds: options.retryAfterSeconds ?? 5,
   });
+  const app = Fastify({
+    bodyLimit: maxJsonBytes,
+    // Errors as JSON lines on stderr; requests only at --log-level info (see server-log.ts).
+    logger: serverLoggerOptions(options.log ?? {}, apiKey),
+    return503OnClosing: true,
+    // Fastify turns off Node's limit on receiving a request (300 s): a body trickled byte by byte would hold its upload for ever.
+    // 15 minutes lets a 256 MiB upload through at 300 KB/s; streamed answers (SSE) are responses, not bound by it.
+    requestTimeout: 15 * 60_000,
+  });
   const threads = new ThreadService({
+    log: app.log,
+    quota,
     store,
     files,
     queue,
@@ -94,14 +113,6 @@ export async function createServerApp(
   });
   const interrupted = await threads.recover();
 
-  const app = Fastify({
-    bodyLimit: maxJsonBytes,
-    logger: false,
-    return503OnClosing: true,
-    // Fastify turns off Node's limit on receiving a request (300 s): a body trickled byte by byte would hold its upload for ever.
-    // 15 minutes lets a 256 MiB upload through at 300 KB/s; streamed answers (SSE) are responses, not bound by it.
-    requestTimeout: 15 * 60_000,
-  });
   await app.register(multipart, {
     // The name as the client sent it, folders included, so that a path is refused rather than cut to its base.
     preservePath: true,
@@ -124,16 +135,26 @@ export async function createServerApp(
     });
   }
 
-  app.setErrorHandler((error: FastifyError | DatalystError, _request, reply) => {
+  app.setErrorHandler((error: FastifyError | DatalystError, request, reply) => {
     // A download route may have set its headers before its stream failed: the error is JSON, shown, not saved.
     void reply.removeHeader('content-disposition').type('application/json; charset=utf-8');
     if (error instanceof ServerRequestError) {
+      // A full data folder and the like: the client is told, and so is the operator.
+      if (error.status >= 500)
+        request.log.error(
+          { err: error, statusCode: error.status, method: request.method, url: request.url },
+          'request refused',
+        );
       if (error.retryAfterSeconds !== undefined)
         void reply.header('retry-after', String(error.retryAfterSeconds));
       return reply.code(error.status).send(errorBody(error.status, error.code, error.message, error.fix));
     }
     const status = 'statusCode' in error && typeof error.statusCode === 'number' ? error.statusCode : 500;
-    if (status >= 500) app.log.error(error);
+    if (status >= 500)
+      request.log.error(
+        { err: error, statusCode: status, method: request.method, url: request.url },
+        'request failed',
+      );
     const code = DatalystError.isInstance(error)
       ? error.code
       : 'code' in error && typeof error.code === 'string'

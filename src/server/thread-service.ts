@@ -2,7 +2,9 @@ import path from 'node:path';
 import { CancelledError, DatalystError } from '../errors/index.ts';
 import type { AgentEvent } from '../agent/index.ts';
 import type { TurnEvent } from './api-schemas.ts';
+import type { DataQuota } from './data-quota.ts';
 import type { FileStore } from './file-store.ts';
+import type { ServerLog } from './server-log.ts';
 import { notFound, ServerRequestError, tooLarge } from './http-error.ts';
 import type { FileObject } from './openai-schemas.ts';
 import { openEngineThread, type EngineOptions, type EngineThread } from './thread-engine.ts';
@@ -11,8 +13,12 @@ import { endPartialLine, readTurnLog, TurnLog, type UnnumberedTurnEvent } from '
 import type { TurnQueue } from './turn-queue.ts';
 
 export interface ThreadServiceOptions {
+  /** Where failed turns and sandbox failures are logged. */
+  log: ServerLog;
   store: ThreadStore;
   files: FileStore;
+  /** The data folder's byte limit: a full folder takes no new turn (507). */
+  quota: DataQuota | null;
   queue: TurnQueue;
   engine: EngineOptions;
   /** The model's id, recorded on each thread. */
@@ -44,6 +50,9 @@ interface LiveThread {
 }
 
 const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+
+/** Terminations the operator should hear about: something broke (not the model's or the person's choice). */
+const failedReasons = new Set<string>(['sandbox-failure', 'model-unavailable']);
 
 /** The detail a turn gets when the server stopped under it. */
 export const INTERRUPTED_DETAIL =
@@ -183,6 +192,8 @@ export class ThreadService {
         );
       }
       const files = await this.#resolveFiles(fileIds);
+      // A turn writes (its trace, artifacts, reports): none starts in a full data folder.
+      await this.#options.quota?.checkRoom('a new turn');
       const slot = this.#options.queue.reserve();
       if (files.length > 0) {
         const before = record.file_ids.length;
@@ -234,6 +245,18 @@ export class ThreadService {
     yield* readTurnLog(this.#options.store.eventsPath(id, index), afterSeq);
   }
 
+  /** A turn's events recorded until now, without waiting for more (a live turn's from memory, an ended one's from disk). */
+  async *eventsSoFar(id: string, index: number): AsyncGenerator<TurnEvent> {
+    const live = this.liveTurn(id, index);
+    if (live !== null) {
+      yield* live.log.recorded();
+      return;
+    }
+    const { turns } = await this.get(id);
+    if (!turns.some((turn) => turn.index === index)) throw notFound('turn', `${id}/${index}`);
+    yield* readTurnLog(this.#options.store.eventsPath(id, index), 0);
+  }
+
   /**
    * Cancels a queued or running turn; false when it had already ended. The
    * thread stays usable with its kernel; `releaseSandbox` also gives the
@@ -246,7 +269,7 @@ export class ThreadService {
     if (options.releaseSandbox === true) {
       void live.done.then(async () => {
         const thread = this.#live.get(id);
-        if (thread?.turn === null) await thread.engine?.releaseSandbox();
+        if (thread?.turn === null) await this.#releaseSandbox(thread.engine);
       });
     }
     return true;
@@ -293,6 +316,12 @@ export class ThreadService {
       turn.log.append({ type: 'turn-running', resumed });
       for await (const event of live.engine.ask(record.question, signal)) {
         turn.log.append(toTurnEvent(event));
+        // A failure the turn survives or ends with (the sandbox, the model, a bug): the operator sees it too.
+        if (event.type === 'error')
+          this.#options.log.error(
+            { threadId: thread.id, turn: record.index, err: event.error },
+            'turn error',
+          );
         if (event.type === 'round-start') record = { ...record, rounds: record.rounds + 1 };
         if (event.type === 'turn-end') {
           const { termination, answer, rounds, artifacts } = event.result;
@@ -313,7 +342,10 @@ export class ThreadService {
       }
     } catch (error) {
       const cancelled = signal.aborted;
-      if (!cancelled) turn.log.append(toTurnEvent({ type: 'error', error: asDatalystError(error) }));
+      if (!cancelled) {
+        turn.log.append(toTurnEvent({ type: 'error', error: asDatalystError(error) }));
+        this.#options.log.error({ threadId: thread.id, turn: record.index, err: error }, 'turn failed');
+      }
       record = {
         ...record,
         status: cancelled ? 'cancelled' : 'failed',
@@ -326,6 +358,12 @@ export class ThreadService {
       release?.();
     }
     await update({ ...record, ended_at: nowSeconds() });
+    if (record.termination !== null && failedReasons.has(record.termination.reason)) {
+      this.#options.log.error(
+        { threadId: thread.id, turn: record.index, termination: record.termination },
+        'turn ended by a failure',
+      );
+    }
     turn.log.append({ type: 'turn-done', status: record.status, termination: record.termination });
     await turn.log.end();
     const live = this.#liveThread(thread.id);
@@ -346,7 +384,16 @@ export class ThreadService {
       excess -= 1;
       if (entry.idleTimer !== null) clearTimeout(entry.idleTimer);
       entry.idleTimer = null;
-      void entry.engine?.releaseSandbox();
+      void this.#releaseSandbox(entry.engine);
+    }
+  }
+
+  /** Gives a sandbox back in the background; a failure is logged (never an unhandled rejection). */
+  async #releaseSandbox(engine: EngineThread | null | undefined): Promise<void> {
+    try {
+      await engine?.releaseSandbox();
+    } catch (error) {
+      this.#options.log.error({ err: error }, 'sandbox release failed');
     }
   }
 
@@ -355,7 +402,7 @@ export class ThreadService {
     if (live === undefined || live.engine === null) return;
     live.idleTimer = setTimeout(() => {
       live.idleTimer = null;
-      if (live.turn === null) void live.engine?.releaseSandbox();
+      if (live.turn === null) void this.#releaseSandbox(live.engine);
     }, this.#options.idleTimeoutMs);
     live.idleTimer.unref();
   }

@@ -46,6 +46,11 @@ export class TurnLog {
     return numbered;
   }
 
+  /** The events appended so far. */
+  recorded(): readonly TurnEvent[] {
+    return [...this.#events];
+  }
+
   /** No more events; resolves when the file has them all. */
   async end(): Promise<void> {
     if (this.#ended) return;

@@ -1,43 +1,23 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOpenAIChatModel } from '../../src/index.ts';
-import { startServer, type DatalystServer, type Turn } from '../../src/server/index.ts';
-import { startFakeOpenAIServer, type FakeOpenAIServer } from '../support/fake-openai-server.ts';
+import type { Turn } from '../../src/server/index.ts';
 import { containersOwnedBy } from './support/docker-containers.ts';
 import { multipartUpload, rawRequest } from './support/raw-http.ts';
-
-const code = (body: string) => ({
-  type: 'text' as const,
-  text: `<Analyze>Next.</Analyze>\n<Code>\n\`\`\`python\n${body}\n\`\`\`\n</Code>`,
-});
+import {
+  codeReply as code,
+  startScriptedDockerServer,
+  type ScriptedDockerServer,
+} from './support/server-harness.ts';
 
 describe('hostile cell output served by datalyst serve (real sandbox)', () => {
-  let dataDir: string;
-  let fakeModel: FakeOpenAIServer;
-  let server: DatalystServer;
+  let server: ScriptedDockerServer;
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-serve-hostile-'));
-    fakeModel = await startFakeOpenAIServer();
-    server = await startServer({
-      dataDir,
-      port: 0,
-      modelId: 'gpt-test',
-      engine: {
-        createModel: () => createOpenAIChatModel({ baseUrl: fakeModel.baseUrl, model: 'gpt-test' }),
-        profile: 'chat',
-      },
-      maxConcurrentTurns: 1,
-    });
+    server = await startScriptedDockerServer({ maxConcurrentTurns: 1 });
   });
 
   afterAll(async () => {
     await server?.close();
-    await fakeModel?.close();
-    await rm(dataDir, { recursive: true, force: true });
     expect(await containersOwnedBy(process.pid)).toEqual([]);
   });
 
@@ -49,7 +29,7 @@ describe('hostile cell output served by datalyst serve (real sandbox)', () => {
     ) as {
       id: string;
     };
-    fakeModel.enqueue(
+    server.model.enqueue(
       code(
         [
           'import os',

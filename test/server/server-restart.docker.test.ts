@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -7,56 +6,16 @@ import { afterAll, expect, it } from 'vitest';
 import type { Thread, Turn } from '../../src/server/index.ts';
 import { startFakeOpenAIServer } from '../support/fake-openai-server.ts';
 import { containersOwnedBy } from './support/docker-containers.ts';
-import { readSse } from './support/server-harness.ts';
-
-const code = (body: string) => ({
-  type: 'text' as const,
-  text: `<Analyze>Next.</Analyze>\n<Code>\n\`\`\`python\n${body}\n\`\`\`\n</Code>`,
-});
-const answer = (text: string) => ({ type: 'text' as const, text: `<Answer>${text}</Answer>` });
+import {
+  answerReply as answer,
+  codeReply as code,
+  killServeProcesses,
+  readSse,
+  startServeProcess as startServe,
+} from './support/server-harness.ts';
 const csv = 'region,units\nnorth,10\nsouth,7\neast,12\n';
 
-const children: ChildProcess[] = [];
-afterAll(() => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
-});
-
-/** `datalyst serve` in its own process, as people run it; resolves with its URL once it listens. */
-async function startServe(dataDir: string, modelUrl: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(
-    process.execPath,
-    [
-      'bin/datalyst.js',
-      'serve',
-      '--port',
-      '0',
-      '--data-dir',
-      dataDir,
-      '--base-url',
-      modelUrl,
-      '--model',
-      'gpt-test',
-      '--profile',
-      'chat',
-      '--warm',
-      '0',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
-  );
-  children.push(child);
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /serving on (http:\/\/\S+)/.exec(output);
-      if (match?.[1] !== undefined) resolve(match[1]);
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('exit', (exitCode) => reject(new Error(`serve exited with ${exitCode}:\n${output}`)));
-  });
-  return { child, url };
-}
+afterAll(killServeProcesses);
 
 async function completion(url: string, body: unknown): Promise<{ content: string; thread_id: string }> {
   const response = await fetch(`${url}/v1/chat/completions`, {

@@ -4,18 +4,17 @@ import path from 'node:path';
 import { execa } from 'execa';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOfflineAnalyst, createOpenAIChatModel } from '../../src/index.ts';
+import { createOfflineAnalyst } from '../../src/index.ts';
 import { startServer, type DatalystServer, type Turn } from '../../src/server/index.ts';
-import { startFakeOpenAIServer, type FakeOpenAIServer } from '../support/fake-openai-server.ts';
 import { containersOwnedBy } from './support/docker-containers.ts';
+import {
+  answerReply as answer,
+  codeReply as code,
+  startScriptedDockerServer,
+  type ScriptedDockerServer,
+} from './support/server-harness.ts';
 
 const ordersCsv = path.resolve('workspace-examples/sales/orders.csv');
-
-const code = (body: string) => ({
-  type: 'text' as const,
-  text: `<Analyze>Next.</Analyze>\n<Code>\n\`\`\`python\n${body}\n\`\`\`\n</Code>`,
-});
-const answer = (text: string) => ({ type: 'text' as const, text: `<Answer>${text}</Answer>` });
 
 async function collectStream(
   stream: AsyncIterable<unknown>,
@@ -34,13 +33,11 @@ const finalDelta = (last: Record<string, unknown>) =>
 
 describe('datalyst serve on the real sandbox, called with the openai client', () => {
   let dataDir: string;
-  let fakeModel: FakeOpenAIServer;
   let offline: DatalystServer;
-  let scripted: DatalystServer;
+  let scripted: ScriptedDockerServer;
 
   beforeAll(async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-serve-docker-'));
-    fakeModel = await startFakeOpenAIServer();
     offline = await startServer({
       dataDir: path.join(dataDir, 'offline'),
       port: 0,
@@ -48,22 +45,12 @@ describe('datalyst serve on the real sandbox, called with the openai client', ()
       engine: { createModel: () => createOfflineAnalyst() },
       maxConcurrentTurns: 2,
     });
-    scripted = await startServer({
-      dataDir: path.join(dataDir, 'scripted'),
-      port: 0,
-      modelId: 'gpt-test',
-      engine: {
-        createModel: () => createOpenAIChatModel({ baseUrl: fakeModel.baseUrl, model: 'gpt-test' }),
-        profile: 'chat',
-      },
-      maxConcurrentTurns: 2,
-    });
+    scripted = await startScriptedDockerServer({ dataDir: path.join(dataDir, 'scripted') });
   });
 
   afterAll(async () => {
     await offline?.close();
     await scripted?.close();
-    await fakeModel?.close();
     await rm(dataDir, { recursive: true, force: true });
     expect(await containersOwnedBy(process.pid)).toEqual([]);
   });
@@ -93,7 +80,7 @@ describe('datalyst serve on the real sandbox, called with the openai client', ()
   });
 
   it('scripted model: a written file downloaded from the final chunk URL; a follow-up with thread_id uses the first turn variable', async () => {
-    fakeModel.enqueue(
+    scripted.model.enqueue(
       code(
         [
           'import pandas as pd',

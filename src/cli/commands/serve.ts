@@ -1,9 +1,7 @@
-import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { ConfigError } from '../../errors/index.ts';
 import { loadConfigFile } from '../../config/config-file.ts';
 import { parseDurationMs, readEnv, resolveModelSettings } from '../../config/index.ts';
 import type { SandboxFactory, WarmPool } from '../../index.ts';
@@ -12,6 +10,7 @@ import { ExitCode, exitCodeForError } from '../exit-codes.ts';
 import { handleInterrupts } from '../interrupt.ts';
 import type { ExitCodeSink } from '../program.ts';
 import { printError } from '../program.ts';
+import { serverLogLevels } from '../../server/server-log.ts';
 
 const serveHelp = `
 Serves DeepAnalyze's OpenAI-compatible API (/v1/files, /v1/chat/completions
@@ -43,10 +42,12 @@ const serveOptionsSchema = z.object({
   maxTurns: z.coerce.number().int().positive().optional(),
   maxQueued: z.coerce.number().int().nonnegative().optional(),
   maxFileMb: z.coerce.number().positive().optional(),
+  maxDataGb: z.coerce.number().positive().optional(),
   idleTimeout: z.string().default('10m'),
   warm: z.coerce.number().int().nonnegative().default(1),
   sandbox: z.enum(['docker', 'local']).optional(),
   config: z.string().optional(),
+  logLevel: z.enum(serverLogLevels).default('warn'),
 });
 type ServeCommandOptions = z.infer<typeof serveOptionsSchema>;
 
@@ -68,22 +69,26 @@ export function defineServeCommand(program: Command, context: CliContext, setExi
     .option('--max-turns <n>', 'turns running at once (default: the number of cores)')
     .option('--max-queued <n>', 'turns waiting; more answer 429 (default: 4 × max-turns)')
     .option('--max-file-mb <mb>', 'largest upload (default: 256)')
+    .option('--max-data-gb <gb>', 'bytes the whole data folder may hold; past it 507 (default: 20)')
     .option('--idle-timeout <duration>', 'an idle thread gives its sandbox back after this (default: 10m)')
     .option('--warm <n>', 'sandboxes kept started for new turns (default: 1; 0: none)')
     .option('--sandbox <backend>', 'docker or local (local: NO isolation) (default: docker)')
     .option('--config <file>', 'config file (default: ./datalyst.config.json if present)')
+    .option(
+      '--log-level <level>',
+      `JSON log on stderr: ${serverLogLevels.join(', ')} (default: warn: errors only; info: every request)`,
+    )
     .addHelpText('after', serveHelp)
     .action(async (rawOptions: unknown) => {
       setExitCode(await runServe(context, serveOptionsSchema.parse(rawOptions)));
     });
 }
 
-async function readApiKey(options: ServeCommandOptions): Promise<string | null> {
+async function readApiKey(options: ServeCommandOptions, cwd: string): Promise<string | null> {
   if (options.apiKeyFile !== undefined) {
-    const key = (await readFile(options.apiKeyFile, 'utf8')).trim();
-    if (key.length === 0)
-      throw new ConfigError(`${options.apiKeyFile} is empty.`, 'Put the API key in the file.');
-    return key;
+    // Refused when its group or others may read it (as ssh refuses such a private key).
+    const { readApiKeyFile } = await import('../../server/api-key-file.ts');
+    return readApiKeyFile(path.resolve(cwd, options.apiKeyFile));
   }
   return readEnv('DATALYST_SERVER_API_KEY') ?? null;
 }
@@ -107,7 +112,7 @@ async function runServe(context: CliContext, options: ServeCommandOptions): Prom
       env: context.env,
       configFile,
     });
-    const apiKey = await readApiKey(options);
+    const apiKey = await readApiKey(options, context.cwd);
     const backend = options.sandbox ?? (context.env.sandbox === 'local' ? 'local' : 'docker');
     const image = await context.prepareSandbox({
       backend,
@@ -156,7 +161,14 @@ async function runServe(context: CliContext, options: ServeCommandOptions): Prom
       ...(options.maxFileMb === undefined
         ? {}
         : { maxFileBytes: Math.round(options.maxFileMb * 1024 * 1024) }),
+      ...(options.maxDataGb === undefined ? {} : { maxDataBytes: Math.round(options.maxDataGb * 1024 ** 3) }),
       idleTimeoutMs: parseDurationMs(options.idleTimeout, '--idle-timeout'),
+      // The model's key never reaches the log either (the server's own key is always kept out).
+      log: {
+        level: options.logLevel,
+        secrets:
+          modelSettings.kind === 'endpoint' && modelSettings.apiKey !== null ? [modelSettings.apiKey] : [],
+      },
     });
     context.stdout.write(
       `Datalyst serving on ${server.url} (model ${modelSettings.kind === 'offline' ? 'offline analyst' : modelSettings.id}, data in ${options.dataDir}${apiKey === null ? '' : ', API key required'})\n`,

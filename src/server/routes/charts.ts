@@ -50,11 +50,10 @@ export function registerChartRoutes(app: FastifyInstance, context: RouteContext)
     const key = `${threadId}/${index}/${chartId}`;
     const known = drawnCharts.get(key);
     if (known !== undefined) return send(reply, known);
-    const gone = new AbortController();
-    request.raw.once('close', () => gone.abort());
+    // A chart is named by an execution-end already in the log (the UI asks after seeing it): the events so far
+    // are searched, never waited on, so an id that does not exist is a 404 at once, even while the turn runs.
     let spec: unknown = null;
-    for await (const event of context.threads.events(threadId, index, 0, gone.signal)) {
-      if (event.type === 'turn-done') break;
+    for await (const event of context.threads.eventsSoFar(threadId, index)) {
       if (event.type !== 'execution-end') continue;
       const result = (event as { result?: { charts?: { id: string; spec: unknown }[] } }).result;
       const chart = result?.charts?.find((candidate) => candidate.id === chartId);
@@ -63,7 +62,6 @@ export function registerChartRoutes(app: FastifyInstance, context: RouteContext)
         break;
       }
     }
-    gone.abort();
     if (spec === null) throw notFound('chart', `${threadId}/${index}/${chartId}`);
     // SVG only: the page shows it as an image, so no PNG is rasterized.
     const drawn = await sharedChartPool().render(spec, { png: false });

@@ -1,9 +1,12 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { createOpenAIChatModel } from '../../../src/index.ts';
 import type { LanguageModel, ModelChunk, ModelRequest, SandboxFactory } from '../../../src/index.ts';
 import { startServer, type DatalystServer, type ServerOptions } from '../../../src/server/index.ts';
 import { createFakeSandbox, printed, slowCell, type FakeSandbox } from '../../agent/support/fake-session.ts';
+import { startFakeOpenAIServer, type FakeOpenAIServer } from '../../support/fake-openai-server.ts';
 
 /**
  * A scripted model for server tests: a question containing "slow" gets a
@@ -28,7 +31,9 @@ export function scriptedModel(): LanguageModel {
           ? '<Analyze>Wait.</Analyze><Code>\nslow()\n</Code>'
           : instruction.includes('write')
             ? '<Analyze>Save it.</Analyze><Code>\nwrite()\n</Code>'
-            : '<Analyze>Look at the data.</Analyze><Code>\nprint(42)\n</Code>';
+            : instruction.includes('chart')
+              ? '<Analyze>Draw it.</Analyze><Code>\nchart()\n</Code>'
+              : '<Analyze>Look at the data.</Analyze><Code>\nprint(42)\n</Code>';
       for (let at = 0; at < reply.length; at += 8) {
         if (request.signal?.aborted) throw request.signal.reason;
         yield { type: 'text-delta', text: reply.slice(at, at + 8) };
@@ -39,7 +44,18 @@ export function scriptedModel(): LanguageModel {
   };
 }
 
-/** A fake sandbox: `slow()` waits (until aborted, at most 60 s); `write()` leaves out.csv as an artifact. */
+/** A vega-lite bar chart, as a cell that displays one reports it. */
+export const scriptedChart = {
+  id: 'chart-1',
+  spec: {
+    $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+    data: { values: [{ region: 'north', units: 18 }] },
+    mark: 'bar',
+    encoding: { x: { field: 'region', type: 'nominal' }, y: { field: 'units', type: 'quantitative' } },
+  },
+};
+
+/** A fake sandbox: `slow()` waits (until aborted, at most 60 s); `write()` leaves out.csv as an artifact; `chart()` displays `scriptedChart`. */
 export function scriptedSandbox(): FakeSandbox {
   const files = new Map<string, Uint8Array>([
     ['out.csv', new TextEncoder().encode('region,total\nnorth,18\n')],
@@ -53,6 +69,7 @@ export function scriptedSandbox(): FakeSandbox {
           ...printed('cell-output wrote out.csv\n'),
           files: [{ path: 'out.csv', change: 'created' as const, sizeBytes: 22 }],
         };
+      if (code.includes('chart()')) return { ...printed('cell-output chart\n'), charts: [scriptedChart] };
       return printed('cell-output 42\n');
     },
   });
@@ -63,6 +80,8 @@ export interface TestServer {
   url: string;
   dataDir: string;
   sandbox: FakeSandbox;
+  /** The server's log lines (JSON), captured instead of going to stderr (unless the test passed its own `log.stream`). */
+  logLines: string[];
   close(): Promise<void>;
 }
 
@@ -72,12 +91,14 @@ export async function startTestServer(
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'datalyst-server-')));
   const sandbox = scriptedSandbox();
   const { createSandbox, ...rest } = options;
+  const logLines: string[] = [];
   const server = await startServer({
     port: 0,
     modelId: 'scripted-test-model',
     maxConcurrentTurns: 2,
     maxQueuedTurns: 4,
     ...rest,
+    log: { stream: { write: (line: string) => logLines.push(line) }, ...rest.log },
     dataDir,
     engine: { createModel: scriptedModel, createSandbox: createSandbox ?? sandbox.factory, profile: 'chat' },
   });
@@ -86,6 +107,7 @@ export async function startTestServer(
     url: server.url,
     dataDir,
     sandbox,
+    logLines,
     async close() {
       await server.close();
       if (options.dataDir === undefined) await rm(dataDir, { recursive: true, force: true });
@@ -125,4 +147,115 @@ export async function readSse(
   }
   await reader.cancel().catch(() => undefined);
   return { events, raw };
+}
+
+/** A model reply (for the fake OpenAI server's script) that runs one Python cell. */
+export const codeReply = (body: string) => ({
+  type: 'text' as const,
+  text: `<Analyze>Next.</Analyze>\n<Code>\n\`\`\`python\n${body}\n\`\`\`\n</Code>`,
+});
+
+/** A model reply that answers. */
+export const answerReply = (text: string) => ({ type: 'text' as const, text: `<Answer>${text}</Answer>` });
+
+export interface ScriptedDockerServer {
+  server: DatalystServer;
+  url: string;
+  /** The model behind it: enqueue its replies. */
+  model: FakeOpenAIServer;
+  dataDir: string;
+  /** Closes the server and the model, removes the data folder (when the harness made it). */
+  close(): Promise<void>;
+}
+
+/**
+ * `datalyst serve` in this process on the real sandbox, with a scripted model
+ * behind the fake OpenAI server (over HTTP, the `chat` profile), as the
+ * Docker-backed server tests run it.
+ */
+export async function startScriptedDockerServer(
+  options: Partial<Omit<ServerOptions, 'engine' | 'dataDir' | 'modelId'>> & {
+    dataDir?: string;
+    model?: FakeOpenAIServer;
+  } = {},
+): Promise<ScriptedDockerServer> {
+  const { dataDir: givenDir, model: givenModel, ...rest } = options;
+  const dataDir = givenDir ?? (await mkdtemp(path.join(os.tmpdir(), 'datalyst-serve-scripted-')));
+  const model = givenModel ?? (await startFakeOpenAIServer());
+  const server = await startServer({
+    port: 0,
+    maxConcurrentTurns: 2,
+    ...rest,
+    dataDir,
+    modelId: 'gpt-test',
+    engine: {
+      createModel: () => createOpenAIChatModel({ baseUrl: model.baseUrl, model: 'gpt-test' }),
+      profile: 'chat',
+    },
+  });
+  return {
+    server,
+    url: server.url,
+    model,
+    dataDir,
+    async close() {
+      await server.close();
+      if (givenModel === undefined) await model.close();
+      if (givenDir === undefined) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * `datalyst serve` in its own process, as people run it, over `dataDir`,
+ * with the model at `modelUrl` (the fake OpenAI server); resolves with its
+ * URL once it listens. The caller kills it (the harness kills what is left
+ * with `killServeProcesses`).
+ */
+export async function startServeProcess(
+  dataDir: string,
+  modelUrl: string,
+  extraArgs: readonly string[] = [],
+): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(
+    process.execPath,
+    [
+      'bin/datalyst.js',
+      'serve',
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+      '--base-url',
+      modelUrl,
+      '--model',
+      'gpt-test',
+      '--profile',
+      'chat',
+      '--warm',
+      '0',
+      ...extraArgs,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
+  );
+  serveProcesses.push(child);
+  let output = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /serving on (http:\/\/\S+)/.exec(output);
+      if (match?.[1] !== undefined) resolve(match[1]);
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('exit', (exitCode) => reject(new Error(`serve exited with ${exitCode}:\n${output}`)));
+  });
+  return { child, url };
+}
+
+const serveProcesses: ChildProcess[] = [];
+
+/** SIGKILLs every `startServeProcess` child still running (for an afterAll). */
+export function killServeProcesses(): void {
+  for (const child of serveProcesses.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
 }
