@@ -17,7 +17,7 @@ import { DEEP_RECORD_FILE, writeDeepRecord } from './deep-record.ts';
 import type { DeepAnalysisResult, DeepEvent, DeepPhase } from './deep-events.ts';
 import type { DeepAnalyzeOptions } from './deep-options.ts';
 import { checkCitations, evidenceListing, fallbackSections, numberSections } from './deep-outline.ts';
-import type { DeepRoles, RoleContext, SubQuestionDraft } from './deep-roles.ts';
+import type { DeepRoles, EvidenceDraft, RoleContext, SubQuestionDraft } from './deep-roles.ts';
 import {
   DEEP_RECORD_VERSION,
   type Brief,
@@ -35,6 +35,13 @@ import { SessionSource } from './session-source.ts';
 
 const nowIso = () => new Date().toISOString();
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/** A sub-analysis's compressed findings, waiting to be banked. */
+interface Findings {
+  record: SubAnalysisRecord;
+  drafts: EvidenceDraft[];
+  executions: ExecutionRecord[];
+}
 
 /** Why research stopped early (the report is then written from what exists). */
 type StopReason = 'deadline' | 'token-budget' | 'cancelled';
@@ -123,7 +130,7 @@ class DeepRun {
   private saving: Promise<void> = Promise.resolve();
   private subAnalysesStarted = 0;
   private budgetSpent = false;
-  private readonly running = new Set<Promise<void>>();
+  private readonly running = new Set<Promise<unknown>>();
   private failure: DatalystError | null = null;
 
   constructor(
@@ -330,7 +337,7 @@ class DeepRun {
     round: number,
   ): Promise<number> {
     this.phase('research', round);
-    const queued: Promise<void>[] = [];
+    const queued: Promise<Findings | null>[] = [];
     let started = 0;
     for (const draft of drafts) {
       const subQuestion: SubQuestion = {
@@ -367,68 +374,82 @@ class DeepRun {
     this.save();
     // No more sessions will be wanted once the budget is used: the pool stops starting kernels.
     if (this.subAnalysesStarted >= this.maxSubAnalyses) void this.sessions.closePool();
-    await Promise.allSettled(queued);
+    // Banked in the order of the sub-questions, not of their ends: evidence ids do not depend on which was faster.
+    for (const settled of await Promise.allSettled(queued)) {
+      if (settled.status === 'fulfilled' && settled.value !== null) this.bankFindings(settled.value);
+    }
+    this.save();
     return started;
   }
 
+  private bankFindings({ record, drafts, executions }: Findings): void {
+    const banked = this.bank.add(record.id, drafts, executions);
+    record.evidenceIds = banked.items.map((item) => item.id);
+    this.record.evidence = [...this.bank.items];
+    this.emit({
+      type: 'evidence-added',
+      subAnalysisId: record.id,
+      items: banked.items,
+      dropped: banked.dropped,
+    });
+    if (banked.dropped.length > 0) {
+      const count = banked.dropped.length;
+      this.emit({
+        type: 'deep-notice',
+        text: `${record.id}: ${count} citation${count === 1 ? '' : 's'} named no output of its trace and ${count === 1 ? 'was' : 'were'} dropped (${banked.dropped.slice(0, 5).join(', ')}).`,
+      });
+    }
+  }
+
+  /** Runs one sub-analysis in a thread of its own and compresses its findings; the thread is closed when it ends. */
   private async runSubAnalysis(
     brief: Brief,
     subQuestion: SubQuestion,
     record: SubAnalysisRecord,
-  ): Promise<void> {
+  ): Promise<Findings | null> {
     if (this.research.signal.aborted) {
       record.detail = `Not run: ${this.isCancelled() ? 'the run was cancelled' : `the run's ${this.stopReason ?? 'limit'} came first`}.`;
       this.emit({ type: 'sub-analysis-end', record: { ...record } });
       this.save();
-      return;
+      return null;
     }
     record.runDir = `sub/${subQuestion.id}`;
     record.startedAt = nowIso();
     this.emit({ type: 'sub-analysis-start', subQuestion, runDir: path.join(this.outDir, record.runDir) });
     this.save();
-    const signal = this.research.signal;
     let thread: Thread | null = null;
+    let findings: Findings | null = null;
     try {
       thread = await openThread(this.threadOptions(subQuestion));
-      const result = await thread.ask(subAnalysisInstruction(subQuestion, brief), { signal }).result;
+      const result = await thread.ask(subAnalysisInstruction(subQuestion, brief), {
+        signal: this.research.signal,
+      }).result;
       this.addUsage(result.usage);
       const { outcome, detail } = outcomeOf(result, this.stopReason);
       record.outcome = outcome;
       record.detail = detail;
       record.termination = result.termination.reason;
       record.answer = result.answer;
-      if ((outcome === 'answered' || outcome === 'incomplete') && !signal.aborted) {
-        const openThreadRef = thread;
-        const executions = await readExecutions(thread.outDir);
+      if (outcome === 'answered' || outcome === 'incomplete') {
+        // What it found is compressed even when the deadline or token budget has come meanwhile:
+        // the forced report is written from it (only a cancel, or the report's own time, stops it).
+        const signal = this.writingSignal();
+        const asked = thread;
         const drafts = await this.roles.compress(
           {
             subQuestion,
             result,
-            executions,
-            askFollowUp: (question) => openThreadRef.ask(question, { signal }).result,
+            executions: await readExecutions(thread.outDir),
+            askFollowUp: (question) => asked.ask(question, { signal }).result,
           },
           this.roleContext(signal),
         );
         // Follow-ups may have run cells too: ground against everything the sub-analysis printed.
-        const banked = this.bank.add(subQuestion.id, drafts, await readExecutions(thread.outDir));
-        record.evidenceIds = banked.items.map((item) => item.id);
-        this.record.evidence = [...this.bank.items];
-        this.emit({
-          type: 'evidence-added',
-          subAnalysisId: subQuestion.id,
-          items: banked.items,
-          dropped: banked.dropped,
-        });
-        if (banked.dropped.length > 0) {
-          this.emit({
-            type: 'deep-notice',
-            text: `${subQuestion.id}: ${banked.dropped.length} citation${banked.dropped.length === 1 ? '' : 's'} named no output of its trace and ${banked.dropped.length === 1 ? 'was' : 'were'} dropped (${banked.dropped.slice(0, 5).join(', ')}).`,
-          });
-        }
+        findings = { record, drafts, executions: await readExecutions(thread.outDir) };
       }
     } catch (error) {
-      if (signal.aborted && this.stopReason !== null) {
-        // Stopped while it ran or while its findings were compressed: nothing of it reaches the bank.
+      findings = null;
+      if (this.isCancelled()) {
         record.outcome = 'cancelled';
         record.detail = this.stoppedSubDetail();
       } else {
@@ -438,7 +459,6 @@ class DeepRun {
             ? `It could not run: ${errorText(error)}`
             : `It ended ${record.termination}, but compressing its findings failed: ${errorText(error)}`;
       }
-      record.evidenceIds = [];
     } finally {
       // Its sandbox is released as soon as it ends (not at the end of the run).
       if (thread !== null) await thread.close().catch(() => undefined);
@@ -446,6 +466,7 @@ class DeepRun {
       this.emit({ type: 'sub-analysis-end', record: { ...record, evidenceIds: [...record.evidenceIds] } });
       this.save();
     }
+    return findings;
   }
 
   private threadOptions(subQuestion: SubQuestion): ThreadOptions {
