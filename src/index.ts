@@ -45,7 +45,13 @@ export { deepRecordSchema, DEEP_RECORD_VERSION } from './deep/deep-schema.ts';
 export { readDeepRecord, DEEP_RECORD_FILE } from './deep/deep-record.ts';
 export type { DeepAnalyzeOptions } from './deep/deep-options.ts';
 export type { DeepAnalysisResult, DeepEvent, DeepPhase } from './deep/deep-events.ts';
-export type { DeepRoles, RoleContext, EvidenceDraft, OutlineDraft, SubQuestionDraft } from './deep/deep-roles.ts';
+export type {
+  DeepRoles,
+  RoleContext,
+  EvidenceDraft,
+  OutlineDraft,
+  SubQuestionDraft,
+} from './deep/deep-roles.ts';
 export type {
   DeepRecord,
   Brief,
