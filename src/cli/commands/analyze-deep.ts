@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { z } from 'zod';
 import type { AnalyzeSettings } from '../../config/index.ts';
 import { CancelledError, ConfigError, DatalystError } from '../../errors/index.ts';
@@ -152,7 +153,7 @@ export async function runDeepAnalyze(input: DeepCommandInput): Promise<number> {
         check.excluded.length === 0
       ) {
         pool = await context.createWarmPool({
-          size: concurrency ?? Math.min(4, maxSubAnalyses ?? 4),
+          size: Math.min(concurrency ?? os.availableParallelism(), maxSubAnalyses ?? 4),
           ...(image === undefined ? {} : { image }),
           runtime: settings.runtime,
           limits: sandboxLimitsFor(settings),
