@@ -258,7 +258,7 @@ class DeepRun {
     let sections: OutlineSection[] | null = null;
     let planFailure: string | null = null;
     let rounds = 0;
-    for (let round = 1; round <= this.maxPlanningRounds && this.stopReason !== 'cancelled'; round += 1) {
+    for (let round = 1; round <= this.maxPlanningRounds && !this.isCancelled(); round += 1) {
       rounds = round;
       if (this.bank.items.length === 0) break;
       this.phase('plan', round);
@@ -311,7 +311,11 @@ class DeepRun {
       fallback ? (planFailure ?? 'The planner gave no outline.') : null,
     );
     if (this.isCancelled()) return this.stoppedEnding();
-    if (this.stopReason !== null) return this.stoppedEnding('');
+    if (this.stopReason !== null) {
+      return this.stoppedEnding(
+        planFailure === null ? '' : ` The planner failed (${planFailure}): the sections list the evidence.`,
+      );
+    }
     if (planFailure !== null) {
       return {
         reason: 'failed',
