@@ -376,8 +376,8 @@ class DeepRun {
       queued.push(task);
     }
     this.save();
-    // No more sessions will be wanted once the budget is used: the pool stops starting kernels.
-    if (this.subAnalysesStarted >= this.maxSubAnalyses) void this.sessions.closePool();
+    // No more sessions will be wanted once the budget's are handed out: the pool then stops starting kernels.
+    if (this.subAnalysesStarted >= this.maxSubAnalyses) this.sessions.closePoolAfter(this.maxSubAnalyses);
     // Banked in the order of the sub-questions, not of their ends: evidence ids do not depend on which was faster.
     for (const settled of await Promise.allSettled(queued)) {
       if (settled.status === 'fulfilled' && settled.value !== null) this.bankFindings(settled.value);

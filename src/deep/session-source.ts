@@ -18,8 +18,10 @@ import type { DeepAnalyzeOptions } from './deep-options.ts';
 export class SessionSource {
   private readonly pool: WarmPool | null;
   private readonly ownsPool: boolean;
-  private poolClosed = false;
+  private poolClosing: Promise<void> | null = null;
   private handover: SandboxSession | null = null;
+  private handedOut = 0;
+  private closeAfter: number | null = null;
 
   constructor(
     private readonly options: Pick<
@@ -62,18 +64,24 @@ export class SessionSource {
   /** What each sub-analysis's thread opens its session with. */
   readonly factory: SandboxFactory = async (sandboxOptions) => {
     const kept = this.handover;
-    if (kept !== null) {
-      this.handover = null;
-      return kept;
-    }
-    return this.open(sandboxOptions);
+    this.handover = null;
+    const session = kept ?? (await this.open(sandboxOptions));
+    this.handedOut += 1;
+    if (this.closeAfter !== null && this.handedOut >= this.closeAfter) void this.closePool();
+    return session;
   };
 
-  /** No more sessions will be asked for: the run's own pool stops starting kernels. */
-  async closePool(): Promise<void> {
-    if (!this.ownsPool || this.pool === null || this.poolClosed) return;
-    this.poolClosed = true;
-    await this.pool.close();
+  /** No session past the `total`-th will be asked for: the run's own pool stops starting kernels once it is handed out. */
+  closePoolAfter(total: number): void {
+    this.closeAfter = total;
+    if (this.handedOut >= total) void this.closePool();
+  }
+
+  /** Closes the run's own pool once; every caller waits for that one close (its in-flight start included). */
+  private closePool(): Promise<void> {
+    if (!this.ownsPool || this.pool === null) return Promise.resolve();
+    this.poolClosing ??= this.pool.close();
+    return this.poolClosing;
   }
 
   /** Closes the kept session if nobody took it, and the run's own pool. */
@@ -84,7 +92,7 @@ export class SessionSource {
   }
 
   private open(sandboxOptions: SandboxOptions): Promise<SandboxSession> {
-    if (this.pool !== null && !this.poolClosed) {
+    if (this.pool !== null && this.poolClosing === null) {
       return this.pool.acquire({
         ...(sandboxOptions.workspaceDir === undefined ? {} : { workspaceDir: sandboxOptions.workspaceDir }),
         ...(sandboxOptions.signal === undefined ? {} : { signal: sandboxOptions.signal }),
