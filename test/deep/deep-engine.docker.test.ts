@@ -59,12 +59,10 @@ const model = (server: FakeOpenAIServer) =>
 const revenueAnalyst = {
   match: 'revenue by region',
   turns: [
-    // Slow on purpose: it is still running when the second sub-analysis has its session.
     codeReply(
       "import pandas as pd\nsales = pd.read_csv('sales.csv')\nprint(sales.groupby('region')['revenue'].sum().to_dict())",
-      { firstByteDelayMs: 1500 },
     ),
-    text('<Answer>North 2241.0, South 1442.5.</Answer>', { firstByteDelayMs: 1500 }),
+    answerReply('North 2241.0, South 1442.5.'),
   ],
   compress: json({
     evidence: [{ claim: 'North brought 2,241 in revenue and South 1,442.5.', outputs: ['E1'], figures: [] }],
@@ -156,6 +154,10 @@ async function expectCitationsResolve(runDir: string, record: DeepRecord): Promi
 
 describe('deep analysis through real sandboxes', () => {
   it('runs sub-analyses at once, reports the failing one, writes sections from their own evidence only', async () => {
+    let costsCellRan: () => void = () => undefined;
+    const costsRan = new Promise<void>((resolve) => {
+      costsCellRan = resolve;
+    });
     const script: DeepScript = {
       subQuestions: [
         { question: 'What is the revenue by region?', tables: ['sales.csv'] },
@@ -163,8 +165,24 @@ describe('deep analysis through real sandboxes', () => {
         { question: 'Which broken thing happens?', tables: [] },
       ],
       subAnalysts: [
-        revenueAnalyst,
-        costsAnalyst,
+        // S1 answers only once S2 has run its cell: both sessions are open at once, whatever the load.
+        {
+          ...revenueAnalyst,
+          turns: [
+            revenueAnalyst.turns[0] ?? text(''),
+            text('<Answer>North 2241.0, South 1442.5.</Answer>', { waitFor: () => costsRan }),
+          ],
+        },
+        {
+          ...costsAnalyst,
+          turns: [
+            costsAnalyst.turns[0] ?? text(''),
+            () => {
+              costsCellRan();
+              return costsAnalyst.turns[1] ?? text('');
+            },
+          ],
+        },
         { match: 'broken thing', turns: [{ type: 'error', status: 500, message: 'scripted to break' }] },
       ],
       plan: sectionsPlan,
@@ -226,6 +244,13 @@ describe('deep analysis through real sandboxes', () => {
       const [span1, span2] = [await traceSpan('S1'), await traceSpan('S2')];
       expect(span1.start).toBeLessThan(span2.end);
       expect(span2.start).toBeLessThan(span1.end);
+      // And S2 ran a cell in its own container while S1's session was open.
+      const s2Cell = (await readTrace(path.join(outDir, 'sub', 'S2', 'trace.jsonl'))).records.find(
+        (item) => item.type === 'execution',
+      );
+      const s2CellAt = Date.parse(s2Cell?.type === 'execution' ? s2Cell.at : '');
+      expect(s2CellAt).toBeGreaterThan(span1.start);
+      expect(s2CellAt).toBeLessThan(span1.end);
 
       // Evidence: ids, namespaced outputs, a dropped citation, an unverified number flagged and kept.
       const revenue = record.evidence.find((item) => item.claim.includes('revenue'));
