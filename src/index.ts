@@ -47,6 +47,35 @@ export {
 } from './agent/stop-conditions.ts';
 export type { StopCondition, StopDecision, LoopState } from './agent/stop-conditions.ts';
 
+// Deep analysis: a brief, parallel sub-analyses, an evidence bank, an outline, sections (deep.json).
+export { deepAnalyze, streamDeepAnalysis } from './deep/deep-analysis.ts';
+export { createModelDeepRoles } from './deep/model-roles.ts';
+export { DeepRoleError } from './deep/deep-role-error.ts';
+export { deepRecordSchema, DEEP_RECORD_VERSION } from './deep/deep-schema.ts';
+export { readDeepRecord, DEEP_RECORD_FILE } from './deep/deep-record.ts';
+export type { DeepAnalyzeOptions } from './deep/deep-options.ts';
+export type { DeepAnalysisResult, DeepEvent, DeepPhase } from './deep/deep-events.ts';
+export type {
+  DeepRoles,
+  RoleContext,
+  EvidenceDraft,
+  OutlineDraft,
+  SubQuestionDraft,
+} from './deep/deep-roles.ts';
+export type {
+  DeepRecord,
+  Brief,
+  SubQuestion,
+  SubAnalysisRecord,
+  SubAnalysisOutcome,
+  EvidenceItem,
+  EvidenceNumber,
+  Outline,
+  OutlineSection,
+  WrittenSection,
+  DeepTerminationReason,
+} from './deep/deep-schema.ts';
+
 // The model: any OpenAI-compatible endpoint, or the built-in offline analyst.
 export type {
   ChatRole,

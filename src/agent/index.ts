@@ -56,3 +56,6 @@ export { hashWorkspaceFiles } from './input-files.ts';
 export { formatFirstMessage, formatFileSize, parseDataSection, parseInstruction } from './first-message.ts';
 export { createOfflineAnalyst, OFFLINE_ANALYST_ID } from './offline-analyst/index.ts';
 export type { OfflineAnalystOptions } from './offline-analyst/index.ts';
+// For the deep analysis (src/deep), which builds on threads as any caller would.
+export { newRunId } from './run-metadata.ts';
+export { noDataDecision } from './no-data.ts';

@@ -1,5 +1,5 @@
 import type { DatalystEnvironment } from '../config/index.ts';
-import type { SandboxFactory } from '../index.ts';
+import type { SandboxFactory, WarmPool, WarmPoolOptions } from '../index.ts';
 
 /** One output stream of the CLI. */
 export interface CliOutput {
@@ -38,6 +38,8 @@ export interface CliContext {
   /** Ends the process at once (second Ctrl-C). */
   exit: (code: number) => void;
   createSandbox: SandboxFactory;
+  /** Sessions started ahead, for `analyze --deep` (its sub-analyses take theirs from it). Absent: sessions open one by one with `createSandbox`. */
+  createWarmPool?: (options: WarmPoolOptions) => Promise<WarmPool>;
   prepareSandbox: SandboxPreparer;
   /** Where `datalyst chat` reads its lines; default `process.stdin`. */
   stdin?: NodeJS.ReadableStream & { isTTY?: boolean };

@@ -1,5 +1,5 @@
 import { DatalystError } from '../errors/index.ts';
-import type { TerminationReason } from '../index.ts';
+import type { DeepTerminationReason, TerminationReason } from '../index.ts';
 
 /**
  * The process exit codes, decided here and nowhere else: from a run's
@@ -91,4 +91,32 @@ export const exitCodeHelp = `Exit codes:
 export function exitCodeHelpFor(codes: readonly (readonly [ExitCodeValue, string])[]): string {
   const width = Math.max(...codes.map(([code]) => String(code).length)) + 2;
   return `Exit codes:\n${codes.map(([code, meaning]) => `  ${String(code).padEnd(width)}${meaning}`).join('\n')}`;
+}
+
+/**
+ * The exit code of a deep run (`analyze --deep`), by how it ended: as the
+ * single run's where the names match. A report written after a budget was
+ * spent is an answer; the deadline's forced report is not (as the loop's
+ * deadline). A `failed` run takes the code of the error behind it.
+ */
+export function exitCodeForDeepTermination(
+  reason: DeepTerminationReason,
+  sectionsWritten: number,
+  error: unknown = null,
+): ExitCodeValue {
+  switch (reason) {
+    case 'answered':
+      return ExitCode.answered;
+    case 'max-sub-analyses':
+    case 'token-budget':
+      return sectionsWritten > 0 ? ExitCode.answered : ExitCode.notAnswered;
+    case 'cancelled':
+      return ExitCode.cancelled;
+    case 'failed':
+      return error === null ? ExitCode.notAnswered : exitCodeForError(error);
+    case 'deadline':
+    case 'asked':
+    case 'no-data':
+      return ExitCode.notAnswered;
+  }
 }

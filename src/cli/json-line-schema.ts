@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import { cellResultSchema, figureSchema } from '../sandbox/cell-result.ts';
 import { workspaceProfileSchema } from '../sandbox/workspace-profile.ts';
+import {
+  deepRecordSchema,
+  deepTerminationReasonSchema,
+  evidenceItemSchema,
+  outlineSchema,
+  subAnalysisRecordSchema,
+  subQuestionSchema,
+  writtenSectionSchema,
+} from '../deep/deep-schema.ts';
 import { noticeKindSchema, stepKindSchema, terminationReasonSchema, usageSchema } from '../trace/schema.ts';
 
 /**
@@ -97,6 +106,42 @@ export const agentEventLineSchemas = [
   line('error', { error: serializedErrorSchema }),
 ] as const;
 
+/** The events of `analyze --deep` (`DeepEvent`): phases, sub-analyses, evidence, outline, sections. */
+export const deepEventLineSchemas = [
+  line('deep-start', {
+    runId: z.string(),
+    outDir: z.string(),
+    question: z.string(),
+    modelId: z.string(),
+    concurrency: z.number(),
+  }),
+  line('phase-start', {
+    phase: z.enum(['profile', 'scope', 'supervise', 'research', 'plan', 'write']),
+    round: z.number(),
+  }),
+  line('sub-analysis-start', { subQuestion: subQuestionSchema, runDir: z.string() }),
+  line('sub-analysis-end', { record: subAnalysisRecordSchema }),
+  line('evidence-added', {
+    subAnalysisId: z.string(),
+    items: z.array(evidenceItemSchema),
+    dropped: z.array(z.string()),
+  }),
+  line('outline-end', { outline: outlineSchema, gaps: z.number() }),
+  line('section-end', { section: writtenSectionSchema }),
+  line('deep-notice', { text: z.string() }),
+  line('deep-end', {
+    result: z.object({
+      runId: z.string(),
+      outDir: z.string(),
+      recordPath: z.string(),
+      termination: z.object({ reason: deepTerminationReasonSchema, detail: z.string() }),
+      record: deepRecordSchema,
+      durationMs: z.number(),
+      error: serializedErrorSchema.nullable(),
+    }),
+  }),
+] as const;
+
 export const cliLineSchemas = [
   line('workspace-check', {
     dir: z.string(),
@@ -118,10 +163,10 @@ export const cliLineSchemas = [
 ] as const;
 
 export const jsonLineSchema = z
-  .discriminatedUnion('type', [...agentEventLineSchemas, ...cliLineSchemas])
+  .discriminatedUnion('type', [...agentEventLineSchemas, ...deepEventLineSchemas, ...cliLineSchemas])
   .meta({
     title: 'Datalyst --json line',
     description:
-      'One line of `datalyst analyze --json` output: an agent event or a line of the CLI, with time and schemaVersion.',
+      'One line of `datalyst analyze --json` output: an agent event, a deep-analysis event (`--deep`) or a line of the CLI, with time and schemaVersion.',
   });
 export type JsonLine = z.infer<typeof jsonLineSchema>;

@@ -1,5 +1,5 @@
 import { DatalystError } from '../errors/index.ts';
-import type { AgentEvent } from '../index.ts';
+import type { AgentEvent, DeepEvent } from '../index.ts';
 import { JSON_LINES_SCHEMA_VERSION } from './json-line-schema.ts';
 
 /**
@@ -42,7 +42,7 @@ function replacer(key: string, value: unknown): unknown {
   return value;
 }
 
-export function toJsonLine(event: AgentEvent | CliJsonLine, time: Date = new Date()): string {
+export function toJsonLine(event: AgentEvent | DeepEvent | CliJsonLine, time: Date = new Date()): string {
   // `type` first, then when and in which format, then the event's own fields.
   const { type, ...fields } = event;
   const stamped = { type, time: time.toISOString(), schemaVersion: JSON_LINES_SCHEMA_VERSION, ...fields };

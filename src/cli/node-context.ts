@@ -6,6 +6,8 @@ import { pipeSafeOutput } from './pipe-output.ts';
 // them: `datalyst report`, `--help` and the like start without them.
 const createSandbox: CliContext['createSandbox'] = async (options) =>
   (await import('../sandbox/index.ts')).createSandbox(options);
+const createWarmPool: NonNullable<CliContext['createWarmPool']> = async (options) =>
+  (await import('../sandbox/index.ts')).createWarmPool(options);
 const prepareDockerSandbox: CliContext['prepareSandbox'] = async (request) =>
   (await import('./docker-preflight.ts')).prepareDockerSandbox(request);
 
@@ -20,6 +22,7 @@ export function createNodeContext(): CliContext {
     signals: process,
     exit: (code) => process.exit(code),
     createSandbox,
+    createWarmPool,
     prepareSandbox: prepareDockerSandbox,
   };
 }

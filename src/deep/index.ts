@@ -12,3 +12,12 @@ export type {
   WriteInput,
 } from './deep-roles.ts';
 export { DEEP_RECORD_FILE, writeDeepRecord, readDeepRecord } from './deep-record.ts';
+export { deepAnalyze, streamDeepAnalysis, subAnalysisInstruction } from './deep-analysis.ts';
+export type { DeepAnalyzeOptions } from './deep-options.ts';
+export type { DeepAnalysisResult, DeepEvent, DeepPhase } from './deep-events.ts';
+export { EvidenceBank } from './evidence-bank.ts';
+export type { BankedEvidence } from './evidence-bank.ts';
+export { createModelDeepRoles, parseJsonReply, answerText } from './model-roles.ts';
+export type { ModelDeepRolesOptions } from './model-roles.ts';
+export { DeepRoleError } from './deep-role-error.ts';
+export { checkCitations, evidenceListing, fallbackSections, numberSections } from './deep-outline.ts';

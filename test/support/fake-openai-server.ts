@@ -23,6 +23,8 @@ export interface FakeTextReply {
   chunkDelayMs?: number;
   /** Pause before the response headers. Default 0. */
   firstByteDelayMs?: number;
+  /** Waits for this before the response headers (a reply held until something else has happened). */
+  waitFor?: () => Promise<void>;
   /** Default `stop`. Use `length` to play a reply cut by max_tokens. */
   finishReason?: 'stop' | 'length';
   /** Apply the request's stop strings, as vLLM does. Default true. */
@@ -144,6 +146,7 @@ export async function startFakeOpenAIServer(
       })}\n\n`;
 
     if ((reply.firstByteDelayMs ?? 0) > 0) await sleep(reply.firstByteDelayMs ?? 0);
+    if (reply.waitFor !== undefined) await reply.waitFor();
     if (response.destroyed) return;
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     response.write(chunk({ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }));

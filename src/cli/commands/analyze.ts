@@ -51,6 +51,12 @@ Examples:
   $ datalyst analyze data/ --format html,md --out reports/q1 --max-rounds 12
   $ datalyst analyze data/ --json > events.jsonl
 
+--deep writes a brief, splits it into sub-questions answered by sub-analyses
+in sandboxes of their own (--concurrency at once), banks their findings as
+evidence and writes an outline's sections from it: deep.json in the run
+folder, one run folder per sub-analysis in sub/. --deadline then ends the
+research and forces the report from what was found.
+
 --json writes one JSON object per line on stdout: the agent's events (figure
 bytes left out), plus "workspace-check", "report-end" and "cli-error" lines.
 
@@ -77,6 +83,9 @@ export const analyzeOptionsSchema = z.object({
   quiet: z.boolean().optional(),
   config: z.string().optional(),
   continue: z.string().optional(),
+  deep: z.boolean().optional(),
+  subAnalyses: z.string().optional(),
+  concurrency: z.string().optional(),
 });
 export type AnalyzeCommandOptions = z.infer<typeof analyzeOptionsSchema>;
 
@@ -139,6 +148,9 @@ export function defineAnalyzeCommand(program: Command, context: CliContext, setE
       '--continue <run-folder>',
       'add a question to an earlier run or chat: `analyze --continue <run-folder> "<question>"` (its cells are replayed first)',
     )
+    .option('--deep', 'deep analysis: parallel sub-analyses, an outline')
+    .option('--sub-analyses <n>', 'with --deep: sub-analyses at most (default: 4)')
+    .option('--concurrency <n>', 'with --deep: sub-analyses at once (default: cores)')
     .addHelpText('after', analyzeHelp)
     .action(async (workspace: string, instruction: string | undefined, rawOptions: unknown) => {
       const options = analyzeOptionsSchema.parse(rawOptions);
@@ -235,6 +247,32 @@ export function runOptionsFor(
   };
 }
 
+/** Pre-flight, before any container or run folder: the model endpoint, then the sandbox. Returns the image. */
+export async function preflightRun(
+  context: CliContext,
+  settings: AnalyzeSettings,
+  renderer: ProgressRenderer,
+  writeJson: ((line: Parameters<typeof toJsonLine>[0]) => void) | null,
+  signal: AbortSignal,
+): Promise<string | undefined> {
+  const preflight = (step: string, detail: string) => {
+    renderer.info(`  ${detail}`);
+    writeJson?.({ type: 'preflight', step, detail });
+  };
+  if (settings.model.kind === 'endpoint') {
+    const { detail, warning } = await checkModelBeforeRun(settings.model);
+    preflight('model', `Model endpoint: ${detail}.`);
+    if (warning !== null) renderer.warn(warning);
+  }
+  return context.prepareSandbox({
+    backend: settings.sandbox,
+    image: settings.image,
+    limits: { cpus: settings.cpus, memoryMb: settings.memoryMb },
+    onProgress: (line) => preflight('sandbox', line),
+    signal,
+  });
+}
+
 async function runAnalyze(
   context: CliContext,
   workspace: string,
@@ -322,6 +360,18 @@ async function runAnalyze(
   } catch (error) {
     return fail(error);
   }
+  if (options.deep === true) {
+    const { runDeepAnalyze } = await import('./analyze-deep.ts');
+    return runDeepAnalyze({
+      context,
+      settings,
+      check,
+      renderer,
+      options,
+      writeJson: json ? writeJson : null,
+      fail,
+    });
+  }
 
   // The agent, the model clients and the report load with this command, not with the CLI.
   const [{ streamAnalysis }, { ChartPool, renderRunFolder }, { createModel }] = await Promise.all([
@@ -348,23 +398,13 @@ async function runAnalyze(
   try {
     let result: AnalysisResult | null = null;
     try {
-      // Pre-flight, before any container or run folder: the model endpoint, then the sandbox.
-      const preflight = (step: string, detail: string) => {
-        renderer.info(`  ${detail}`);
-        if (json) writeJson({ type: 'preflight', step, detail });
-      };
-      if (settings.model.kind === 'endpoint') {
-        const { detail, warning } = await checkModelBeforeRun(settings.model);
-        preflight('model', `Model endpoint: ${detail}.`);
-        if (warning !== null) renderer.warn(warning);
-      }
-      const image = await context.prepareSandbox({
-        backend: settings.sandbox,
-        image: settings.image,
-        limits: { cpus: settings.cpus, memoryMb: settings.memoryMb },
-        onProgress: (line) => preflight('sandbox', line),
-        signal: interrupts.signal,
-      });
+      const image = await preflightRun(
+        context,
+        settings,
+        renderer,
+        json ? writeJson : null,
+        interrupts.signal,
+      );
       // After the pre-flight: a run that cannot start leaves no folder behind.
       const outDir = await prepareOutDir(settings.outDir, settings.outDirIsDefault);
       // Charts drawn during the run are kept in the run folder: `datalyst report` on it later draws none again.

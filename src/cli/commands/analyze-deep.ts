@@ -1,0 +1,188 @@
+import os from 'node:os';
+import { z } from 'zod';
+import type { AnalyzeSettings } from '../../config/index.ts';
+import { CancelledError, ConfigError, DatalystError } from '../../errors/index.ts';
+import type { DeepAnalysisResult, DeepEvent, WarmPool } from '../../index.ts';
+import type { CliContext } from '../cli-context.ts';
+import { ExitCode, exitCodeForDeepTermination } from '../exit-codes.ts';
+import { handleInterrupts } from '../interrupt.ts';
+import type { toJsonLine } from '../json-lines.ts';
+import { displayPath, prepareOutDir } from '../output-dir.ts';
+import type { ProgressRenderer } from '../progress-renderer.ts';
+import type { WorkspaceCheck } from '../workspace-check.ts';
+import { preflightRun, runOptionsFor, sandboxLimitsFor, type AnalyzeCommandOptions } from './analyze.ts';
+
+/** What `analyze` has settled before it hands a `--deep` run over. */
+export interface DeepCommandInput {
+  context: CliContext;
+  settings: AnalyzeSettings;
+  check: WorkspaceCheck;
+  renderer: ProgressRenderer;
+  options: AnalyzeCommandOptions;
+  writeJson: ((line: Parameters<typeof toJsonLine>[0]) => void) | null;
+  fail: (error: unknown) => number;
+}
+
+const positiveCount = (flag: string) =>
+  z
+    .string()
+    .regex(/^\d+$/, `${flag} takes a whole number`)
+    .transform(Number)
+    .refine((value) => value >= 1 && value <= 64, `${flag} takes a number from 1 to 64`);
+
+function countOption(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const parsed = positiveCount(flag).safeParse(value.trim());
+  if (!parsed.success) {
+    throw new ConfigError(
+      `${flag} ${value}: ${parsed.error.issues[0]?.message ?? 'not a count'}.`,
+      `Pass a whole number, e.g. ${flag} 4.`,
+    );
+  }
+  return parsed.data;
+}
+
+const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`;
+
+/** One progress line per phase and per sub-analysis start and end. */
+function describeEvent(renderer: ProgressRenderer, event: DeepEvent, cwd: string): void {
+  switch (event.type) {
+    case 'deep-start':
+      renderer.info(
+        `Deep analysis ${event.runId}: up to ${event.concurrency} sub-${event.concurrency === 1 ? 'analysis' : 'analyses'} at once`,
+      );
+      return;
+    case 'phase-start': {
+      const round = event.round > 0 ? ` (round ${event.round})` : '';
+      const text: Record<typeof event.phase, string> = {
+        profile: 'Profiling the workspace in the sandbox…',
+        scope: 'Scope: writing the brief…',
+        supervise: 'Supervisor: splitting the brief into sub-questions…',
+        research: `Research${round}: running the sub-analyses…`,
+        plan: `Planning the outline${round}…`,
+        write: 'Writing the sections…',
+      };
+      renderer.info(text[event.phase]);
+      return;
+    }
+    case 'sub-analysis-start': {
+      const tables = event.subQuestion.tables.length > 0 ? ` [${event.subQuestion.tables.join(', ')}]` : '';
+      renderer.info(`  ${event.subQuestion.id} started: ${event.subQuestion.question}${tables}`);
+      return;
+    }
+    case 'sub-analysis-end': {
+      const { record } = event;
+      const line = `  ${record.id} ${record.outcome}: ${record.detail}`;
+      if (record.outcome === 'failed') renderer.warn(line.trim());
+      else renderer.info(line);
+      return;
+    }
+    case 'evidence-added': {
+      const unverified = event.items.reduce(
+        (count, item) => count + item.numbers.filter((number) => !number.verified).length,
+        0,
+      );
+      renderer.info(
+        `  ${event.subAnalysisId}: ${plural(event.items.length, 'evidence item')}` +
+          (unverified > 0 ? ` (${plural(unverified, 'number')} not found in the cited outputs)` : ''),
+      );
+      return;
+    }
+    case 'outline-end':
+      renderer.info(
+        `Outline: ${plural(event.outline.sections.length, 'section')}` +
+          (event.gaps > 0 ? `; ${plural(event.gaps, 'gap')} sent to sub-analysts` : ''),
+      );
+      return;
+    case 'section-end':
+      if (event.section.error !== null)
+        renderer.warn(`${event.section.id} ${event.section.title}: ${event.section.error}`);
+      else renderer.info(`  ${event.section.id} written: ${event.section.title}`);
+      return;
+    case 'deep-notice':
+      renderer.warn(event.text);
+      return;
+    case 'deep-end': {
+      const { termination, recordPath } = event.result;
+      renderer.info(`Ended ${termination.reason}: ${termination.detail}`);
+      renderer.result(`Deep run record: ${displayPath(recordPath, cwd)}`);
+      return;
+    }
+  }
+}
+
+/** `datalyst analyze --deep`: the deep run, its progress, its record, its exit code. */
+export async function runDeepAnalyze(input: DeepCommandInput): Promise<number> {
+  const { context, settings, check, renderer, options, writeJson, fail } = input;
+  let maxSubAnalyses: number | undefined;
+  let concurrency: number | undefined;
+  try {
+    maxSubAnalyses = countOption('--sub-analyses', options.subAnalyses);
+    concurrency = countOption('--concurrency', options.concurrency);
+  } catch (error) {
+    return fail(error);
+  }
+  const [{ deepAnalyze }, { createModel }] = await Promise.all([
+    import('../../deep/index.ts'),
+    import('../model-factory.ts'),
+  ]);
+  const interrupts = handleInterrupts({
+    source: context.signals,
+    onFirst: () =>
+      renderer.warn(
+        'Cancelling: stopping every sub-analysis and its container, then writing deep.json. Ctrl-C again quits at once.',
+      ),
+    onSecond: () => {
+      renderer.close();
+      context.stderr.write('Quit without waiting.\n');
+      context.exit(ExitCode.cancelled);
+    },
+  });
+  let pool: WarmPool | null = null;
+  try {
+    let result: DeepAnalysisResult;
+    try {
+      const image = await preflightRun(context, settings, renderer, writeJson, interrupts.signal);
+      const outDir = await prepareOutDir(settings.outDir, settings.outDirIsDefault);
+      const run = runOptionsFor(settings, context, image, check);
+      // Kernels started ahead while the brief is written. A pool cannot leave folders out of the
+      // workspace, so a run whose own output lies inside it opens its sessions one by one instead.
+      if (
+        context.createWarmPool !== undefined &&
+        settings.sandbox === 'docker' &&
+        check.excluded.length === 0
+      ) {
+        pool = await context.createWarmPool({
+          size: Math.min(concurrency ?? os.availableParallelism(), maxSubAnalyses ?? 4),
+          ...(image === undefined ? {} : { image }),
+          runtime: settings.runtime,
+          limits: sandboxLimitsFor(settings),
+        });
+      }
+      result = await deepAnalyze({
+        instruction: settings.instruction,
+        workspaceDir: settings.workspaceDir,
+        model: createModel(settings.model),
+        ...run,
+        ...(pool === null ? {} : { warmPool: pool }),
+        outDir,
+        signal: interrupts.signal,
+        ...(maxSubAnalyses === undefined ? {} : { maxSubAnalyses }),
+        ...(concurrency === undefined ? {} : { concurrency }),
+        onEvent: (event) => {
+          if (writeJson !== null) writeJson(event);
+          else describeEvent(renderer, event, context.cwd);
+        },
+      });
+    } catch (error) {
+      if (interrupts.interrupted && !DatalystError.isInstance(error)) return fail(new CancelledError(error));
+      return fail(error);
+    }
+    if (writeJson !== null) describeEvent(renderer, { type: 'deep-end', result }, context.cwd);
+    // The report of a deep run (renderDeepRunFolder in src/report) is rendered from deep.json and sub/: wired at the merge.
+    return exitCodeForDeepTermination(result.termination.reason, result.record.sections.length, result.error);
+  } finally {
+    interrupts.dispose();
+    await pool?.close();
+  }
+}

@@ -1,0 +1,103 @@
+import type { SandboxFactory } from '../agent/index.ts';
+import {
+  createSandbox,
+  createWarmPool,
+  readSandboxEnvironment,
+  type SandboxOptions,
+  type SandboxSession,
+  type WarmPool,
+} from '../sandbox/index.ts';
+import type { DeepAnalyzeOptions } from './deep-options.ts';
+
+/**
+ * Where the sessions of a deep run come from: the caller's `createSandbox`,
+ * else a warm pool (the caller's, or the run's own on the Docker backend, its
+ * kernels started while the brief is written). The session that profiled the
+ * workspace is handed to the first sub-analysis rather than thrown away.
+ */
+export class SessionSource {
+  private readonly pool: WarmPool | null;
+  private readonly ownsPool: boolean;
+  private poolClosing: Promise<void> | null = null;
+  private handover: SandboxSession | null = null;
+  private handedOut = 0;
+  private closeAfter: number | null = null;
+
+  constructor(
+    private readonly options: Pick<
+      DeepAnalyzeOptions,
+      'createSandbox' | 'sandbox' | 'warmPool' | 'workspaceDir'
+    >,
+    poolSize: number,
+  ) {
+    const backend = options.sandbox?.backend ?? readSandboxEnvironment().backend ?? 'docker';
+    // The pool cannot leave folders out of the workspace: a run that must (its own runs folder inside) opens its own.
+    const ownPool =
+      options.warmPool === undefined &&
+      options.createSandbox === undefined &&
+      backend === 'docker' &&
+      (options.sandbox?.excludeDirs ?? []).length === 0;
+    this.ownsPool = ownPool;
+    this.pool =
+      options.warmPool ??
+      (ownPool
+        ? createWarmPool({
+            size: poolSize,
+            ...(options.sandbox?.image === undefined ? {} : { image: options.sandbox.image }),
+            ...(options.sandbox?.runtime === undefined ? {} : { runtime: options.sandbox.runtime }),
+            ...(options.sandbox?.limits === undefined ? {} : { limits: options.sandbox.limits }),
+          })
+        : null);
+  }
+
+  /** A session for profiling the workspace; kept for the first sub-analysis. */
+  async first(signal: AbortSignal): Promise<SandboxSession> {
+    const session = await this.open({
+      ...this.options.sandbox,
+      workspaceDir: this.options.workspaceDir,
+      signal,
+    });
+    this.handover = session;
+    return session;
+  }
+
+  /** What each sub-analysis's thread opens its session with. */
+  readonly factory: SandboxFactory = async (sandboxOptions) => {
+    const kept = this.handover;
+    this.handover = null;
+    const session = kept ?? (await this.open(sandboxOptions));
+    this.handedOut += 1;
+    if (this.closeAfter !== null && this.handedOut >= this.closeAfter) void this.closePool();
+    return session;
+  };
+
+  /** No session past the `total`-th will be asked for: the run's own pool stops starting kernels once it is handed out. */
+  closePoolAfter(total: number): void {
+    this.closeAfter = total;
+    if (this.handedOut >= total) void this.closePool();
+  }
+
+  /** Closes the run's own pool once; every caller waits for that one close (its in-flight start included). */
+  private closePool(): Promise<void> {
+    if (!this.ownsPool || this.pool === null) return Promise.resolve();
+    this.poolClosing ??= this.pool.close();
+    return this.poolClosing;
+  }
+
+  /** Closes the kept session if nobody took it, and the run's own pool. */
+  async close(): Promise<void> {
+    const kept = this.handover;
+    this.handover = null;
+    await Promise.allSettled([kept?.close(), this.closePool()]);
+  }
+
+  private open(sandboxOptions: SandboxOptions): Promise<SandboxSession> {
+    if (this.pool !== null && this.poolClosing === null) {
+      return this.pool.acquire({
+        ...(sandboxOptions.workspaceDir === undefined ? {} : { workspaceDir: sandboxOptions.workspaceDir }),
+        ...(sandboxOptions.signal === undefined ? {} : { signal: sandboxOptions.signal }),
+      });
+    }
+    return (this.options.createSandbox ?? createSandbox)(sandboxOptions);
+  }
+}
