@@ -12,3 +12,5 @@ export type {
   WriteInput,
 } from './deep-roles.ts';
 export { DEEP_RECORD_FILE, writeDeepRecord, readDeepRecord } from './deep-record.ts';
+export { createOfflineDeepRoles } from './offline-roles.ts';
+export type { OfflineDeepRolesOptions } from './offline-roles.ts';
