@@ -140,3 +140,66 @@ describe('a deep report of hostile claims, section text, sub-questions and table
     expect(hostileMarkdown).toContain('&lt;script&gt;');
   });
 });
+
+describe('failed and skipped sub-analyses', () => {
+  it('are shown with their outcome, and a folder outside the run is not read', async () => {
+    const outDir = join(root, 'failures');
+    await buildRecordedDeepRun(outDir, (plain) => {
+      const base = { tables: ['enlist.csv'], round: 1, termination: null, answer: null, evidenceIds: [] };
+      return {
+        ...plain,
+        termination: {
+          reason: 'max-sub-analyses',
+          detail: 'Written after the budget of sub-analyses was spent.',
+        },
+        subAnalyses: [
+          ...plain.subAnalyses,
+          {
+            ...base,
+            id: 'S5',
+            question: 'What does enlist.csv show?',
+            outcome: 'failed',
+            detail: 'Its sandbox failed to start.',
+            runDir: 'sub/S5',
+            startedAt: plain.startedAt,
+            endedAt: plain.startedAt,
+          },
+          {
+            ...base,
+            id: 'S6',
+            question: 'And the lists?',
+            outcome: 'skipped',
+            detail: 'The budget of sub-analyses was spent.',
+            runDir: null,
+            startedAt: null,
+            endedAt: null,
+          },
+          {
+            ...base,
+            id: 'S7',
+            question: 'Elsewhere?',
+            outcome: 'incomplete',
+            detail: 'Stalled.',
+            runDir: '../../../etc',
+            startedAt: null,
+            endedAt: null,
+          },
+        ],
+      };
+    });
+    await renderDeepRunFolder(outDir, { formats: ['html', 'md'] });
+    const page = await readFile(join(outDir, 'report.html'), 'utf8');
+    expect(page).toContain('<strong>Ended: max-sub-analyses.</strong>');
+    expect(page).toMatch(
+      /<article class="sub-analysis sub-failed" id="sub-S5">[\s\S]*?Its sandbox failed to start\.[\s\S]*?Its folder holds no trace\./,
+    );
+    expect(page).toMatch(
+      /<article class="sub-analysis sub-skipped" id="sub-S6">[\s\S]*?skipped: never started/,
+    );
+    expect(page).toContain('Its folder is not inside the deep run folder, so it was not read.');
+    expect(page).toContain('1 failed, 1 skipped, 1 incomplete');
+    const md = await readFile(join(outDir, 'report.md'), 'utf8');
+    expect(md).toContain('### S5: What does enlist.csv show?');
+    expect(md).toContain('- Outcome: **skipped**');
+  });
+});
