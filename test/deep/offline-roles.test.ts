@@ -122,32 +122,31 @@ describe('supervise', () => {
 });
 
 describe('the sub-analyst', () => {
-  it('replays its recorded run turn for turn, studying only its tables', async () => {
+  it('studies only its tables: its load cell, on the recorded conversation, reads exactly them', async () => {
     const roles = createOfflineDeepRoles();
     for (const run of recorded) {
-      const start = run.records.find((record) => record.type === 'turn-start');
       const scoped = await roles.scope({ question: 'Report.', profile: run.profile, mayAsk: false }, context);
-      if (!('brief' in scoped) || start?.type !== 'turn-start') throw new Error('setup');
+      if (!('brief' in scoped)) throw new Error('asked');
       const tables = scoped.brief.questions.find((entry) => entry.question === run.question)?.tables ?? [];
       const model = roles.subAnalystModel(subQuestionOf(run, tables));
       expect(model.offline).toBe(true);
+      // The recorded turns up to the load step (setup, helpers, registry), then the model's next turn.
       const messages: ChatMessage[] = [
         { role: 'user', content: formatFirstMessage(run.question, run.profile) },
       ];
       const turns = run.records.filter((record) => record.type === 'model-turn');
-      for (const [index, turn] of turns.entries()) {
-        expect(await collect(model, messages), `${run.id} turn ${index + 1}`).toBe(turn.text);
+      const loadIndex = turns.findIndex((turn) => turn.text.includes('offline-analyst step: load'));
+      expect(loadIndex, run.id).toBeGreaterThan(0);
+      for (const [index, turn] of turns.slice(0, loadIndex).entries()) {
         messages.push({ role: 'assistant', content: turn.text });
-        const execution = run.executions[index];
-        if (execution !== undefined) messages.push({ role: 'execute', content: execution.executeText });
+        messages.push({ role: 'execute', content: run.executions[index]?.executeText ?? '' });
       }
-      const load = run.executions.find((execution) => execution.code.includes('offline-analyst step: load'));
+      const next = await collect(model, messages);
+      expect(next).toContain('offline-analyst step: load');
       // The load cell's sources: one `("file", "table", "load code")` line per table it reads.
-      const listed = Array.from(
-        load?.code.matchAll(/^ {4}\("([^"]+)", "[^"]*", /gm) ?? [],
-        (match) => match[1],
-      );
+      const listed = Array.from(next.matchAll(/^ {4}\("([^"]+)", "[^"]*", /gm), (match) => match[1]);
       expect(listed.sort(), run.id).toEqual([...tables].sort());
+      expect(await collect(roles.subAnalystModel(subQuestionOf(run, tables)), messages)).toBe(next);
     }
   });
 
