@@ -296,6 +296,24 @@ describe('plan and write, through the whole recorded run', () => {
     ).toMatch(/^No evidence was found/);
   });
 
+  it('plans a section per sub-analysis it knows nothing about (evidence it did not compress)', async () => {
+    if (record.brief === null) throw new Error('no brief');
+    const outline = await createOfflineDeepRoles().plan(
+      { brief: record.brief, evidence: record.evidence.slice(0, 3), round: 1, maxRounds: 2 },
+      context,
+    );
+    expect(outline).toEqual({
+      sections: [
+        {
+          title: 'Findings of S1',
+          purpose: 'What this sub-analysis found.',
+          evidenceIds: record.evidence.slice(0, 3).map((item) => item.id),
+        },
+      ],
+      gaps: [],
+    });
+  });
+
   it('gives the same record for the same recorded sub-runs', async () => {
     expect(await buildRecordedDeepRun(path.join(root, 'again'))).toEqual(record);
   });
