@@ -50,6 +50,8 @@ export type { StopCondition, StopDecision, LoopState } from './agent/stop-condit
 // Deep analysis: a brief, parallel sub-analyses, an evidence bank, an outline, sections (deep.json).
 export { deepAnalyze, streamDeepAnalysis } from './deep/deep-analysis.ts';
 export { createModelDeepRoles } from './deep/model-roles.ts';
+export { createOfflineDeepRoles } from './deep/offline-roles.ts';
+export type { OfflineDeepRolesOptions } from './deep/offline-roles.ts';
 export { DeepRoleError } from './deep/deep-role-error.ts';
 export { deepRecordSchema, DEEP_RECORD_VERSION } from './deep/deep-schema.ts';
 export { readDeepRecord, DEEP_RECORD_FILE } from './deep/deep-record.ts';
@@ -133,6 +135,12 @@ export type {
 
 // Reports: rendered from a run's trace at any time.
 export { renderReport, renderRunFolder, allReportFormats } from './report/render-report.ts';
+export { renderDeepRunFolder, allDeepReportFormats } from './report/render-deep-report.ts';
+export type {
+  DeepReportFormat,
+  RenderDeepRunFolderOptions,
+  RenderedDeepReport,
+} from './report/render-deep-report.ts';
 export type {
   ReportFormat,
   RenderReportOptions,

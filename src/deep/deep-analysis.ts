@@ -30,6 +30,7 @@ import {
   type WrittenSection,
 } from './deep-schema.ts';
 import { EvidenceBank } from './evidence-bank.ts';
+import { createOfflineDeepRoles } from './offline-roles.ts';
 import { createModelDeepRoles } from './model-roles.ts';
 import { SessionSource } from './session-source.ts';
 
@@ -48,13 +49,9 @@ type StopReason = 'deadline' | 'token-budget' | 'cancelled';
 
 /** The roles when the caller gives none. */
 function defaultRoles(options: DeepAnalyzeOptions): DeepRoles {
-  if (options.model.offline === true) {
-    // The offline roles live in ./offline-roles.ts (createOfflineDeepRoles), built beside this engine.
-    throw new ConfigError(
-      'The offline analyst needs the offline deep roles, which this build does not have.',
-      'Pass `roles` (createOfflineDeepRoles from the deep folder) or a language model.',
-    );
-  }
+  // A fresh offline roles object per run: its planner reads notes its compress step made.
+  if (options.model.offline === true)
+    return createOfflineDeepRoles({ maxSubAnalyses: options.maxSubAnalyses ?? 4 });
   return createModelDeepRoles(options.model);
 }
 
@@ -90,8 +87,7 @@ function outcomeOf(
     case 'model-unavailable':
     case 'sandbox-failure':
     case 'no-data':
-    // Only re-runs end this way; a sub-analysis is never one, but the switch stays exhaustive.
-    case 'rerun-cell-failed':
+    case 'rerun-cell-failed': // only re-runs end this way; listed so the switch stays exhaustive
       return { outcome: 'failed', detail };
   }
 }

@@ -21,3 +21,5 @@ export { createModelDeepRoles, parseJsonReply, answerText } from './model-roles.
 export type { ModelDeepRolesOptions } from './model-roles.ts';
 export { DeepRoleError } from './deep-role-error.ts';
 export { checkCitations, evidenceListing, fallbackSections, numberSections } from './deep-outline.ts';
+export { createOfflineDeepRoles } from './offline-roles.ts';
+export type { OfflineDeepRolesOptions } from './offline-roles.ts';

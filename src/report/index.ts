@@ -43,3 +43,13 @@ export { PdfPrinter, DEFAULT_CHROMIUM_PATH } from './pdf.ts';
 export type { PdfPrinterOptions, PdfPageSize } from './pdf.ts';
 export { compareNotebooks } from './notebook-diff.ts';
 export type { NotebookComparison, NotebookCellDifference } from './notebook-diff.ts';
+export { renderDeepRunFolder, allDeepReportFormats } from './render-deep-report.ts';
+export type {
+  DeepReportFormat,
+  RenderDeepRunFolderOptions,
+  RenderedDeepReport,
+} from './render-deep-report.ts';
+export { prepareDeepReport } from './deep-run.ts';
+export type { PreparedDeepReport, PrepareDeepOptions } from './deep-run.ts';
+export { renderDeepHtmlReport } from './deep-report.ts';
+export { renderDeepMarkdownReport } from './deep-markdown-report.ts';

@@ -171,7 +171,7 @@ async function renderAllCharts(
 const pngMagic = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
 /** Keeps only figures whose bytes really are a PNG: the kernel's messages are untrusted. */
-function decodeFigures(executions: readonly ExecutionRecord[]): Map<string, PreparedFigure> {
+export function decodeFigures(executions: readonly ExecutionRecord[]): Map<string, PreparedFigure> {
   const figures = new Map<string, PreparedFigure>();
   for (const execution of executions) {
     execution.result.figures.forEach((figure, index) => {

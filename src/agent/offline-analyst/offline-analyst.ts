@@ -19,6 +19,7 @@ import { readConversation } from './conversation.ts';
 import { followUpTurn, readFollowUp } from './follow-up.ts';
 import { parseDataSection } from '../first-message.ts';
 import type { OfflineConversation } from './conversation.ts';
+import { focusEntries } from './focus-tables.ts';
 import { kernelLost, planNextTurn, recoveryRows } from './plan.ts';
 import type { NextTurn } from './plan.ts';
 import { inventoryWorkspace, readingNotes } from './workspace-inventory.ts';
@@ -43,9 +44,14 @@ export interface OfflineAnalystOptions {
   maxFindingsPerSection?: number;
   /** Characters per streamed text delta. Default 64. */
   chunkChars?: number;
+  /**
+   * Study only these tables (a deep analysis's sub-analyst): file names, or
+   * `file#table` for one sheet or SQLite table. Default none: every table.
+   */
+  focusTables?: readonly string[];
 }
 
-type ResolvedOptions = Required<OfflineAnalystOptions>;
+type ResolvedOptions = Required<Omit<OfflineAnalystOptions, 'focusTables'>>;
 
 const defaults: ResolvedOptions = {
   maxFocusTables: 4,
@@ -103,13 +109,15 @@ export function offlineAnalystTurn(
   request: Pick<ModelRequest, 'messages'>,
   options: OfflineAnalystOptions = {},
 ): string {
-  const resolved: ResolvedOptions = { ...defaults, ...options };
+  const { focusTables = [], ...limits } = options;
+  const resolved: ResolvedOptions = { ...defaults, ...limits };
   const followUp = readFollowUp(request.messages);
   if (followUp !== null) {
     const first = request.messages.find((message) => message.role === 'user')?.content ?? '';
-    return followUpTurn(followUp, parseDataSection(first));
+    return followUpTurn(followUp, focusEntries(parseDataSection(first), focusTables));
   }
-  const conversation = readConversation(request.messages);
+  const read = readConversation(request.messages);
+  const conversation = { ...read, entries: focusEntries(read.entries, focusTables) };
   const turn = planNextTurn(conversation, resolved);
   if (turn.kind === 'answer') {
     return answerTurn(conversation, turn.reason, { maxFindingsPerSection: resolved.maxFindingsPerSection });
@@ -135,6 +143,7 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
  * an <Analyze> and a <Code> cell, or at the end <Understand> and <Answer>.
  * It reads the execution results (role `execute`, or `user` with <Execute>)
  * to decide the next cell; the same conversation always gives the same turn.
+ * With `focusTables` it studies only those tables (a deep analysis's sub-analyst).
  * In a thread, a follow-up question gets a breakdown of the columns it names,
  * the shape of the tables it names, or a plain "cannot answer" (follow-up.ts).
  *

@@ -15,9 +15,11 @@ import { printError } from '../program.ts';
 import { ProgressRenderer } from '../progress-renderer.ts';
 import { describeRenderedReport, mapWriteFailure } from '../report-summary.ts';
 import { colorEnabled } from '../terminal-style.ts';
+import type { ChartPool } from '../../report/chart-pool.ts';
 
 const reportHelp = `
 <trace> is a run folder (with trace.jsonl or trace.json) or a trace file.
+A deep analysis's folder (with deep.json) gets its deep report (html, md).
 The report is written next to the trace unless --out names another folder
 (which must be new or empty). A trace cut short by a crash or Ctrl-C still
 renders: the report says the run did not finish.
@@ -117,7 +119,10 @@ async function runReport(
     const { renderReport } = await import('../../report/index.ts');
     const formats =
       options.format === undefined ? [...defaultReportFormatNames] : parseFormats(options.format);
-    const { tracePath, runDir } = await locateTrace(path.resolve(context.cwd, target));
+    const resolvedTarget = path.resolve(context.cwd, target);
+    if (existsSync(path.join(resolvedTarget, 'deep.json')))
+      return await renderDeepReport(context, renderer, resolvedTarget, formats, options, charts);
+    const { tracePath, runDir } = await locateTrace(resolvedTarget);
     charts.persistTo(path.join(runDir, '.chart-cache'));
     const trace = await readTrace(tracePath);
     if (trace.partial)
@@ -146,4 +151,35 @@ async function runReport(
   } finally {
     await charts.close();
   }
+}
+
+/** A deep analysis's folder: its report from deep.json and the sub-analyses' traces (HTML and Markdown only). */
+async function renderDeepReport(
+  context: CliContext,
+  renderer: ProgressRenderer,
+  runDir: string,
+  formats: readonly string[],
+  options: ReportCommandOptions,
+  charts: ChartPool,
+): Promise<number> {
+  const { renderDeepRunFolder } = await import('../../report/index.ts');
+  const deepFormats = formats.filter(
+    (format): format is 'html' | 'md' => format === 'html' || format === 'md',
+  );
+  const others = formats.filter((format) => format !== 'html' && format !== 'md');
+  if (others.length > 0)
+    renderer.warn(
+      `A deep analysis's report is written as html and md only; not written: ${others.join(', ')}. Each sub-analysis in sub/ is an ordinary run folder for the other formats.`,
+    );
+  let outDir = runDir;
+  if (options.out !== undefined && path.resolve(context.cwd, options.out) !== runDir) {
+    outDir = await prepareOutDir(path.resolve(context.cwd, options.out), false);
+  }
+  const rendered = await renderDeepRunFolder(runDir, {
+    outDir,
+    formats: deepFormats.length === 0 ? ['html', 'md'] : deepFormats,
+    chartPool: charts,
+  });
+  describeRenderedReport(renderer, rendered.files, rendered, context.cwd);
+  return ExitCode.answered;
 }

@@ -1,0 +1,152 @@
+// npm run bench:deep — the offline deep analysis of the student-loan example
+// with 4 sub-analyses, run at once against the same run with the same 4
+// sub-analyses one after another, in one process, alternating.
+//
+// The steps are driven by test/deep/support/offline-deep-run.ts (the offline
+// roles; each sub-analysis an ordinary thread in its own Docker session; the
+// evidence, outline, sections and deep.json), standing in for the engine
+// (`deepAnalyze`) until it is merged. Every mode takes its sessions from a
+// warm pool that is filled before the clock starts (as `datalyst serve`
+// keeps one), so the figure is the deep run's own: the profile session, the
+// four sub-analyses, the assembly and deep.json. The report is not rendered.
+//
+// Modes: one after another (1 at once), 2 at once (the default on this
+// 2-core machine: one per core), 4 at once. Goal: at once ≤ 0.6× of one
+// after another. Prints one JSON document and a summary line.
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { createWarmPool } from '../src/sandbox/index.ts';
+import { sharedChartPool } from '../src/report/index.ts';
+import { runOfflineDeepAnalysis } from '../test/deep/support/offline-deep-run.ts';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const workspaceDir = path.join(repoRoot, 'workspace-examples', 'student-loan');
+const rounds = Number(process.env.BENCH_DEEP_ROUNDS ?? 2);
+const subAnalyses = 4;
+const modes = [1, 2, 4] as const;
+
+interface Sample {
+  concurrency: number;
+  wallMs: number;
+  /** Sum of the sub-analyses' own wall times. */
+  subSumMs: number;
+  warmHits: number;
+  coldMisses: number;
+  evidence: number;
+  sections: number;
+}
+
+async function waitReady(pool: ReturnType<typeof createWarmPool>, size: number): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (pool.stats.ready < size) {
+    if (Date.now() > deadline)
+      throw new Error(`The warm pool did not fill: ${String(pool.stats.lastStartError)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function once(root: string, concurrency: number, index: number): Promise<Sample> {
+  // One session profiles the workspace, then one per sub-analysis.
+  const size = subAnalyses + 1;
+  const pool = createWarmPool({ size });
+  try {
+    await waitReady(pool, size);
+    const started = performance.now();
+    const { record, timings } = await runOfflineDeepAnalysis({
+      workspaceDir,
+      question: 'Generate a data science report.',
+      outDir: path.join(root, `deep-${concurrency}-${index}`),
+      maxSubAnalyses: subAnalyses,
+      concurrency,
+      createSandbox: (options) =>
+        pool.acquire(options.workspaceDir === undefined ? {} : { workspaceDir: options.workspaceDir }),
+    });
+    const wallMs = performance.now() - started;
+    if (
+      record.termination.reason !== 'answered' ||
+      record.subAnalyses.some((sub) => sub.outcome !== 'answered')
+    )
+      throw new Error(`The deep run did not answer: ${record.termination.detail}`);
+    return {
+      concurrency,
+      wallMs,
+      subSumMs: [...timings.values()].reduce((sum, timing) => sum + timing.endedMs - timing.startedMs, 0),
+      warmHits: pool.stats.warmHits,
+      coldMisses: pool.stats.coldMisses,
+      evidence: record.evidence.length,
+      sections: record.sections.length,
+    };
+  } finally {
+    await pool.close();
+  }
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[middle] ?? 0)
+    : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+}
+
+const root = await mkdtemp(path.join(os.tmpdir(), 'datalyst-bench-deep-'));
+const samples: Sample[] = [];
+try {
+  for (let round = 0; round < rounds; round += 1) {
+    // Alternating, and the order turned round every other round.
+    const order = round % 2 === 0 ? modes : [...modes].reverse();
+    for (const concurrency of order) samples.push(await once(root, concurrency, round));
+  }
+} finally {
+  await rm(root, { recursive: true, force: true });
+  await sharedChartPool().close();
+}
+
+const byMode = Object.fromEntries(
+  modes.map((concurrency) => {
+    const mine = samples.filter((sample) => sample.concurrency === concurrency);
+    return [
+      `${concurrency} at once`,
+      {
+        wallMs: mine.map((sample) => Math.round(sample.wallMs)),
+        medianWallMs: Math.round(median(mine.map((sample) => sample.wallMs))),
+        medianSubAnalysisSumMs: Math.round(median(mine.map((sample) => sample.subSumMs))),
+        warmHits: mine.map((sample) => sample.warmHits),
+        coldMisses: mine.map((sample) => sample.coldMisses),
+        evidence: mine.map((sample) => sample.evidence),
+        sections: mine.map((sample) => sample.sections),
+      },
+    ];
+  }),
+);
+const sequential = median(
+  samples.filter((sample) => sample.concurrency === 1).map((sample) => sample.wallMs),
+);
+const ratio = (concurrency: number): number =>
+  Number(
+    (
+      median(samples.filter((sample) => sample.concurrency === concurrency).map((sample) => sample.wallMs)) /
+      sequential
+    ).toFixed(3),
+  );
+console.log(
+  JSON.stringify(
+    {
+      machine: { cores: os.availableParallelism(), node: process.version },
+      workspace: 'workspace-examples/student-loan',
+      subAnalyses,
+      rounds,
+      modes: byMode,
+      ratio: { '2 at once / 1 at once': ratio(2), '4 at once / 1 at once': ratio(4) },
+      goal: '≤ 0.6',
+    },
+    null,
+    2,
+  ),
+);
+console.log(
+  `deep run, 4 sub-analyses: 2 at once ${ratio(2)}× and 4 at once ${ratio(4)}× the wall time of one after another (goal ≤ 0.6×)`,
+);

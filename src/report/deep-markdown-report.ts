@@ -1,0 +1,169 @@
+import { cleanOutputText } from '../trace/output-text.ts';
+import {
+  deepOutputAnchor,
+  evidenceAnchor,
+  linkCitations,
+  sectionAnchor,
+  subAnchor,
+  visualsOfExecution,
+} from './deep-run.ts';
+import type { DeepVisual, PreparedDeepReport } from './deep-run.ts';
+import type { ReportAsset } from './markdown-report.ts';
+import { escapeMarkdownText, fencedBlock, neutralizeMarkdown } from './markdown-text.ts';
+
+/**
+ * `report.md` of a deep run: the HTML report's order in Markdown. Model text
+ * (sections, claims, answers) stays Markdown but inert; plain text (questions,
+ * table names) is escaped; figures and charts are PNG files under `assets/`,
+ * each written once, with the section that cites it first or under its cell.
+ * Anchors are `<a id>` elements of our own, so links work where the renderer
+ * keeps ids.
+ */
+
+export interface DeepMarkdownReport {
+  markdown: string;
+  assets: ReportAsset[];
+}
+
+function anchor(id: string): string {
+  return `<a id="${id}"></a>`;
+}
+
+function assetOf(report: PreparedDeepReport, visual: DeepVisual): ReportAsset | null {
+  const bytes =
+    visual.kind === 'chart' ? report.charts.get(visual.key)?.png : report.figures.get(visual.key)?.png;
+  if (bytes === undefined || bytes === null) return null;
+  return { path: `assets/${visual.key.replace(/[^A-Za-z0-9_-]/g, '_')}.png`, bytes };
+}
+
+function visualLine(report: PreparedDeepReport, visual: DeepVisual, assets: ReportAsset[]): string {
+  const label = `${visual.kind === 'chart' ? 'Chart' : 'Figure'} ${visual.index + 1} of ${visual.subId}:${visual.outputId}`;
+  const asset = assetOf(report, visual);
+  if (asset === null) return `*${label}: not in the trace, or it could not be drawn.*`;
+  assets.push(asset);
+  return `${anchor(visual.anchor)}\n![${label}](${asset.path})`;
+}
+
+export function renderDeepMarkdownReport(report: PreparedDeepReport): DeepMarkdownReport {
+  const { record } = report;
+  const assets: ReportAsset[] = [];
+  const out: string[] = [
+    `# ${escapeMarkdownText(record.question.trim().split('\n')[0] ?? 'Deep analysis')}`,
+    '',
+  ];
+  if (record.model.offline)
+    out.push(
+      "> **No language model was used.** This deep analysis was made by Datalyst's built-in offline analyst: deterministic rules wrote the brief, ran the sub-analyses, kept their printed findings as evidence and wrote each section from its evidence only.",
+      '',
+    );
+  out.push(
+    `Run ${escapeMarkdownText(record.runId)} · started ${escapeMarkdownText(record.startedAt)} · ended **${escapeMarkdownText(record.termination.reason)}**: ${escapeMarkdownText(record.termination.detail)}`,
+    '',
+    '## Brief',
+    '',
+  );
+  if (record.brief === null) {
+    out.push(
+      record.ask === null
+        ? '*The run wrote no brief.*'
+        : `The analysis asked first: ${escapeMarkdownText(record.ask)}`,
+      '',
+    );
+  } else {
+    record.brief.questions.forEach((entry, index) => {
+      const tables =
+        entry.tables.length === 0 ? '' : ` (tables: ${entry.tables.map(escapeMarkdownText).join(', ')})`;
+      out.push(`${index + 1}. ${escapeMarkdownText(entry.question)}${tables}`);
+    });
+    out.push('', `*A good answer:* ${escapeMarkdownText(record.brief.goodAnswer)}`, '');
+  }
+  const known = new Set(record.evidence.map((item) => item.id));
+  for (const view of report.sections) {
+    out.push(anchor(sectionAnchor(view.section.id)), `## ${escapeMarkdownText(view.section.title)}`, '');
+    if (view.section.error !== null)
+      out.push(
+        `*The writer failed for this section (${escapeMarkdownText(view.section.error)}); its evidence is listed instead.*`,
+        '',
+      );
+    out.push(
+      neutralizeMarkdown(linkCitations(view.section.markdown, known).markdown, { demoteHeadings: 2 }),
+      '',
+    );
+    const unverified = view.html.numbers.filter((number) => !number.verified);
+    if (unverified.length > 0)
+      out.push(
+        `*Not found in the outputs of its evidence:* ${unverified.map((number) => escapeMarkdownText(number.text)).join(', ')}`,
+        '',
+      );
+    for (const visual of view.visuals) out.push(visualLine(report, visual, assets), '');
+  }
+  out.push('## Evidence', '');
+  if (report.evidence.length === 0) out.push('*The evidence bank is empty.*', '');
+  for (const { item } of report.evidence) {
+    const outputs = item.outputs.map((output) => `[${output}](#${deepOutputAnchor(output)})`).join(', ');
+    const unverified = item.numbers
+      .filter((number) => !number.verified)
+      .map((number) => escapeMarkdownText(number.text));
+    out.push(
+      `- ${anchor(evidenceAnchor(item.id))}**${item.id}** ${neutralizeMarkdown(item.claim.replace(/\s*\n\s*/g, ' '))} — from [${item.subAnalysisId}](#${subAnchor(item.subAnalysisId)}), printed by ${outputs || 'no output'}${unverified.length === 0 ? '' : `; not found there: ${unverified.join(', ')}`}`,
+    );
+  }
+  out.push('', '## Sub-analyses', '');
+  for (const sub of report.subs) {
+    const { record: entry } = sub;
+    out.push(
+      anchor(subAnchor(entry.id)),
+      `### ${entry.id}: ${escapeMarkdownText(entry.question)}`,
+      '',
+      `- Outcome: **${entry.outcome}**${entry.termination === null ? '' : ` (${escapeMarkdownText(entry.termination)})`}; rounds: ${sub.rounds ?? 'unknown'}`,
+      `- ${escapeMarkdownText(entry.detail)}`,
+      ...(entry.tables.length === 0 ? [] : [`- Tables: ${entry.tables.map(escapeMarkdownText).join(', ')}`]),
+      '',
+    );
+    if (sub.executions.length === 0) {
+      out.push(`*${escapeMarkdownText(sub.traceNote ?? 'It ran no cell.')}*`, '');
+      continue;
+    }
+    out.push('<details><summary>Its cells</summary>', '');
+    for (const execution of sub.executions) {
+      const cited = `${entry.id}:${execution.outputId}`;
+      out.push(
+        anchor(deepOutputAnchor(cited)),
+        `**${cited}** (${execution.result.status})`,
+        '',
+        fencedBlock(execution.code, 'python'),
+        '',
+      );
+      const text = cleanOutputText(
+        [
+          execution.result.stdout.text,
+          execution.result.error ? `${execution.result.error.name}: ${execution.result.error.value}` : '',
+        ]
+          .filter((part) => part !== '')
+          .join('\n'),
+      );
+      if (text !== '') out.push(fencedBlock(text, 'text'), '');
+      const visuals = visualsOfExecution(entry.id, execution);
+      for (const visual of visuals) {
+        if (report.placedIn.has(visual.key))
+          out.push(
+            `*[${visual.kind === 'chart' ? 'Chart' : 'Figure'} ${visual.index + 1}](#${visual.anchor}) is shown with the section it supports.*`,
+            '',
+          );
+        else out.push(visualLine(report, visual, assets), '');
+      }
+    }
+    out.push('</details>', '');
+  }
+  out.push(
+    '## Provenance',
+    '',
+    `- Model: ${escapeMarkdownText(record.model.id)}${record.model.offline ? ' (built-in offline analyst; no language model)' : ''}`,
+    `- Sub-analyses at once: ${record.concurrency}`,
+    `- Tokens: ${record.usage.promptTokens} prompt, ${record.usage.completionTokens} completion`,
+    `- Started ${escapeMarkdownText(record.startedAt)}, ended ${escapeMarkdownText(record.endedAt ?? 'unknown')}`,
+    `- Rendered at ${report.generatedAt}`,
+    '',
+  );
+  return { markdown: out.join('\n'), assets };
+}

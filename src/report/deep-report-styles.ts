@@ -1,0 +1,23 @@
+import { reportStyles } from './report-styles.ts';
+
+/** The single report's styles, plus the deep report's own parts (brief, sections, evidence, sub-analyses). */
+export const deepReportStyles = `${reportStyles}
+ol.brief li { margin: .35rem 0; }
+.tables { color: var(--muted, #59636e); font-size: .9rem; }
+.good-answer { font-style: italic; }
+.deep-section { margin-top: 1.2rem; }
+.cites { color: var(--muted, #59636e); font-size: .9rem; }
+ol.evidence { list-style: none; padding-left: 0; }
+.evidence-item { border: 1px solid var(--line, #d1d9e0); border-radius: 6px; padding: .5rem .8rem; margin: .5rem 0; }
+.evidence-item:target, .output:target, figure:target { outline: 3px solid var(--accent, #0969da); }
+.evidence-id { font-weight: 600; font-family: ui-monospace, "DejaVu Sans Mono", monospace; margin-right: .5rem; }
+.claim { display: inline; }
+.claim p { display: inline; margin: 0; }
+.evidence-sources { color: var(--muted, #59636e); font-size: .88rem; margin: .3rem 0 0; }
+.sub-analysis { border-left: 4px solid var(--line, #d1d9e0); padding: .2rem 0 .2rem .9rem; margin: 1.4rem 0; }
+.sub-answered { border-left-color: var(--ok, #1a7f37); }
+.sub-incomplete, .sub-cancelled { border-left-color: var(--warn, #9a6700); }
+.sub-failed, .sub-skipped { border-left-color: var(--bad, #cf222e); }
+details.cells > summary, details.sub-answer > summary { cursor: pointer; font-weight: 600; margin: .4rem 0; }
+figure.figure img { max-width: 100%; height: auto; }
+`;

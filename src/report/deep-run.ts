@@ -1,0 +1,299 @@
+import { stat } from 'node:fs/promises';
+import { isAbsolute, join, normalize, sep } from 'node:path';
+import { readDeepRecord } from '../deep/deep-record.ts';
+import type { DeepRecord, EvidenceItem, SubAnalysisRecord, WrittenSection } from '../deep/deep-schema.ts';
+import { TraceError } from '../errors/index.ts';
+import { groundingSources } from '../trace/grounding-sources.ts';
+import { buildNumberIndex } from '../trace/number-grounding.ts';
+import { readTrace } from '../trace/reader.ts';
+import type { ExecutionRecord, TraceRecord } from '../trace/schema.ts';
+import { sharedChartPool } from './chart-pool.ts';
+import type { ChartPool } from './chart-pool.ts';
+import { chartKey, decodeFigures, figureKey, outputAnchor } from './prepared-report.ts';
+import type { PreparedFigure } from './prepared-report.ts';
+import type { RenderedChart } from './rendered-chart.ts';
+import { renderGroundedAnswer } from './safe-markdown.ts';
+import type { GroundedAnswer } from './safe-markdown.ts';
+
+/**
+ * A deep run folder read for its report: `deep.json` (through the deep
+ * record's schema, never the engine) and each sub-analysis's own trace under
+ * `sub/<id>/`. Everything the HTML and Markdown forms share is computed here
+ * once: the sub-analyses' executions, their charts drawn and figures checked,
+ * each section's text and each claim grounded in the outputs of the evidence
+ * it cites, and where each cited figure is placed (with the first section
+ * that cites it).
+ */
+
+export interface DeepSubView {
+  record: SubAnalysisRecord;
+  /** Null when the sub-analysis never ran, or its trace is missing or unreadable (`traceNote` says which). */
+  records: TraceRecord[] | null;
+  traceNote: string | null;
+  executions: ExecutionRecord[];
+  /** Rounds its trace records (its last turn-end or run-end); null without a trace. */
+  rounds: number | null;
+}
+
+/** A figure or chart an evidence item cites, e.g. `S1:E3#figure0`. */
+export interface DeepVisual {
+  /** As the evidence cites it. */
+  ref: string;
+  subId: string;
+  outputId: string;
+  kind: 'figure' | 'chart';
+  index: number;
+  /** Key into `charts` or `figures`. */
+  key: string;
+  /** The element id of the placed visual. */
+  anchor: string;
+}
+
+export interface DeepSectionView {
+  section: WrittenSection;
+  /** The outline's purpose and evidence, when the outline has the section. */
+  purpose: string | null;
+  evidenceIds: string[];
+  html: GroundedAnswer;
+  /** Citations `[EV…]` in the text that are not in the evidence bank: shown as text, named in a note. */
+  unknownCitations: string[];
+  /** Visuals first cited by this section's evidence, placed with it. */
+  visuals: DeepVisual[];
+}
+
+export interface DeepEvidenceView {
+  item: EvidenceItem;
+  claim: GroundedAnswer;
+  visuals: DeepVisual[];
+  /** Sections citing it. */
+  citedBy: string[];
+}
+
+export interface PreparedDeepReport {
+  record: DeepRecord;
+  subs: DeepSubView[];
+  sections: DeepSectionView[];
+  evidence: DeepEvidenceView[];
+  /** Keyed by `DeepVisual.key`. */
+  charts: ReadonlyMap<string, RenderedChart>;
+  figures: ReadonlyMap<string, PreparedFigure>;
+  /** Where each placed visual is (a section id), by `DeepVisual.key`. */
+  placedIn: ReadonlyMap<string, string>;
+  generatedAt: string;
+}
+
+export interface PrepareDeepOptions {
+  maxChartRows?: number;
+  /** Rasterize charts to PNG (Markdown needs them). Default true. */
+  chartPng?: boolean;
+  chartPool?: ChartPool;
+  signal?: AbortSignal;
+  now?: Date;
+}
+
+/** The anchor of an output of a sub-analysis (`S2:E4`) in the deep report. */
+export function deepOutputAnchor(citedOutput: string): string {
+  return outputAnchor(citedOutput);
+}
+
+export function evidenceAnchor(evidenceId: string): string {
+  return `evidence-${evidenceId.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+}
+
+export function subAnchor(subId: string): string {
+  return `sub-${subId.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+}
+
+export function sectionAnchor(sectionId: string): string {
+  return `section-${sectionId.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+}
+
+/** `[EV3]` becomes a link to the evidence when the bank has it; other citations stay text. */
+export function linkCitations(
+  markdown: string,
+  known: ReadonlySet<string>,
+): { markdown: string; unknown: string[] } {
+  const unknown = new Set<string>();
+  const linked = markdown.replace(/\[(EV\d+)\](?![([])/g, (match, id: string) => {
+    if (!known.has(id)) {
+      unknown.add(id);
+      return match;
+    }
+    return `[${id}](#${evidenceAnchor(id)})`;
+  });
+  return { markdown: linked, unknown: [...unknown] };
+}
+
+/** Sub-analysis folders come from the record: only plain relative paths inside the deep run's folder are read. */
+function isSafeSubPath(path: string): boolean {
+  if (path === '' || isAbsolute(path) || path.includes('\0')) return false;
+  const normalized = normalize(path);
+  return !normalized.startsWith('..') && !normalized.split(sep).includes('..');
+}
+
+async function traceFile(dir: string): Promise<string | null> {
+  for (const name of ['trace.jsonl', 'trace.json']) {
+    const candidate = join(dir, name);
+    if (
+      await stat(candidate).then(
+        (found) => found.isFile(),
+        () => false,
+      )
+    )
+      return candidate;
+  }
+  return null;
+}
+
+async function readSub(
+  runDir: string,
+  record: SubAnalysisRecord,
+  signal?: AbortSignal,
+): Promise<DeepSubView> {
+  const empty = { record, records: null, executions: [], rounds: null };
+  if (record.runDir === null) return { ...empty, traceNote: null };
+  if (!isSafeSubPath(record.runDir))
+    return { ...empty, traceNote: 'Its folder is not inside the deep run folder, so it was not read.' };
+  const path = await traceFile(join(runDir, record.runDir));
+  if (path === null) return { ...empty, traceNote: 'Its folder holds no trace.' };
+  try {
+    const { records } = await readTrace(path, signal ? { signal } : {});
+    const executions = records.filter((entry): entry is ExecutionRecord => entry.type === 'execution');
+    const ends = records.filter((entry) => entry.type === 'turn-end' || entry.type === 'run-end');
+    const last = ends.at(-1);
+    return { record, records, executions, rounds: last === undefined ? null : last.rounds, traceNote: null };
+  } catch (error) {
+    return {
+      ...empty,
+      traceNote: `Its trace could not be read: ${error instanceof Error ? error.message : String(error)}`,
+    };
+  }
+}
+
+function visual(subId: string, outputId: string, kind: 'figure' | 'chart', index: number): DeepVisual {
+  const local = kind === 'chart' ? chartKey(outputId, index) : figureKey(outputId, index);
+  const key = `${subId}:${local}`;
+  return {
+    ref: `${subId}:${outputId}#${kind}${index}`,
+    subId,
+    outputId,
+    kind,
+    index,
+    key,
+    anchor: `visual-${key.replace(/[^A-Za-z0-9_-]/g, '_')}`,
+  };
+}
+
+/** A cited visual, `S1:E3#figure0`; null when the text is not one. */
+export function parseVisual(ref: string): DeepVisual | null {
+  const match = /^(S\d+):(E\d+)#(figure|chart)(\d+)$/.exec(ref);
+  if (match === null) return null;
+  const [, subId = '', outputId = '', kind = 'figure', index = '0'] = match;
+  return visual(subId, outputId, kind === 'chart' ? 'chart' : 'figure', Number(index));
+}
+
+/** Every chart, then every figure, of one output of a sub-analysis. */
+export function visualsOfExecution(subId: string, execution: ExecutionRecord): DeepVisual[] {
+  return [
+    ...execution.result.charts.map((_chart, index) => visual(subId, execution.outputId, 'chart', index)),
+    ...execution.result.figures.map((_figure, index) => visual(subId, execution.outputId, 'figure', index)),
+  ];
+}
+
+async function drawCharts(
+  subs: readonly DeepSubView[],
+  options: PrepareDeepOptions,
+): Promise<Map<string, RenderedChart>> {
+  const jobs = subs.flatMap((sub) =>
+    sub.executions.flatMap((execution) =>
+      execution.result.charts.flatMap((chart, index) =>
+        'omitted' in chart
+          ? []
+          : [{ key: `${sub.record.id}:${chartKey(execution.outputId, index)}`, spec: chart.spec }],
+      ),
+    ),
+  );
+  const pool = options.chartPool ?? sharedChartPool();
+  const drawn = await Promise.all(
+    jobs.map((job) =>
+      pool.render(job.spec, {
+        png: options.chartPng ?? true,
+        ...(options.maxChartRows === undefined ? {} : { maxRows: options.maxChartRows }),
+        ...(options.signal ? { signal: options.signal } : {}),
+      }),
+    ),
+  );
+  return new Map(jobs.map((job, index) => [job.key, drawn[index] as RenderedChart]));
+}
+
+/** Reads a deep run folder and prepares its report. Throws TraceError when the folder holds no `deep.json`. */
+export async function prepareDeepReport(
+  runDir: string,
+  options: PrepareDeepOptions = {},
+): Promise<PreparedDeepReport> {
+  const record = await readDeepRecord(runDir);
+  if (record === null)
+    throw new TraceError(`The folder ${runDir} holds no deep.json: it is not a deep analysis run.`);
+  const subs = await Promise.all(record.subAnalyses.map((sub) => readSub(runDir, sub, options.signal)));
+  const drawing = drawCharts(subs, options);
+  drawing.catch(() => undefined);
+
+  const figures = new Map<string, PreparedFigure>();
+  const executionOf = new Map<string, ExecutionRecord>();
+  for (const sub of subs) {
+    for (const [key, figure] of decodeFigures(sub.executions)) figures.set(`${sub.record.id}:${key}`, figure);
+    for (const execution of sub.executions)
+      executionOf.set(`${sub.record.id}:${execution.outputId}`, execution);
+  }
+  const indexOf = (outputs: readonly string[]) =>
+    buildNumberIndex(
+      [...new Set(outputs)].flatMap((output) => {
+        const execution = executionOf.get(output);
+        const source = execution === undefined ? undefined : groundingSources([execution])[0];
+        return source === undefined ? [] : [{ ...source, outputId: output }];
+      }),
+    );
+
+  const known = new Set(record.evidence.map((item) => item.id));
+  const byId = new Map(record.evidence.map((item) => [item.id, item]));
+  const placedIn = new Map<string, string>();
+  const sections: DeepSectionView[] = record.sections.map((section) => {
+    const outline = record.outline?.sections.find((entry) => entry.id === section.id);
+    const evidenceIds = outline?.evidenceIds ?? section.citedEvidenceIds;
+    const given = evidenceIds.flatMap((id) => byId.get(id) ?? []);
+    const { markdown, unknown } = linkCitations(section.markdown, known);
+    const visuals: DeepVisual[] = [];
+    for (const item of given) {
+      for (const ref of item.figures) {
+        const cited = parseVisual(ref);
+        if (cited === null || placedIn.has(cited.key)) continue;
+        placedIn.set(cited.key, section.id);
+        visuals.push(cited);
+      }
+    }
+    return {
+      section,
+      purpose: outline?.purpose ?? null,
+      evidenceIds,
+      html: renderGroundedAnswer(markdown, indexOf(given.flatMap((item) => item.outputs)), deepOutputAnchor),
+      unknownCitations: unknown,
+      visuals,
+    };
+  });
+  const evidence: DeepEvidenceView[] = record.evidence.map((item) => ({
+    item,
+    claim: renderGroundedAnswer(item.claim, indexOf(item.outputs), deepOutputAnchor),
+    visuals: item.figures.flatMap((ref) => parseVisual(ref) ?? []),
+    citedBy: sections.filter((view) => view.evidenceIds.includes(item.id)).map((view) => view.section.id),
+  }));
+  return {
+    record,
+    subs,
+    sections,
+    evidence,
+    charts: await drawing,
+    figures,
+    placedIn,
+    generatedAt: (options.now ?? new Date()).toISOString(),
+  };
+}

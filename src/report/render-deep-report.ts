@@ -1,0 +1,88 @@
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import type { ChartPool } from './chart-pool.ts';
+import { renderDeepHtmlReport } from './deep-report.ts';
+import { renderDeepMarkdownReport } from './deep-markdown-report.ts';
+import { prepareDeepReport } from './deep-run.ts';
+
+export type DeepReportFormat = 'html' | 'md';
+
+export const allDeepReportFormats: readonly DeepReportFormat[] = ['html', 'md'];
+
+export interface RenderDeepRunFolderOptions {
+  /** Default: the deep run folder itself. */
+  outDir?: string;
+  /** Default both `html` and `md`. */
+  formats?: readonly DeepReportFormat[];
+  /** Rows kept per inline chart dataset. Default 5 000. */
+  maxChartRows?: number;
+  /** Worker processes that draw the charts; default: `sharedChartPool()`. */
+  chartPool?: ChartPool;
+  signal?: AbortSignal;
+  /** Fixed "generated at" time, for byte-stable output. */
+  now?: Date;
+}
+
+export interface RenderedDeepReport {
+  /** Absolute paths of the files written. */
+  files: string[];
+  /** Numbers of the written sections checked against the outputs of the evidence they cite. */
+  grounding: { checked: number; verified: number; unverified: number };
+  charts: { rendered: number; failed: number };
+  htmlBytes: number;
+}
+
+/**
+ * Renders a deep analysis's run folder (`deep.json` and `sub/<id>/`) into
+ * `report.html` and `report.md` (+ `assets/`). Each sub-analysis keeps its own
+ * run folder; `renderRunFolder(join(runDir, 'sub', 'S1'))` renders one alone.
+ *
+ * @example
+ * await renderDeepRunFolder('runs/20260101-student-loan-deep');
+ */
+export async function renderDeepRunFolder(
+  runDir: string,
+  options: RenderDeepRunFolderOptions = {},
+): Promise<RenderedDeepReport> {
+  const formats = new Set(options.formats ?? allDeepReportFormats);
+  const outDir = resolve(options.outDir ?? runDir);
+  const report = await prepareDeepReport(runDir, {
+    chartPng: formats.has('md'),
+    ...(options.maxChartRows === undefined ? {} : { maxChartRows: options.maxChartRows }),
+    ...(options.chartPool ? { chartPool: options.chartPool } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.now ? { now: options.now } : {}),
+  });
+  await mkdir(outDir, { recursive: true });
+  const files: string[] = [];
+  let htmlBytes = 0;
+  if (formats.has('html')) {
+    const html = renderDeepHtmlReport(report);
+    htmlBytes = Buffer.byteLength(html);
+    files.push(await write(join(outDir, 'report.html'), html));
+  }
+  if (formats.has('md')) {
+    const { markdown, assets } = renderDeepMarkdownReport(report);
+    await rm(join(outDir, 'assets'), { recursive: true, force: true });
+    for (const asset of assets) files.push(await write(join(outDir, asset.path), asset.bytes));
+    files.push(await write(join(outDir, 'report.md'), markdown));
+  }
+  const numbers = report.sections.flatMap((view) => view.html.numbers);
+  const verified = numbers.filter((number) => number.verified).length;
+  const charts = [...report.charts.values()];
+  return {
+    files,
+    grounding: { checked: numbers.length, verified, unverified: numbers.length - verified },
+    charts: {
+      rendered: charts.filter((chart) => chart.svg !== null).length,
+      failed: charts.filter((chart) => chart.svg === null).length,
+    },
+    htmlBytes,
+  };
+}
+
+async function write(path: string, content: string | Uint8Array): Promise<string> {
+  await mkdir(dirname(path), { recursive: true });
+  await writeFile(path, content);
+  return path;
+}

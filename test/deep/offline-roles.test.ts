@@ -1,0 +1,320 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChatMessage, LanguageModel } from '../../src/agent/index.ts';
+import { formatFirstMessage } from '../../src/agent/index.ts';
+import { focusEntries } from '../../src/agent/offline-analyst/index.ts';
+import type { DeepRecord, EvidenceItem, SubQuestion } from '../../src/deep/index.ts';
+import { createOfflineDeepRoles, readDeepRecord } from '../../src/deep/index.ts';
+import {
+  buildNumberIndex,
+  findNumberMentions,
+  groundMention,
+  groundingSources,
+} from '../../src/trace/index.ts';
+import { buildRecordedDeepRun, loadRecordedSubRuns } from './support/recorded-deep-run.ts';
+import type { RecordedSubRun } from './support/recorded-deep-run.ts';
+
+/**
+ * The offline deep roles on recorded sub-analyses of the student-loan example
+ * (four real offline sub-runs, see test/fixtures/deep/student-loan): no
+ * Docker, the same inputs always give the same outputs.
+ */
+
+const context = { signal: new AbortController().signal, onUsage: () => undefined };
+let recorded: RecordedSubRun[] = [];
+let root = '';
+
+beforeAll(async () => {
+  recorded = await loadRecordedSubRuns();
+  root = await mkdtemp(path.join(os.tmpdir(), 'datalyst-deep-roles-'));
+});
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+function profile() {
+  const first = recorded[0];
+  if (first === undefined) throw new Error('no recorded sub-runs');
+  return first.profile;
+}
+
+async function collect(model: LanguageModel, messages: ChatMessage[]): Promise<string> {
+  let text = '';
+  for await (const chunk of model.stream({ messages, stop: [] }))
+    if (chunk.type === 'text-delta') text += chunk.text;
+  return text;
+}
+
+function subQuestionOf(run: RecordedSubRun, tables: string[]): SubQuestion {
+  return { id: run.id, question: run.question, tables, round: 0 };
+}
+
+describe('scope', () => {
+  it('writes one question per theme, naming each table once (the CSV of the same data as Excel and SQLite)', async () => {
+    const roles = createOfflineDeepRoles();
+    const scoped = await roles.scope(
+      { question: 'Generate a data science report.', profile: profile(), mayAsk: true },
+      context,
+    );
+    if (!('brief' in scoped)) throw new Error('asked');
+    const { brief } = scoped;
+    expect(brief.question).toBe('Generate a data science report.');
+    expect(brief.questions.map((entry) => entry.tables)).toEqual([
+      [
+        'bool.csv',
+        'disabled.csv',
+        'enlist.csv',
+        'enrolled.csv',
+        'filed_for_bankrupcy.csv',
+        'longest_absense_from_school.csv',
+        'male.csv',
+        'no_payment_due.csv',
+        'person.csv',
+        'unemployed.csv',
+      ],
+      ['enrolled.csv'],
+      ['longest_absense_from_school.csv'],
+      ['no_payment_due.csv'],
+      ['enlist.csv'],
+      ['bool.csv', 'disabled.csv', 'filed_for_bankrupcy.csv', 'male.csv', 'person.csv', 'unemployed.csv'],
+    ]);
+    expect(brief.questions[0]?.question).toMatch(/^How do the tables that share a key column relate/);
+    expect(brief.goodAnswer).not.toMatch(/\d/);
+    // The same profile gives the same brief.
+    expect(
+      await createOfflineDeepRoles().scope(
+        { question: 'Generate a data science report.', profile: profile(), mayAsk: true },
+        context,
+      ),
+    ).toEqual(scoped);
+  });
+
+  it('asks one question about the files when no table could be read', async () => {
+    const scoped = await createOfflineDeepRoles().scope(
+      { question: 'What is here?', profile: { files: [], truncated: false }, mayAsk: false },
+      context,
+    );
+    expect('brief' in scoped && scoped.brief.questions).toEqual([
+      { question: 'What do the files of the workspace contain, and can they be read?', tables: [] },
+    ]);
+  });
+});
+
+describe('supervise', () => {
+  it('takes the brief questions in order, bounded by its own option and by the engine budget', async () => {
+    const roles = createOfflineDeepRoles({ maxSubAnalyses: 4 });
+    const scoped = await roles.scope({ question: 'Report.', profile: profile(), mayAsk: false }, context);
+    if (!('brief' in scoped)) throw new Error('asked');
+    const four = await roles.supervise(
+      { brief: scoped.brief, profile: profile(), maxSubAnalyses: 10 },
+      context,
+    );
+    expect(four).toEqual(scoped.brief.questions.slice(0, 4));
+    const two = await roles.supervise(
+      { brief: scoped.brief, profile: profile(), maxSubAnalyses: 2 },
+      context,
+    );
+    expect(two).toEqual(scoped.brief.questions.slice(0, 2));
+    expect(four.map((draft) => draft.question)).toEqual(recorded.map((run) => run.question));
+  });
+});
+
+describe('the sub-analyst', () => {
+  it('studies only its tables: its load cell, on the recorded conversation, reads exactly them', async () => {
+    const roles = createOfflineDeepRoles();
+    for (const run of recorded) {
+      const scoped = await roles.scope({ question: 'Report.', profile: run.profile, mayAsk: false }, context);
+      if (!('brief' in scoped)) throw new Error('asked');
+      const tables = scoped.brief.questions.find((entry) => entry.question === run.question)?.tables ?? [];
+      const model = roles.subAnalystModel(subQuestionOf(run, tables));
+      expect(model.offline).toBe(true);
+      // The recorded turns up to the load step (setup, helpers, registry), then the model's next turn.
+      const messages: ChatMessage[] = [
+        { role: 'user', content: formatFirstMessage(run.question, run.profile) },
+      ];
+      const turns = run.records.filter((record) => record.type === 'model-turn');
+      const loadIndex = turns.findIndex((turn) => turn.text.includes('offline-analyst step: load'));
+      expect(loadIndex, run.id).toBeGreaterThan(0);
+      for (const [index, turn] of turns.slice(0, loadIndex).entries()) {
+        messages.push({ role: 'assistant', content: turn.text });
+        messages.push({ role: 'execute', content: run.executions[index]?.executeText ?? '' });
+      }
+      const next = await collect(model, messages);
+      expect(next).toContain('offline-analyst step: load');
+      // The load cell's sources: one `("file", "table", "load code")` line per table it reads.
+      const listed = Array.from(next.matchAll(/^ {4}\("([^"]+)", "[^"]*", /gm), (match) => match[1]);
+      expect(listed.sort(), run.id).toEqual([...tables].sort());
+      expect(await collect(roles.subAnalystModel(subQuestionOf(run, tables)), messages)).toBe(next);
+    }
+  });
+
+  it('focuses on one table of a file named `file#table`, and on everything when no name matches', () => {
+    const entries = [
+      { name: 'a.csv', size: '1KB', tables: [{ name: '', rows: 1, load: '', columns: [] }] },
+      {
+        name: 'db.sqlite',
+        size: '1KB',
+        more_tables: 3,
+        tables: [
+          { name: 'x', rows: 1, load: '', columns: [] },
+          { name: 'y', rows: 1, load: '', columns: [] },
+        ],
+      },
+    ];
+    expect(focusEntries(entries, ['db.sqlite#y'])).toEqual([
+      { name: 'db.sqlite', size: '1KB', tables: [{ name: 'y', rows: 1, load: '', columns: [] }] },
+    ]);
+    expect(focusEntries(entries, ['a.csv'])).toEqual([entries[0]]);
+    expect(focusEntries(entries, ['missing.csv'])).toEqual(entries);
+    expect(focusEntries(entries, [])).toEqual(entries);
+  });
+});
+
+describe('compress', () => {
+  it('drafts the printed findings verbatim, each citing the output that printed it and its figures', async () => {
+    const roles = createOfflineDeepRoles();
+    for (const run of recorded) {
+      const input = {
+        subQuestion: subQuestionOf(run, []),
+        result: run.turn,
+        executions: run.executions,
+        askFollowUp: () => Promise.reject(new Error('not asked')),
+      };
+      const drafts = await roles.compress(input, context);
+      expect(drafts.length, run.id).toBeGreaterThanOrEqual(3);
+      expect(drafts.length).toBeLessThanOrEqual(10);
+      for (const draft of drafts) {
+        expect(draft.outputs).toHaveLength(1);
+        const execution = run.executions.find((entry) => entry.outputId === draft.outputs[0]);
+        expect(execution?.result.stdout.text).toContain(`- ${draft.claim}\n`);
+        for (const figure of draft.figures) {
+          const [outputId, visual] = figure.split('#');
+          expect(outputId).toBe(execution?.outputId);
+          const [, kind, index] = /^(figure|chart)(\d+)$/.exec(visual ?? '') ?? [];
+          const list = kind === 'figure' ? execution?.result.figures : execution?.result.charts;
+          expect(list?.[Number(index)]).toBeDefined();
+        }
+      }
+      expect(await createOfflineDeepRoles().compress(input, context)).toEqual(drafts);
+    }
+  });
+
+  it('keeps at most maxEvidencePerSubAnalysis, the analysis before the shape of the data', async () => {
+    const run = recorded[0];
+    if (run === undefined) throw new Error('no run');
+    const drafts = await createOfflineDeepRoles({ maxEvidencePerSubAnalysis: 3 }).compress(
+      {
+        subQuestion: subQuestionOf(run, []),
+        result: run.turn,
+        executions: run.executions,
+        askFollowUp: () => Promise.reject(new Error('not asked')),
+      },
+      context,
+    );
+    expect(drafts).toHaveLength(3);
+  });
+});
+
+describe('plan and write, through the whole recorded run', () => {
+  let record: DeepRecord;
+  beforeAll(async () => {
+    record = await buildRecordedDeepRun(path.join(root, 'deep'));
+  });
+
+  it('writes a readable deep.json whose outline cites every evidence item exactly once', async () => {
+    expect(await readDeepRecord(path.join(root, 'deep'))).toEqual(record);
+    const cited = record.outline?.sections.flatMap((section) => section.evidenceIds) ?? [];
+    expect([...cited].sort()).toEqual(record.evidence.map((item) => item.id).sort());
+    expect(record.outline?.sections.map((section) => section.title)).toEqual([
+      'The data',
+      'enrolled.csv',
+      'longest_absense_from_school.csv',
+      'no_payment_due.csv',
+      'How the tables relate',
+    ]);
+  });
+
+  it('writes each section from its evidence only, citing each item, every number copied and grounded', () => {
+    for (const section of record.sections) {
+      const outline = record.outline?.sections.find((entry) => entry.id === section.id);
+      expect(section.citedEvidenceIds).toEqual(outline?.evidenceIds);
+      const foreign = Array.from(section.markdown.matchAll(/\[(EV\d+)\]/g), (match) => match[1]).filter(
+        (id) => !outline?.evidenceIds.includes(id ?? ''),
+      );
+      expect(foreign).toEqual([]);
+      expect(section.numbers.filter((number) => !number.verified)).toEqual([]);
+    }
+    expect(record.sections.flatMap((section) => section.numbers).length).toBeGreaterThan(20);
+    expect(record.evidence.flatMap((item) => item.numbers).filter((number) => !number.verified)).toEqual([]);
+  });
+
+  it('grounds a section only in the outputs of the evidence it was given', async () => {
+    const roles = createOfflineDeepRoles();
+    const section = record.outline?.sections[1];
+    if (section === undefined || record.brief === null) throw new Error('no section');
+    const given = record.evidence.filter((item) => section.evidenceIds.includes(item.id));
+    const markdown = await roles.write({ brief: record.brief, section, evidence: given }, context);
+    const outputs = new Set(given.flatMap((item) => item.outputs));
+    const sources = recorded.flatMap((run) =>
+      groundingSources(run.executions)
+        .map((source) => ({ ...source, outputId: `${run.id}:${source.outputId}` }))
+        .filter((source) => outputs.has(source.outputId)),
+    );
+    const index = buildNumberIndex(sources);
+    const numbers = findNumberMentions(markdown.replace(/\[EV\d+\]/g, '')).map((mention) =>
+      groundMention(mention, index),
+    );
+    expect(numbers.length).toBeGreaterThan(0);
+    expect(numbers.filter((number) => !number.verified).map((number) => number.text)).toEqual([]);
+    expect(
+      await createOfflineDeepRoles().write({ brief: record.brief, section, evidence: given }, context),
+    ).toBe(markdown);
+  });
+
+  it('flags a claim with an unverified number, and writes a section with no evidence honestly', async () => {
+    const roles = createOfflineDeepRoles();
+    if (record.brief === null) throw new Error('no brief');
+    const item: EvidenceItem = {
+      id: 'EV1',
+      subAnalysisId: 'S1',
+      claim: 'The mean is 12.5.',
+      numbers: [{ text: '12.5', output: null, verified: false }],
+      outputs: ['S1:E3'],
+      figures: [],
+    };
+    const section = { id: 'SEC1', title: 'x', purpose: 'y', evidenceIds: ['EV1'] };
+    expect(await roles.write({ brief: record.brief, section, evidence: [item] }, context)).toContain(
+      '- The mean is 12.5. [EV1] (not every number of it was found in the output it cites)',
+    );
+    expect(
+      await roles.write(
+        { brief: record.brief, section: { ...section, evidenceIds: [] }, evidence: [] },
+        context,
+      ),
+    ).toMatch(/^No evidence was found/);
+  });
+
+  it('plans a section per sub-analysis it knows nothing about (evidence it did not compress)', async () => {
+    if (record.brief === null) throw new Error('no brief');
+    const outline = await createOfflineDeepRoles().plan(
+      { brief: record.brief, evidence: record.evidence.slice(0, 3), round: 1, maxRounds: 2 },
+      context,
+    );
+    expect(outline).toEqual({
+      sections: [
+        {
+          title: 'Findings of S1',
+          purpose: 'What this sub-analysis found.',
+          evidenceIds: record.evidence.slice(0, 3).map((item) => item.id),
+        },
+      ],
+      gaps: [],
+    });
+  });
+
+  it('gives the same record for the same recorded sub-runs', async () => {
+    expect(await buildRecordedDeepRun(path.join(root, 'again'))).toEqual(record);
+  });
+});

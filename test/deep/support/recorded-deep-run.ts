@@ -1,0 +1,114 @@
+import { cp, mkdir, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { TurnResult } from '../../../src/agent/index.ts';
+import type { DeepRecord, SubQuestion } from '../../../src/deep/index.ts';
+import { createOfflineDeepRoles, writeDeepRecord } from '../../../src/deep/index.ts';
+import type { WorkspaceProfile } from '../../../src/sandbox/index.ts';
+import type { ExecutionRecord, TraceRecord } from '../../../src/trace/index.ts';
+import { readTrace } from '../../../src/trace/index.ts';
+import { assembleDeepRecord } from './offline-deep-run.ts';
+import type { SubRun } from './offline-deep-run.ts';
+
+/**
+ * A deep run folder built without Docker from recorded sub-analyses: the
+ * four sub-runs of an offline deep run on the student-loan example (made by
+ * `offline-deep-run.ts`, figures shrunk by `trim-sub-trace.ts`), copied to
+ * `sub/S1`…, and `deep.json` written from the offline roles' outputs on them.
+ */
+export const recordedSubRunsDir = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '../../fixtures/deep/student-loan',
+);
+
+export interface RecordedSubRun {
+  id: string;
+  records: TraceRecord[];
+  executions: ExecutionRecord[];
+  profile: WorkspaceProfile;
+  question: string;
+  turn: TurnResult;
+}
+
+export async function loadRecordedSubRuns(): Promise<RecordedSubRun[]> {
+  const ids = (await readdir(recordedSubRunsDir)).filter((name) => /^S\d+$/.test(name)).sort();
+  return Promise.all(
+    ids.map(async (id) => {
+      const { records } = await readTrace(path.join(recordedSubRunsDir, id, 'trace.jsonl'));
+      const executions = records.filter((record): record is ExecutionRecord => record.type === 'execution');
+      const profile = records.find((record) => record.type === 'workspace-profile');
+      const start = records.find((record) => record.type === 'turn-start');
+      const end = records.find((record) => record.type === 'turn-end');
+      if (profile?.type !== 'workspace-profile' || start?.type !== 'turn-start' || end?.type !== 'turn-end')
+        throw new Error(`The recorded sub-run ${id} lacks its profile or turn records.`);
+      const turn: TurnResult = {
+        turn: end.turn,
+        question: start.question,
+        answer: end.answer,
+        ask: end.ask,
+        termination: end.termination,
+        rounds: end.rounds,
+        usage: end.usage,
+        durationMs: end.durationMs,
+        outputIds: executions.map((execution) => execution.outputId),
+        artifacts: [],
+      };
+      return { id, records, executions, profile: profile.profile, question: start.question, turn };
+    }),
+  );
+}
+
+/** Writes a deep run folder at `outDir` from the recorded sub-runs; `edit` may change the record before it is written (hostile text). */
+export async function buildRecordedDeepRun(
+  outDir: string,
+  edit: (record: DeepRecord) => DeepRecord = (record) => record,
+): Promise<DeepRecord> {
+  const recorded = await loadRecordedSubRuns();
+  const roles = createOfflineDeepRoles({ maxSubAnalyses: recorded.length });
+  const context = { signal: new AbortController().signal, onUsage: () => undefined };
+  const question = 'Generate a data science report.';
+  const profile = recorded[0]?.profile;
+  if (profile === undefined) throw new Error('No recorded sub-runs.');
+  const scoped = await roles.scope({ question, profile, mayAsk: false }, context);
+  if (!('brief' in scoped)) throw new Error('The offline scope never asks.');
+  const drafts = await roles.supervise(
+    { brief: scoped.brief, profile, maxSubAnalyses: recorded.length },
+    context,
+  );
+  const runs: SubRun[] = drafts.map((draft, index) => {
+    const run = recorded[index];
+    if (run === undefined || run.question !== draft.question)
+      throw new Error(`The recorded sub-run ${index + 1} answers another question than the brief's.`);
+    const subQuestion: SubQuestion = { id: run.id, round: 0, ...draft };
+    const at = (type: 'turn-start' | 'turn-end'): string => {
+      const record = run.records.find((entry) => entry.type === type);
+      return record !== undefined && 'at' in record ? record.at : '2026-01-01T00:00:00.000Z';
+    };
+    return {
+      subQuestion,
+      turn: run.turn,
+      executions: run.executions,
+      error: null,
+      startedAt: at('turn-start'),
+      endedAt: at('turn-end'),
+      startedMs: Date.parse(at('turn-start')),
+      endedMs: Date.parse(at('turn-end')),
+    };
+  });
+  await mkdir(path.join(outDir, 'sub'), { recursive: true });
+  for (const run of recorded)
+    await cp(path.join(recordedSubRunsDir, run.id), path.join(outDir, 'sub', run.id), { recursive: true });
+  const record = await assembleDeepRecord({
+    roles,
+    brief: scoped.brief,
+    runs,
+    question,
+    runId: 'recorded-student-loan',
+    startedAt: runs[0]?.startedAt ?? '2026-01-01T00:00:00.000Z',
+    endedAt: runs.at(-1)?.endedAt ?? '2026-01-01T00:00:00.000Z',
+    concurrency: 2,
+  });
+  const edited = edit(record);
+  await writeDeepRecord(outDir, edited);
+  return edited;
+}

@@ -1,0 +1,131 @@
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { chromium } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { renderDeepRunFolder } from '../../src/report/index.ts';
+import { hostile } from '../deep/support/hostile-deep-record.ts';
+import { buildRecordedDeepRun } from '../deep/support/recorded-deep-run.ts';
+
+// Debian's Chromium opens the deep report from disk, as a person would.
+const artifactsDir = resolve(import.meta.dirname, '../../test-artifacts');
+let root = '';
+let browser: Browser;
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'datalyst-deep-browser-'));
+  await mkdir(artifactsDir, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+interface PageWatch {
+  page: Page;
+  problems: string[];
+  requests: string[];
+}
+
+async function openReport(outDir: string): Promise<PageWatch> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const watch: PageWatch = { page, problems: [], requests: [] };
+  page.on('console', (message) => {
+    if (message.type() === 'error' || message.type() === 'warning') watch.problems.push(message.text());
+  });
+  page.on('pageerror', (error) => watch.problems.push(error.message));
+  page.on('request', (request) => watch.requests.push(request.url()));
+  page.on('dialog', (dialog) => {
+    watch.problems.push(`dialog: ${dialog.message()}`);
+    void dialog.dismiss();
+  });
+  await page.goto(pathToFileURL(join(outDir, 'report.html')).href, { waitUntil: 'load' });
+  return watch;
+}
+
+function expectQuiet(watch: PageWatch): void {
+  expect(watch.problems).toEqual([]);
+  expect(watch.requests.filter((url) => !url.startsWith('file:') && !url.startsWith('data:'))).toEqual([]);
+}
+
+describe('the deep report in Chromium', () => {
+  it('renders the sections with their figures drawn, and a citation leads to its evidence and output', async () => {
+    const outDir = join(root, 'plain');
+    const record = await buildRecordedDeepRun(outDir);
+    await renderDeepRunFolder(outDir, { formats: ['html'] });
+    const watch = await openReport(outDir);
+    try {
+      expectQuiet(watch);
+      const page = await watch.page.evaluate(() => ({
+        sections: Array.from(document.querySelectorAll('#report section.deep-section h2')).map(
+          (h) => h.textContent,
+        ),
+        chartMarks: document.querySelectorAll('#report figure.chart svg path, #report figure.chart svg line')
+          .length,
+        figureHeights: Array.from(document.querySelectorAll('#report figure.figure img')).map(
+          (image) => image.getBoundingClientRect().height,
+        ),
+        verified: document.querySelectorAll('#report a.num-verified').length,
+        unverified: document.querySelectorAll('#report .num-unverified').length,
+        brokenLinks: Array.from(document.querySelectorAll('a[href^="#"]'))
+          .map((link) => link.getAttribute('href') ?? '')
+          .filter((href) => document.getElementById(decodeURIComponent(href.slice(1))) === null),
+      }));
+      expect(page.sections).toEqual(record.sections.map((section) => section.title));
+      expect(page.chartMarks).toBeGreaterThan(5);
+      expect(page.figureHeights.length).toBeGreaterThan(3);
+      expect(page.figureHeights.every((height) => height > 100)).toBe(true);
+      expect(page.verified).toBeGreaterThan(20);
+      expect(page.unverified).toBe(0);
+      expect(page.brokenLinks).toEqual([]);
+      await watch.page.screenshot({ path: join(artifactsDir, 'deep-report-first-screen.png') });
+
+      // Follow a citation to its evidence, then the evidence to the cell output that printed it.
+      await watch.page.click('#report a[href="#evidence-EV8"]');
+      expect(await watch.page.evaluate(() => window.location.hash)).toBe('#evidence-EV8');
+      const output = record.evidence.find((item) => item.id === 'EV8')?.outputs[0] ?? '';
+      await watch.page.click(`#evidence-EV8 a[href="#output-${output.replace(':', '_')}"]`);
+      const opened = await watch.page.evaluate(
+        (id) => {
+          const target = document.getElementById(id);
+          const box = target?.getBoundingClientRect();
+          return { open: target?.closest('details')?.open ?? false, visible: (box?.height ?? 0) > 0 };
+        },
+        `output-${output.replace(':', '_')}`,
+      );
+      // Chromium opens a closed <details> when the fragment navigated to is inside it.
+      expect(opened).toEqual({ open: true, visible: true });
+      expectQuiet(watch);
+    } finally {
+      await watch.page.close();
+    }
+  });
+
+  it('leaves every XSS payload in claims, sections, sub-questions and table names inert', async () => {
+    const outDir = join(root, 'hostile');
+    await buildRecordedDeepRun(outDir, hostile);
+    await renderDeepRunFolder(outDir, { formats: ['html'] });
+    const watch = await openReport(outDir);
+    try {
+      await watch.page.evaluate(() => {
+        document.querySelectorAll('details').forEach((details) => {
+          details.open = true;
+        });
+      });
+      await watch.page.waitForTimeout(200);
+      expect(
+        await watch.page.evaluate(() => (window as unknown as { __xss?: string }).__xss),
+      ).toBeUndefined();
+      expect(await watch.page.locator('text=<script>window.__xss').count()).toBeGreaterThan(0);
+      expectQuiet(watch);
+    } finally {
+      await watch.page.close();
+    }
+  });
+});
