@@ -2,10 +2,9 @@
 // with 4 sub-analyses, run at once against the same run with the same 4
 // sub-analyses one after another, in one process, alternating.
 //
-// The steps are driven by test/deep/support/offline-deep-run.ts (the offline
+// The run is the engine's (`deepAnalyze` with the offline analyst: the offline
 // roles; each sub-analysis an ordinary thread in its own Docker session; the
-// evidence, outline, sections and deep.json), standing in for the engine
-// (`deepAnalyze`) until it is merged. Every mode takes its sessions from a
+// evidence, outline, sections and deep.json). Every mode takes its sessions from a
 // warm pool that is filled before the clock starts (as `datalyst serve`
 // keeps one), so the figure is the deep run's own: the profile session, the
 // four sub-analyses, the assembly and deep.json. The report is not rendered.
@@ -20,7 +19,8 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { createWarmPool } from '../src/sandbox/index.ts';
 import { sharedChartPool } from '../src/report/index.ts';
-import { runOfflineDeepAnalysis } from '../test/deep/support/offline-deep-run.ts';
+import { createOfflineAnalyst } from '../src/agent/index.ts';
+import { deepAnalyze } from '../src/deep/index.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const workspaceDir = path.join(repoRoot, 'workspace-examples', 'student-loan');
@@ -55,14 +55,14 @@ async function once(root: string, concurrency: number, index: number): Promise<S
   try {
     await waitReady(pool, size);
     const started = performance.now();
-    const { record, timings } = await runOfflineDeepAnalysis({
+    const { record } = await deepAnalyze({
+      instruction: 'Generate a data science report.',
       workspaceDir,
-      question: 'Generate a data science report.',
+      model: createOfflineAnalyst(),
       outDir: path.join(root, `deep-${concurrency}-${index}`),
       maxSubAnalyses: subAnalyses,
       concurrency,
-      createSandbox: (options) =>
-        pool.acquire(options.workspaceDir === undefined ? {} : { workspaceDir: options.workspaceDir }),
+      warmPool: pool,
     });
     const wallMs = performance.now() - started;
     if (
@@ -73,7 +73,10 @@ async function once(root: string, concurrency: number, index: number): Promise<S
     return {
       concurrency,
       wallMs,
-      subSumMs: [...timings.values()].reduce((sum, timing) => sum + timing.endedMs - timing.startedMs, 0),
+      subSumMs: record.subAnalyses.reduce(
+        (sum, sub) => sum + Date.parse(sub.endedAt ?? '') - Date.parse(sub.startedAt ?? ''),
+        0,
+      ),
       warmHits: pool.stats.warmHits,
       coldMisses: pool.stats.coldMisses,
       evidence: record.evidence.length,

@@ -9,15 +9,15 @@ import { renderDeepRunFolder } from '../../src/report/index.ts';
 import { createWarmPool } from '../../src/sandbox/index.ts';
 import type { WarmPool } from '../../src/sandbox/index.ts';
 import { readTrace } from '../../src/trace/index.ts';
-import { runOfflineDeepAnalysis } from './support/offline-deep-run.ts';
+import { createOfflineAnalyst } from '../../src/agent/index.ts';
+import { deepAnalyze } from '../../src/deep/index.ts';
 
 /**
  * The offline deep analysis of the student-loan example, with real parts: the
  * offline roles, four sub-analyses as ordinary threads in Docker sessions
  * from a warm pool (two at once on this machine), the evidence grounded in
- * their outputs, and the deep report. The steps are driven by the test's own
- * driver (support/offline-deep-run.ts) until the engine (`deepAnalyze`) is
- * merged; the lead wires the engine's version of this run.
+ * their outputs, and the deep report — through the engine (`deepAnalyze`) as
+ * `datalyst analyze --offline --deep` drives it.
  */
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -31,15 +31,14 @@ let html = '';
 beforeAll(async () => {
   root = await mkdtemp(path.join(os.tmpdir(), 'datalyst-deep-offline-'));
   pool = createWarmPool({ size: 2 });
-  // The engine's `deepAnalyze` replaces this call once merged; the assertions below read only deep.json and sub/.
-  const run = await runOfflineDeepAnalysis({
+  const run = await deepAnalyze({
+    instruction: 'Generate a data science report.',
     workspaceDir,
-    question: 'Generate a data science report.',
+    model: createOfflineAnalyst(),
     outDir: path.join(root, 'deep'),
     maxSubAnalyses: 4,
     concurrency: 2,
-    createSandbox: (options) =>
-      pool.acquire(options.workspaceDir === undefined ? {} : { workspaceDir: options.workspaceDir }),
+    warmPool: pool,
   });
   record = run.record;
   await renderDeepRunFolder(path.join(root, 'deep'));

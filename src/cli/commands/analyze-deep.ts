@@ -179,10 +179,49 @@ export async function runDeepAnalyze(input: DeepCommandInput): Promise<number> {
       return fail(error);
     }
     if (writeJson !== null) describeEvent(renderer, { type: 'deep-end', result }, context.cwd);
-    // The report of a deep run (renderDeepRunFolder in src/report) is rendered from deep.json and sub/: wired at the merge.
+    if (result.termination.reason !== 'cancelled') {
+      try {
+        await writeDeepReport(renderer, result.outDir, settings.formats, context.cwd);
+      } catch (error) {
+        // deep.json and the sub-analyses are kept; `datalyst report <folder>` writes the report again.
+        return fail(error);
+      }
+    }
     return exitCodeForDeepTermination(result.termination.reason, result.record.sections.length, result.error);
   } finally {
     interrupts.dispose();
     await pool?.close();
+  }
+}
+
+/** The deep run's report (HTML and Markdown: the formats a deep report has), charts drawn through one pool. */
+async function writeDeepReport(
+  renderer: ProgressRenderer,
+  runDir: string,
+  formats: readonly string[],
+  cwd: string,
+): Promise<void> {
+  const [{ ChartPool }, { renderDeepRunFolder }, { describeRenderedReport }] = await Promise.all([
+    import('../../report/chart-pool.ts'),
+    import('../../report/index.ts'),
+    import('../report-summary.ts'),
+  ]);
+  const deepFormats = formats.filter(
+    (format): format is 'html' | 'md' => format === 'html' || format === 'md',
+  );
+  const skipped = formats.filter((format) => format !== 'html' && format !== 'md');
+  if (skipped.length > 0)
+    renderer.warn(
+      `A deep analysis's report is written as html and md only; not written: ${skipped.join(', ')}. Each sub-analysis in sub/ is an ordinary run folder: \`datalyst report sub/S1\` writes its other formats.`,
+    );
+  const charts = new ChartPool({ cache: true });
+  try {
+    const rendered = await renderDeepRunFolder(runDir, {
+      formats: deepFormats.length === 0 ? ['html', 'md'] : deepFormats,
+      chartPool: charts,
+    });
+    describeRenderedReport(renderer, rendered.files, rendered, cwd);
+  } finally {
+    await charts.close();
   }
 }

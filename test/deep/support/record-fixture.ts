@@ -6,16 +6,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readTrace } from '../../../src/trace/index.ts';
-import { runOfflineDeepAnalysis } from './offline-deep-run.ts';
+import { createOfflineAnalyst } from '../../../src/agent/index.ts';
+import { deepAnalyze } from '../../../src/deep/index.ts';
 import { recordedSubRunsDir } from './recorded-deep-run.ts';
 import { trimSubTrace } from './trim-sub-trace.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const outDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-deep-fixture-'));
 try {
-  const { record } = await runOfflineDeepAnalysis({
+  const { record } = await deepAnalyze({
     workspaceDir: path.join(repoRoot, 'workspace-examples', 'student-loan'),
-    question: 'Generate a data science report.',
+    instruction: 'Generate a data science report.',
+    model: createOfflineAnalyst(),
     outDir,
     maxSubAnalyses: 4,
   });
