@@ -7,15 +7,21 @@
 // replays the turn's events from the server and draws every step.
 // Measured in the page: from the `load` event to the turn drawn finished
 // (every figure and chart decoded), each load in a fresh browser context
-// (no cache; the first thread load also starts the server's chart workers). Baseline, same run, alternating (A B B A …): the
-// empty UI from `load` to its thread list drawn.
+// (no browser cache). Cold: the first load right after the turn ended, and
+// the first load after the server was stopped and started again on the same
+// data folder (nothing in its memory). Warm: the loads after those.
+// Baseline, same run, alternating (A B B A …): the empty UI from `load` to
+// its thread list drawn. Also printed: charts the chart workers drew while
+// the UI loaded (the server draws them as the cells display them, into the
+// run folder, so a view should draw none).
 // Goal: the thread draws in ≤ 1 s after load. Prints one JSON document.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { createOpenAIChatModel } from '../src/index.ts';
-import { startServer } from '../src/server/index.ts';
+import { sharedChartPool } from '../src/report/index.ts';
+import { startServer, type DatalystServer } from '../src/server/index.ts';
 import { startFakeOpenAIServer } from '../test/support/fake-openai-server.ts';
 
 const ROUNDS = 30;
@@ -63,16 +69,18 @@ async function timeAfterLoad(browser: Browser, url: string, ready: () => boolean
 async function main(): Promise<void> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-bench-web-'));
   const fakeModel = await startFakeOpenAIServer();
-  const server = await startServer({
-    dataDir,
-    port: 0,
-    modelId: 'gpt-bench',
-    engine: {
-      createModel: () => createOpenAIChatModel({ baseUrl: fakeModel.baseUrl, model: 'gpt-bench' }),
-      profile: 'chat',
-    },
-    maxConcurrentTurns: 1,
-  });
+  const start = (): Promise<DatalystServer> =>
+    startServer({
+      dataDir,
+      port: 0,
+      modelId: 'gpt-bench',
+      engine: {
+        createModel: () => createOpenAIChatModel({ baseUrl: fakeModel.baseUrl, model: 'gpt-bench' }),
+        profile: 'chat',
+      },
+      maxConcurrentTurns: 1,
+    });
+  let server = await start();
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
@@ -115,6 +123,12 @@ async function main(): Promise<void> {
         (img) => img instanceof HTMLImageElement && img.complete && img.naturalWidth > 0,
       );
     const emptyReady = () => document.querySelector('#thread-list li') !== null;
+    const drawnBefore = sharedChartPool().stats.drawn;
+    const coldAfterTurn = await timeAfterLoad(browser, `${server.url}/#thread=${threadId}`, threadReady);
+    // A new server on the same data folder: nothing of the thread in its memory.
+    await server.close();
+    server = await start();
+    const coldAfterRestart = await timeAfterLoad(browser, `${server.url}/#thread=${threadId}`, threadReady);
     const baseline: number[] = [];
     const thread30: number[] = [];
     for (let repeat = 0; repeat < REPEATS; repeat++) {
@@ -124,7 +138,7 @@ async function main(): Promise<void> {
         else thread30.push(await timeAfterLoad(browser, `${server.url}/#thread=${threadId}`, threadReady));
       }
     }
-    await timeAfterLoad(browser, `${server.url}/#thread=${threadId}`, threadReady);
+    const chartsDrawnDuringViews = sharedChartPool().stats.drawn - drawnBefore;
     const drawn = await (lastPage as Page | null)!.evaluate(() => ({
       steps: document.querySelectorAll('ol.steps > li').length,
       outputs: document.querySelectorAll('.step-execution').length,
@@ -138,15 +152,15 @@ async function main(): Promise<void> {
       drawn,
       repeats: REPEATS,
       msAfterLoad: {
+        coldFirstLoadAfterTurn: Math.round(coldAfterTurn),
+        coldFirstLoadAfterServerRestart: Math.round(coldAfterRestart),
         baselineEmptyUi: { median: Math.round(median(baseline)), all: baseline.map(Math.round) },
-        thread30Rounds20Charts: { median: Math.round(median(thread30)), all: thread30.map(Math.round) },
-        // The first thread load starts the server's chart workers and draws the 20 charts; later ones get them drawn.
-        thread30FirstLoadChartsDrawnCold: Math.round(thread30[0] ?? Number.NaN),
-        thread30LaterLoadsMedian: Math.round(median(thread30.slice(1))),
+        warmThread30Rounds20Charts: { median: Math.round(median(thread30)), all: thread30.map(Math.round) },
       },
-      ratioThreadToBaseline: Math.round((median(thread30) / median(baseline)) * 10) / 10,
-      goal: 'thread drawn ≤ 1000 ms after load (median of all loads, the cold first one included)',
-      goalMet: median(thread30) <= 1000,
+      chartsDrawnDuringViews,
+      ratioWarmThreadToBaseline: Math.round((median(thread30) / median(baseline)) * 10) / 10,
+      goal: 'thread drawn ≤ 1000 ms after load, cold (both) and warm (median)',
+      goalMet: Math.max(coldAfterTurn, coldAfterRestart, median(thread30)) <= 1000,
     };
     console.log(JSON.stringify(result, null, 2));
   } finally {

@@ -5,6 +5,7 @@ import {
   createTurnRequestSchema,
   threadDeletedSchema,
   threadListSchema,
+  threadProfileSchema,
   threadSchema,
   turnEventSchema,
   turnSchema,
@@ -113,6 +114,12 @@ const operations: Operation[] = [
     path: '/v1/threads/{threadId}',
     summary: 'Delete a thread (cancels its turn)',
     response: { status: 200, schema: threadDeletedSchema },
+  },
+  {
+    method: 'get',
+    path: '/v1/threads/{threadId}/profile',
+    summary: "The thread's files profiled in the sandbox before any question",
+    response: { status: 200, schema: threadProfileSchema },
   },
   {
     method: 'post',

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
-import { sharedChartPool } from '../../report/index.ts';
+import { drawThreadChart } from '../chart-drawings.ts';
 import { notFound, ServerRequestError } from '../http-error.ts';
 import { parseWith, type RouteContext } from '../route-context.ts';
 
@@ -66,7 +66,8 @@ export function registerChartRoutes(app: FastifyInstance, context: RouteContext)
     gone.abort();
     if (spec === null) throw notFound('chart', `${threadId}/${index}/${chartId}`);
     // SVG only: the page shows it as an image, so no PNG is rasterized.
-    const drawn = await sharedChartPool().render(spec, { png: false });
+    // Usually drawn already, when the cell displayed it (chart-drawings.ts): then it is read from the run folder.
+    const drawn = await drawThreadChart(context.threads.store.runDir(threadId), spec);
     if (drawn.svg === null) {
       throw new ServerRequestError(
         422,
