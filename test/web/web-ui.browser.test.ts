@@ -62,6 +62,15 @@ describe('web UI on datalyst serve: the offline analyst end to end in Chromium',
     expect(await seriousViolations(page)).toEqual([]); // the empty start view
     await page.setInputFiles('#file-input', ordersCsv);
     await page.getByText('orders.csv', { exact: true }).waitFor();
+    // Its profile before any question: the file, its columns with their kinds, sample values.
+    await page.locator('#profiles .file-profile').waitFor({ timeout: 60_000 });
+    expect(await page.locator('#profiles summary').textContent()).toContain('orders.csv');
+    expect(await page.locator('#profiles tbody tr').count()).toBeGreaterThan(2);
+    expect(await page.locator('#profiles thead').textContent()).toContain('Sample values');
+    expect(await seriousViolations(page)).toEqual([]); // the profile view
+    await mkdir(artifactsDir, { recursive: true });
+    await page.locator('#profiles').evaluate((element) => element.scrollIntoView({ block: 'start' }));
+    await page.screenshot({ path: path.join(artifactsDir, 'web-1280-profile-light.png') });
 
     await page
       .getByRole('button', { name: 'Describe this data: what is in it, and what stands out?' })

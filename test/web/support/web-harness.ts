@@ -58,7 +58,10 @@ export function expectInert(watch: PageWatch, serverUrl: string): void {
   expect(watch.dialogs).toEqual([]);
   expect(watch.pageErrors).toEqual([]);
   expect(
-    watch.requests.filter((url) => !url.startsWith(`${serverUrl}/`) && !url.startsWith('data:')),
+    watch.requests.filter(
+      (url) =>
+        !url.startsWith(`${serverUrl}/`) && !url.startsWith('data:') && !url.startsWith(`blob:${serverUrl}/`),
+    ),
   ).toEqual([]);
   expect(watch.navigations.filter((url) => !url.startsWith(`${serverUrl}/`))).toEqual([]);
 }
