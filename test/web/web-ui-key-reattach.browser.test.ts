@@ -8,7 +8,13 @@ import { createOpenAIChatModel } from '../../src/index.ts';
 import { startServer, type DatalystServer } from '../../src/server/index.ts';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../support/fake-openai-server.ts';
 import { containersOwnedBy } from '../server/support/docker-containers.ts';
-import { expectInert, launchChromium, openUi, type PageWatch } from './support/web-harness.ts';
+import {
+  expectInert,
+  launchChromium,
+  openUi,
+  seriousViolations,
+  type PageWatch,
+} from './support/web-harness.ts';
 
 const text = (body: string) => ({ type: 'text' as const, text: body });
 const code = (body: string, analyze = 'Next.') =>
@@ -159,6 +165,7 @@ describe('web UI: the API key from the browser, and SSE re-attach after a droppe
       await page.locator('#key-details').evaluate((details) => (details as HTMLDetailsElement).open),
     ).toBe(true);
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('key-input');
+    expect(await seriousViolations(page)).toEqual([]); // the key prompt
 
     // A wrong key: refused, and said so.
     await page.fill('#key-input', 'not-the-key-but-long-enough');
@@ -235,6 +242,8 @@ describe('web UI: the API key from the browser, and SSE re-attach after a droppe
     // Delete, in place: "Keep" keeps it; "Delete for good" removes it on the server and clears the view.
     const item = page.locator('#thread-list li').first();
     await item.getByRole('button', { name: /^Delete the analysis/ }).click();
+    expect(await seriousViolations(page)).toEqual([]); // the confirmation
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Keep');
     await item.getByRole('button', { name: 'Keep' }).click();
     expect(await keyed.threads.list()).toHaveLength(1);
     await item.getByRole('button', { name: /^Delete the analysis/ }).click();

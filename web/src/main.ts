@@ -119,6 +119,11 @@ async function prepareThread(): Promise<void> {
   const files = [...state.attached, ...state.pending];
   try {
     const thread = await createThread(files.map((file) => file.id));
+    if (state.thread !== previous || state.running !== null) {
+      // A question was asked meanwhile (its own thread holds these files): this one is not needed.
+      await deleteThread(thread.id).catch(() => undefined);
+      return;
+    }
     state.thread = thread;
     state.attached = files;
     state.pending = [];
@@ -135,13 +140,13 @@ async function prepareThread(): Promise<void> {
 
 /** Each file's profile (sheets, columns and types, sample values, reading notes), made in the sandbox. */
 async function showProfile(threadId: string): Promise<void> {
+  // Shown in place, not in the status line: a message there (a refused upload) must stay readable.
   profiles.replaceChildren(h('p', { class: 'profile-loading' }, 'Reading your files in the sandbox…'));
-  say('Reading your files in the sandbox…');
   try {
     const { profile } = await getProfile(threadId);
     if (state.thread?.id !== threadId) return;
     profiles.replaceChildren(h('h3', {}, 'What is in your files'), profileView(profile));
-    say('Your files are read: their profile is below. Ask a question.');
+    say('Your files are read: their profile is shown under Files. Ask a question.');
   } catch (error) {
     if (state.thread?.id !== threadId) return;
     profiles.replaceChildren();

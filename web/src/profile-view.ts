@@ -53,9 +53,14 @@ function readText(read: EventRecord): string {
   };
   return Object.entries(read)
     .filter(([key, value]) => !(key === 'skipRows' && value === 0))
-    .map(([key, value]) => [labels[key] ?? key, shortText(value)] as const)
-    .filter(([, text]) => text !== '')
-    .map(([label, text]) => `${label} ${JSON.stringify(text)}`)
+    .map(([key, value]) => {
+      // The header's row is 0-based in the profile; people count lines from 1.
+      if (key === 'headerRow' && typeof value === 'number') return `the header on line ${value + 1}`;
+      const text = shortText(value);
+      if (text === '') return '';
+      return `${labels[key] ?? key} ${typeof value === 'string' ? JSON.stringify(text) : text}`;
+    })
+    .filter((text) => text !== '')
     .join(', ');
 }
 
