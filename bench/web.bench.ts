@@ -27,6 +27,7 @@ import { startFakeOpenAIServer } from '../test/support/fake-openai-server.ts';
 const ROUNDS = 30;
 const CHARTS = 20;
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
+const COLD_RESTARTS = 3;
 
 const text = (body: string) => ({ type: 'text' as const, text: body });
 const cell = (round: number): string =>
@@ -108,7 +109,12 @@ async function main(): Promise<void> {
     const threadId = String(thread.id);
     const started = performance.now();
     await post(`/v1/threads/${threadId}/turns`, { question: 'Draw the twenty series.' });
-    await (await fetch(`${server.url}/v1/threads/${threadId}/turns/1/events`)).text(); // until turn-done
+    const sse = await (await fetch(`${server.url}/v1/threads/${threadId}/turns/1/events`)).text(); // until turn-done
+    // What the UI downloads to draw the turn: the SSE replay, most of it the figures' base64 PNGs.
+    const figureBase64Bytes = Array.from(
+      sse.matchAll(/"dataBase64":"([^"]*)"/g),
+      (m) => m[1]?.length ?? 0,
+    ).reduce((sum, bytes) => sum + bytes, 0);
     const turnSeconds = (performance.now() - started) / 1000;
     const turn = (await (await fetch(`${server.url}/v1/threads/${threadId}/turns/1`)).json()) as {
       status: string;
@@ -125,10 +131,13 @@ async function main(): Promise<void> {
     const emptyReady = () => document.querySelector('#thread-list li') !== null;
     const drawnBefore = sharedChartPool().stats.drawn;
     const coldAfterTurn = await timeAfterLoad(browser, `${server.url}/#thread=${threadId}`, threadReady);
-    // A new server on the same data folder: nothing of the thread in its memory.
-    await server.close();
-    server = await start();
-    const coldAfterRestart = await timeAfterLoad(browser, `${server.url}/#thread=${threadId}`, threadReady);
+    // A new server on the same data folder: nothing of the thread in its memory (three times: one load is noise on a shared machine).
+    const coldAfterRestart: number[] = [];
+    for (let restart = 0; restart < COLD_RESTARTS; restart++) {
+      await server.close();
+      server = await start();
+      coldAfterRestart.push(await timeAfterLoad(browser, `${server.url}/#thread=${threadId}`, threadReady));
+    }
     const baseline: number[] = [];
     const thread30: number[] = [];
     for (let repeat = 0; repeat < REPEATS; repeat++) {
@@ -153,14 +162,18 @@ async function main(): Promise<void> {
       repeats: REPEATS,
       msAfterLoad: {
         coldFirstLoadAfterTurn: Math.round(coldAfterTurn),
-        coldFirstLoadAfterServerRestart: Math.round(coldAfterRestart),
+        coldFirstLoadAfterServerRestart: {
+          median: Math.round(median(coldAfterRestart)),
+          all: coldAfterRestart.map(Math.round),
+        },
         baselineEmptyUi: { median: Math.round(median(baseline)), all: baseline.map(Math.round) },
         warmThread30Rounds20Charts: { median: Math.round(median(thread30)), all: thread30.map(Math.round) },
       },
       chartsDrawnDuringViews,
+      sseBytes: { total: sse.length, figuresBase64: figureBase64Bytes },
       ratioWarmThreadToBaseline: Math.round((median(thread30) / median(baseline)) * 10) / 10,
-      goal: 'thread drawn ≤ 1000 ms after load, cold (both) and warm (median)',
-      goalMet: Math.max(coldAfterTurn, coldAfterRestart, median(thread30)) <= 1000,
+      goal: 'thread drawn ≤ 1000 ms after load: cold after the turn, cold after a restart (median), warm (median)',
+      goalMet: Math.max(coldAfterTurn, median(coldAfterRestart), median(thread30)) <= 1000,
     };
     console.log(JSON.stringify(result, null, 2));
   } finally {

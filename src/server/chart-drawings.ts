@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { ChartDiskCache, sharedChartPool } from '../report/index.ts';
 import type { RenderedChart } from '../report/index.ts';
+import type { ThreadService } from './thread-service.ts';
 
 /** Runs whose charts are being drawn now, by run folder and spec: a chart asked for twice is drawn once. */
 const drawing = new Map<string, Promise<RenderedChart>>();
@@ -39,4 +40,63 @@ export function drawThreadChart(runDir: string, spec: unknown): Promise<Rendered
 /** Draws a cell's charts in the background as it ends (never slows or fails the turn). */
 export function prefetchCharts(runDir: string, charts: readonly { spec: unknown }[]): void {
   for (const chart of charts) void drawThreadChart(runDir, chart.spec).catch(() => undefined);
+}
+
+type ChartSpecs = Map<string, unknown>;
+
+/** Finished turns' chart specs by chart id, the most recently used last; at most this many turns. */
+const MAX_TURNS_INDEXED = 16;
+const finishedTurnSpecs = new Map<string, Promise<ChartSpecs>>();
+
+async function readChartSpecs(
+  threads: ThreadService,
+  threadId: string,
+  index: number,
+  signal: AbortSignal,
+  until: string | null,
+): Promise<ChartSpecs> {
+  const specs: ChartSpecs = new Map();
+  for await (const event of threads.events(threadId, index, 0, signal)) {
+    if (event.type === 'turn-done') break;
+    if (event.type !== 'execution-end') continue;
+    const result = (event as { result?: { charts?: { id: string; spec: unknown }[] } }).result;
+    for (const chart of result?.charts ?? []) specs.set(chart.id, chart.spec);
+    if (until !== null && specs.has(until)) break;
+  }
+  return specs;
+}
+
+/**
+ * The spec of a chart a cell displayed, from the turn's events. A running
+ * turn is followed until the chart appears (or the turn ends); a finished
+ * turn's log is read once for all its charts and kept (a page of twenty
+ * charts otherwise reads the log twenty times). Null when there is no such chart.
+ */
+export async function findChartSpec(
+  threads: ThreadService,
+  threadId: string,
+  index: number,
+  chartId: string,
+  signal: AbortSignal,
+): Promise<unknown> {
+  if (threads.liveTurn(threadId, index) !== null) {
+    return (await readChartSpecs(threads, threadId, index, signal, chartId)).get(chartId) ?? null;
+  }
+  const key = `${threadId}/${index}`;
+  let specs = finishedTurnSpecs.get(key);
+  if (specs === undefined) {
+    // Read for whoever asks next: one request going away does not stop it.
+    specs = readChartSpecs(threads, threadId, index, new AbortController().signal, null);
+    specs.catch(() => finishedTurnSpecs.delete(key));
+  } else {
+    finishedTurnSpecs.delete(key);
+  }
+  finishedTurnSpecs.set(key, specs);
+  for (const oldest of finishedTurnSpecs.keys()) {
+    if (finishedTurnSpecs.size <= MAX_TURNS_INDEXED) break;
+    finishedTurnSpecs.delete(oldest);
+  }
+  const found = (await specs).get(chartId);
+  // A thread deleted and a new one under the same id is not possible (ids are random), so a kept index stays right.
+  return found === undefined ? null : found;
 }

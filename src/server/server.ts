@@ -114,8 +114,12 @@ export async function createServerApp(
   if (apiKey !== null) {
     const keyMatches = createKeyCheck(apiKey);
     app.addHook('onRequest', async (request, reply) => {
-      // The UI's own files are public (no data): the page must load to ask for the key.
-      if (request.url === '/health' || isWebUiPath(request.url)) return;
+      // The UI's own files are public (no data): the page must load to ask for the key. Read only: a body is never taken without it.
+      if (
+        request.url === '/health' ||
+        ((request.method === 'GET' || request.method === 'HEAD') && isWebUiPath(request.url))
+      )
+        return;
       if (!keyMatches(request.headers.authorization)) {
         // A peer without the key keeps no connection (nor a body it may trickle for ever).
         void reply.header('connection', 'close');

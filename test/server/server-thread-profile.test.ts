@@ -105,6 +105,8 @@ describe('GET /v1/threads/{id}/profile: the files profiled before the first ques
     const page = await fetch(`${server.url}/`);
     expect(page.status).not.toBe(401);
     expect((await fetch(`${server.url}/assets/no-such-file.js`)).status).not.toBe(401);
+    // Read only: a body sent to the page's address still needs the key.
+    expect((await fetch(`${server.url}/`, { method: 'POST', body: 'x' })).status).toBe(401);
     // Anything else still needs it, a path that only looks like the UI's included.
     expect((await fetch(`${server.url}/assets/../v1/threads`)).status).toBe(401);
     expect((await fetch(`${server.url}/v1/threads?x=/assets/a.js`)).status).toBe(401);

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
-import { drawThreadChart } from '../chart-drawings.ts';
+import { drawThreadChart, findChartSpec } from '../chart-drawings.ts';
 import { notFound, ServerRequestError } from '../http-error.ts';
 import { parseWith, type RouteContext } from '../route-context.ts';
 
@@ -52,17 +52,8 @@ export function registerChartRoutes(app: FastifyInstance, context: RouteContext)
     if (known !== undefined) return send(reply, known);
     const gone = new AbortController();
     request.raw.once('close', () => gone.abort());
-    let spec: unknown = null;
-    for await (const event of context.threads.events(threadId, index, 0, gone.signal)) {
-      if (event.type === 'turn-done') break;
-      if (event.type !== 'execution-end') continue;
-      const result = (event as { result?: { charts?: { id: string; spec: unknown }[] } }).result;
-      const chart = result?.charts?.find((candidate) => candidate.id === chartId);
-      if (chart !== undefined) {
-        spec = chart.spec;
-        break;
-      }
-    }
+    // A finished turn's event log is read once for all its charts (chart-drawings.ts), not once per chart.
+    const spec = await findChartSpec(context.threads, threadId, index, chartId, gone.signal);
     gone.abort();
     if (spec === null) throw notFound('chart', `${threadId}/${index}/${chartId}`);
     // SVG only: the page shows it as an image, so no PNG is rasterized.
