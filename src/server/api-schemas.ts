@@ -128,8 +128,9 @@ export type ReportFormatParameter = z.infer<typeof reportFormatSchema>;
 /**
  * One SSE event of a turn (`data:` is this JSON, `id:` its `seq`). The
  * library's agent events come through as they are, except that an error is
- * plain data and figure bytes stay in the report; the server adds the
- * turn's own lifecycle events around them.
+ * plain data and a figure's bytes are left out of `execution-end` (its
+ * `dataBase64` is empty and its `name` gives `…/figures/{name}`); the server
+ * adds the turn's own lifecycle events around them.
  */
 const errorDataSchema = z.object({
   code: z.string(),

@@ -163,6 +163,12 @@ const operations: Operation[] = [
   },
   {
     method: 'get',
+    path: '/v1/threads/{threadId}/turns/{index}/figures/{name}',
+    summary: "A figure a cell drew (PNG), named in its execution-end event's figures[].name",
+    response: { status: 200, type: 'image/png' },
+  },
+  {
+    method: 'get',
     path: '/v1/threads/{threadId}/turns/{index}/artifacts/{path}',
     summary: 'A file the analysis wrote',
     response: { status: 200, type: 'application/octet-stream' },

@@ -11,6 +11,7 @@ import { ReportCache } from './report-cache.ts';
 import type { RouteContext } from './route-context.ts';
 import { registerChartRoutes } from './routes/charts.ts';
 import { registerChatRoutes } from './routes/chat.ts';
+import { registerFigureRoutes } from './routes/figures.ts';
 import { registerFileRoutes } from './routes/files.ts';
 import { registerThreadProfileRoutes } from './routes/thread-profile.ts';
 import { registerThreadRoutes } from './routes/threads.ts';
@@ -200,6 +201,7 @@ export async function createServerApp(
   registerThreadRoutes(app, context);
   registerChartRoutes(app, context);
   registerThreadProfileRoutes(app, context, options.engine);
+  registerFigureRoutes(app, context);
   await registerWebUi(app);
   return { app, threads, interrupted };
 }

@@ -240,7 +240,7 @@ describe('web UI with a scripted model on the real sandbox', () => {
     expect(
       images.filter(
         (src) =>
-          !/^(?:data:image\/png;base64,|\/v1\/threads\/[^/]+\/turns\/1\/charts\/chart-\d+-1$)/.test(
+          !/^(?:data:image\/png;base64,|\/v1\/threads\/[^/]+\/turns\/1\/(?:charts\/chart-\d+-1|figures\/E\d+--figure-\d+-\d+)$)/.test(
             src ?? '',
           ),
       ),

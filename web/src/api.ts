@@ -131,8 +131,11 @@ export const eventsPath = (threadId: string, index: number): string =>
 export const chartPath = (threadId: string, index: number, chartId: string): string =>
   `${threadPath(threadId)}/turns/${index}/charts/${encodeURIComponent(chartId)}`;
 
+export const figurePath = (threadId: string, index: number, name: string): string =>
+  `${threadPath(threadId)}/turns/${index}/figures/${encodeURIComponent(name)}`;
+
 /**
- * Shows a server image (a chart) in `image`: a plain `src` without a key;
+ * Shows a server image (a chart, a figure) in `image`: a plain `src` without a key;
  * with one, fetched with it and shown from a `blob:` URL (an `<img>` cannot
  * send a header). A failure fires the image's `error` event either way.
  */

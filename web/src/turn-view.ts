@@ -1,6 +1,7 @@
 import {
   chartPath,
   eventsPath,
+  figurePath,
   reportPath,
   showServerImage,
   type AnswerGrounding,
@@ -23,6 +24,7 @@ const stepLabel: Record<string, string> = {
 };
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const FIGURE_NAME = /^[A-Za-z0-9_-]{1,64}--[A-Za-z0-9_-]{1,64}$/;
 
 export interface TurnCallbacks {
   /** The turn's stream ended (`turn-done`): status and, when the model asked, its question. */
@@ -318,20 +320,17 @@ export class TurnView {
     for (const figureValue of arr(result.figures)) {
       const figure = rec(figureValue);
       const data = str(figure.dataBase64);
-      if (!BASE64.test(data) || data === '') continue;
-      cell.element.append(
-        h(
-          'figure',
-          {},
-          h('img', {
-            src: `data:image/png;base64,${data}`,
-            alt: `Figure ${str(figure.id)} drawn by ${outputId}`,
-            width: String(num(figure.widthPx)),
-            height: String(num(figure.heightPx)),
-          }),
-          h('figcaption', {}, str(figure.id)),
-        ),
-      );
+      const name = str(figure.name);
+      const image = h('img', {
+        alt: `Figure ${str(figure.id)} drawn by ${outputId}`,
+        width: String(num(figure.widthPx)),
+        height: String(num(figure.heightPx)),
+      });
+      // The server's figure file (by name), or the bytes in the event (turns recorded before figures were files).
+      if (FIGURE_NAME.test(name)) showServerImage(image, figurePath(this.threadId, this.turn.index, name));
+      else if (data !== '' && BASE64.test(data)) image.src = `data:image/png;base64,${data}`;
+      else continue;
+      cell.element.append(h('figure', {}, image, h('figcaption', {}, str(figure.id))));
     }
     for (const chartValue of arr(result.charts)) {
       const chartId = str(rec(chartValue).id);
