@@ -1,6 +1,8 @@
+import os from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { SandboxFactory } from '../../src/index.ts';
 import { threadProfileSchema, turnEventSchema } from '../../src/server/api-schemas.ts';
-import { testProfile } from '../agent/support/fake-session.ts';
+import { createFakeSandbox, testProfile } from '../agent/support/fake-session.ts';
 import { readSse, startTestServer, type TestServer } from './support/server-harness.ts';
 
 const API_KEY = 'profile-test-key-0123456789abcdef';
@@ -60,6 +62,36 @@ describe('GET /v1/threads/{id}/profile: the files profiled before the first ques
     expect(openApi.paths['/v1/threads/{threadId}/profile']).toBeDefined();
     expect(openApi.components.schemas.ThreadProfile).toBeDefined();
     expect(openApi.components.schemas.AnswerGrounding).toBeDefined();
+  });
+
+  it('runs at most one profile per core at once (each is a container); the others wait and all are answered', async () => {
+    const sandbox = createFakeSandbox();
+    let now = 0;
+    let most = 0;
+    const slow: SandboxFactory = async (options) => {
+      const session = await sandbox.factory(options);
+      return Object.assign(Object.create(session) as typeof session, {
+        profileWorkspace: async () => {
+          now += 1;
+          most = Math.max(most, now);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          now -= 1;
+          return testProfile;
+        },
+        close: () => session.close(),
+      });
+    };
+    server = await startTestServer({ createSandbox: slow });
+    const threads = [];
+    for (let count = 0; count < os.availableParallelism() + 2; count++)
+      threads.push(await createThread(server, [await upload(server)]));
+    const statuses = await Promise.all(
+      threads.map(async (id) => (await fetch(`${server!.url}/v1/threads/${id}/profile`)).status),
+    );
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(os.availableParallelism());
+    expect(sandbox.sessions.every((session) => session.closed)).toBe(true);
   });
 
   it('answers 404 for an unknown thread', async () => {

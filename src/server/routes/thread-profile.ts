@@ -1,4 +1,5 @@
 import { readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -30,6 +31,20 @@ export function registerThreadProfileRoutes(
   const { store } = context.threads;
   /** One profile at a time per thread and set of files: a second request waits for the first. */
   const running = new Map<string, Promise<WorkspaceProfile>>();
+  /** Each profile is a sandbox (a container): at most this many at once, beside the turns; the others wait their turn. */
+  const maxAtOnce = Math.max(1, os.availableParallelism());
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  const bounded = async <T>(work: () => Promise<T>): Promise<T> => {
+    if (active >= maxAtOnce) await new Promise<void>((resolve) => waiting.push(resolve));
+    active += 1;
+    try {
+      return await work();
+    } finally {
+      active -= 1;
+      waiting.shift()?.();
+    }
+  };
 
   app.get('/v1/threads/:threadId/profile', async (request): Promise<ThreadProfile> => {
     const { threadId } = parseWith(threadParams, request.params, 'path');
@@ -51,11 +66,13 @@ export function registerThreadProfileRoutes(
     const key = `${threadId}\n${fileIds.join(',')}`;
     let profiling = running.get(key);
     if (profiling === undefined) {
-      profiling = profileWorkspace({
-        workspaceDir: store.workspaceDir(threadId),
-        ...(engine.createSandbox === undefined ? {} : { createSandbox: engine.createSandbox }),
-        ...(engine.sandbox === undefined ? {} : { sandbox: engine.sandbox }),
-      });
+      profiling = bounded(() =>
+        profileWorkspace({
+          workspaceDir: store.workspaceDir(threadId),
+          ...(engine.createSandbox === undefined ? {} : { createSandbox: engine.createSandbox }),
+          ...(engine.sandbox === undefined ? {} : { sandbox: engine.sandbox }),
+        }),
+      );
       running.set(key, profiling);
       void profiling
         .then((profile) =>
