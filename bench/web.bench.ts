@@ -7,20 +7,27 @@
 // replays the turn's events from the server and draws every step.
 // Measured in the page: from the `load` event to the turn drawn finished
 // (every figure and chart decoded), each load in a fresh browser context
-// (no cache; the first thread load also starts the server's chart workers). Baseline, same run, alternating (A B B A …): the
-// empty UI from `load` to its thread list drawn.
+// (no browser cache). Cold: the first load right after the turn ended, and
+// the first load after the server was stopped and started again on the same
+// data folder (nothing in its memory). Warm: the loads after those.
+// Baseline, same run, alternating (A B B A …): the empty UI from `load` to
+// its thread list drawn. Also printed: charts the chart workers drew while
+// the UI loaded (the server draws them as the cells display them, into the
+// run folder, so a view should draw none).
 // Goal: the thread draws in ≤ 1 s after load. Prints one JSON document.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { createOpenAIChatModel } from '../src/index.ts';
-import { startServer } from '../src/server/index.ts';
+import { sharedChartPool } from '../src/report/index.ts';
+import { startServer, type DatalystServer } from '../src/server/index.ts';
 import { startFakeOpenAIServer } from '../test/support/fake-openai-server.ts';
 
 const ROUNDS = 30;
 const CHARTS = 20;
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
+const COLD_RESTARTS = 3;
 
 const text = (body: string) => ({ type: 'text' as const, text: body });
 const cell = (round: number): string =>
@@ -63,16 +70,18 @@ async function timeAfterLoad(browser: Browser, url: string, ready: () => boolean
 async function main(): Promise<void> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-bench-web-'));
   const fakeModel = await startFakeOpenAIServer();
-  const server = await startServer({
-    dataDir,
-    port: 0,
-    modelId: 'gpt-bench',
-    engine: {
-      createModel: () => createOpenAIChatModel({ baseUrl: fakeModel.baseUrl, model: 'gpt-bench' }),
-      profile: 'chat',
-    },
-    maxConcurrentTurns: 1,
-  });
+  const start = (): Promise<DatalystServer> =>
+    startServer({
+      dataDir,
+      port: 0,
+      modelId: 'gpt-bench',
+      engine: {
+        createModel: () => createOpenAIChatModel({ baseUrl: fakeModel.baseUrl, model: 'gpt-bench' }),
+        profile: 'chat',
+      },
+      maxConcurrentTurns: 1,
+    });
+  let server = await start();
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
@@ -100,7 +109,12 @@ async function main(): Promise<void> {
     const threadId = String(thread.id);
     const started = performance.now();
     await post(`/v1/threads/${threadId}/turns`, { question: 'Draw the twenty series.' });
-    await (await fetch(`${server.url}/v1/threads/${threadId}/turns/1/events`)).text(); // until turn-done
+    const sse = await (await fetch(`${server.url}/v1/threads/${threadId}/turns/1/events`)).text(); // until turn-done
+    // What the UI downloads to draw the turn: the SSE replay, most of it the figures' base64 PNGs.
+    const figureBase64Bytes = Array.from(
+      sse.matchAll(/"dataBase64":"([^"]*)"/g),
+      (m) => m[1]?.length ?? 0,
+    ).reduce((sum, bytes) => sum + bytes, 0);
     const turnSeconds = (performance.now() - started) / 1000;
     const turn = (await (await fetch(`${server.url}/v1/threads/${threadId}/turns/1`)).json()) as {
       status: string;
@@ -115,6 +129,15 @@ async function main(): Promise<void> {
         (img) => img instanceof HTMLImageElement && img.complete && img.naturalWidth > 0,
       );
     const emptyReady = () => document.querySelector('#thread-list li') !== null;
+    const drawnBefore = sharedChartPool().stats.drawn;
+    const coldAfterTurn = await timeAfterLoad(browser, `${server.url}/#thread=${threadId}`, threadReady);
+    // A new server on the same data folder: nothing of the thread in its memory (three times: one load is noise on a shared machine).
+    const coldAfterRestart: number[] = [];
+    for (let restart = 0; restart < COLD_RESTARTS; restart++) {
+      await server.close();
+      server = await start();
+      coldAfterRestart.push(await timeAfterLoad(browser, `${server.url}/#thread=${threadId}`, threadReady));
+    }
     const baseline: number[] = [];
     const thread30: number[] = [];
     for (let repeat = 0; repeat < REPEATS; repeat++) {
@@ -124,7 +147,7 @@ async function main(): Promise<void> {
         else thread30.push(await timeAfterLoad(browser, `${server.url}/#thread=${threadId}`, threadReady));
       }
     }
-    await timeAfterLoad(browser, `${server.url}/#thread=${threadId}`, threadReady);
+    const chartsDrawnDuringViews = sharedChartPool().stats.drawn - drawnBefore;
     const drawn = await (lastPage as Page | null)!.evaluate(() => ({
       steps: document.querySelectorAll('ol.steps > li').length,
       outputs: document.querySelectorAll('.step-execution').length,
@@ -138,15 +161,19 @@ async function main(): Promise<void> {
       drawn,
       repeats: REPEATS,
       msAfterLoad: {
+        coldFirstLoadAfterTurn: Math.round(coldAfterTurn),
+        coldFirstLoadAfterServerRestart: {
+          median: Math.round(median(coldAfterRestart)),
+          all: coldAfterRestart.map(Math.round),
+        },
         baselineEmptyUi: { median: Math.round(median(baseline)), all: baseline.map(Math.round) },
-        thread30Rounds20Charts: { median: Math.round(median(thread30)), all: thread30.map(Math.round) },
-        // The first thread load starts the server's chart workers and draws the 20 charts; later ones get them drawn.
-        thread30FirstLoadChartsDrawnCold: Math.round(thread30[0] ?? Number.NaN),
-        thread30LaterLoadsMedian: Math.round(median(thread30.slice(1))),
+        warmThread30Rounds20Charts: { median: Math.round(median(thread30)), all: thread30.map(Math.round) },
       },
-      ratioThreadToBaseline: Math.round((median(thread30) / median(baseline)) * 10) / 10,
-      goal: 'thread drawn ≤ 1000 ms after load (median of all loads, the cold first one included)',
-      goalMet: median(thread30) <= 1000,
+      chartsDrawnDuringViews,
+      sseBytes: { total: sse.length, figuresBase64: figureBase64Bytes },
+      ratioWarmThreadToBaseline: Math.round((median(thread30) / median(baseline)) * 10) / 10,
+      goal: 'thread drawn ≤ 1000 ms after load: cold after the turn, cold after a restart (median), warm (median)',
+      goalMet: Math.max(coldAfterTurn, median(coldAfterRestart), median(thread30)) <= 1000,
     };
     console.log(JSON.stringify(result, null, 2));
   } finally {

@@ -15,6 +15,8 @@ export type { AgentEvent, AnalysisResult, TurnResult, ReplaySummary } from './ag
 
 // Threads: a conversation on one workspace, one kernel from question to question.
 export { Thread, ThreadTurn, openThread, resumeThread } from './agent/thread/index.ts';
+export { profileWorkspace } from './agent/profile-workspace.ts';
+export type { ProfileWorkspaceOptions } from './agent/profile-workspace.ts';
 export type {
   ThreadOptions,
   ResumeThreadOptions,

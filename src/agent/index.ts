@@ -1,5 +1,7 @@
 export { analyze, streamAnalysis } from './analyze.ts';
 export type { AnalyzeOptions, SandboxFactory } from './analyze-options.ts';
+export { profileWorkspace } from './profile-workspace.ts';
+export type { ProfileWorkspaceOptions } from './profile-workspace.ts';
 export type { AgentEvent, AnalysisResult, TurnResult, ReplaySummary } from './events.ts';
 export { Thread, ThreadTurn, openThread, resumeThread } from './thread/index.ts';
 export { rerunAnalysis } from './rerun/index.ts';

@@ -17,6 +17,7 @@ export { notebookSchema } from './notebook-schema.ts';
 export type { Notebook, NotebookCell, NotebookOutput } from './notebook-schema.ts';
 export { DEFAULT_MAX_CHART_ROWS, MAX_CHART_SVG_BYTES } from './rendered-chart.ts';
 export { ChartPool, sharedChartPool } from './chart-pool.ts';
+export { ChartDiskCache } from './chart-disk-cache.ts';
 export type { ChartPoolOptions, ChartJobOptions } from './chart-pool.ts';
 export type { RenderedChart } from './rendered-chart.ts';
 export {
@@ -34,6 +35,8 @@ export type {
   NumberMention,
   SegmentContext,
 } from '../trace/number-grounding.ts';
+export { groundAnswerSegments } from './safe-markdown.ts';
+export type { GroundedSegment } from './safe-markdown.ts';
 export { buildRunView } from './run-view.ts';
 export type { RunView, RunOutcome, ProcessEntry } from './run-view.ts';
 export { tableToCsv } from './csv-export.ts';

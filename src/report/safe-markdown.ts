@@ -98,6 +98,35 @@ export function renderGroundedAnswer(
   return { html: groundedMarkdown.renderer.render(tokens, groundedMarkdown.options, env), numbers };
 }
 
+/** One markdown text run of an answer and the numbers grounding found in it (offsets into `text`). */
+export interface GroundedSegment {
+  text: string;
+  numbers: GroundedNumber[];
+}
+
+/**
+ * The answer's grounded numbers as data, for a client that draws the answer
+ * itself (the web UI): the same markdown text runs and rules as
+ * `renderGroundedAnswer`, in reading order, only the runs holding a number.
+ */
+export function groundAnswerSegments(text: string, index: NumberIndex): GroundedSegment[] {
+  const tokens = groundedMarkdown.parse(text, {});
+  const segments: GroundedSegment[] = [];
+  let inHeading = false;
+  for (const token of tokens) {
+    if (token.type === 'heading_open') inHeading = true;
+    if (token.type === 'heading_close') inHeading = false;
+    if (token.type !== 'inline' || !token.children) continue;
+    groundInlineChildren(token.children, index, inHeading, []);
+    for (const child of token.children) {
+      const meta = child.meta as GroundedTextMeta | null;
+      if (child.type === 'text' && meta?.grounded)
+        segments.push({ text: child.content, numbers: meta.grounded });
+    }
+  }
+  return segments;
+}
+
 function groundInlineChildren(
   children: Token[],
   index: NumberIndex,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { workspaceProfileSchema } from '../sandbox/workspace-profile.ts';
 import { fileIdSchema, fileObjectSchema, threadIdSchema } from './openai-schemas.ts';
 
 /**
@@ -81,14 +82,55 @@ export const threadDeletedSchema = z
   .object({ id: threadIdSchema, object: z.literal('thread'), deleted: z.literal(true) })
   .meta({ id: 'ThreadDeleted' });
 
+/**
+ * `GET /v1/threads/{id}/profile`: the thread's files profiled in the sandbox
+ * before any question (the same profile the first turn's `profile-end`
+ * carries). Fields may be added to the profile; clients ignore what they do
+ * not know.
+ */
+export const threadProfileSchema = z
+  .object({
+    object: z.literal('thread.profile'),
+    thread_id: threadIdSchema,
+    /** The thread's files this profile covers. */
+    file_ids: z.array(fileIdSchema),
+    profile: workspaceProfileSchema,
+  })
+  .meta({ id: 'ThreadProfile' });
+export type ThreadProfile = z.infer<typeof threadProfileSchema>;
+
+/** One number of an answer as grounding found it: offsets into its text run, the output that printed it (verified) or none. */
+export const groundedNumberSchema = z.object({
+  text: z.string(),
+  start: z.number().int().nonnegative(),
+  end: z.number().int().nonnegative(),
+  verified: z.boolean(),
+  outputId: z.string().nullable(),
+  matchedText: z.string().nullable(),
+});
+
+/**
+ * The answer's numbers, grounded on the server by the report's rules
+ * (`src/trace/number-grounding.ts`): per markdown text run of the answer (in
+ * reading order, only runs that hold a checked number), its numbers. Null
+ * when the thread's trace could not be read.
+ */
+export const answerGroundingSchema = z
+  .object({
+    segments: z.array(z.object({ text: z.string(), numbers: z.array(groundedNumberSchema) })),
+  })
+  .meta({ id: 'AnswerGrounding' });
+export type AnswerGrounding = z.infer<typeof answerGroundingSchema>;
+
 export const reportFormatSchema = z.enum(['html', 'md', 'ipynb', 'json']);
 export type ReportFormatParameter = z.infer<typeof reportFormatSchema>;
 
 /**
  * One SSE event of a turn (`data:` is this JSON, `id:` its `seq`). The
  * library's agent events come through as they are, except that an error is
- * plain data and figure bytes stay in the report; the server adds the
- * turn's own lifecycle events around them.
+ * plain data and a figure's bytes are left out of `execution-end` (its
+ * `dataBase64` is empty and its `name` gives `…/figures/{name}`); the server
+ * adds the turn's own lifecycle events around them.
  */
 const errorDataSchema = z.object({
   code: z.string(),
@@ -111,6 +153,14 @@ export const turnEventSchema = z
       termination: terminationSchema.nullable(),
     }),
     z.object({ type: z.literal('error'), seq: z.number().int(), error: errorDataSchema }),
+    /** The model's answer, with its numbers grounded (see AnswerGrounding). */
+    z.looseObject({
+      type: z.literal('answer-end'),
+      seq: z.number().int(),
+      round: z.number().int(),
+      answer: z.string(),
+      grounding: answerGroundingSchema.nullable().optional(),
+    }),
     z.looseObject({
       type: z.enum([
         'run-start',
@@ -128,7 +178,6 @@ export const turnEventSchema = z
         'turn-end',
         'artifact-saved',
         'notice',
-        'answer-end',
         'run-end',
         'replay-start',
         'replay-end',

@@ -5,6 +5,7 @@ import {
   createTurnRequestSchema,
   threadDeletedSchema,
   threadListSchema,
+  threadProfileSchema,
   threadSchema,
   turnEventSchema,
   turnSchema,
@@ -115,6 +116,12 @@ const operations: Operation[] = [
     response: { status: 200, schema: threadDeletedSchema },
   },
   {
+    method: 'get',
+    path: '/v1/threads/{threadId}/profile',
+    summary: "The thread's files profiled in the sandbox before any question",
+    response: { status: 200, schema: threadProfileSchema },
+  },
+  {
     method: 'post',
     path: '/v1/threads/{threadId}/turns',
     summary: 'Ask a question (queued; follow events_url)',
@@ -153,6 +160,12 @@ const operations: Operation[] = [
     summary: 'The report of the latest ended turn',
     query: { format: 'html|md|ipynb|json' },
     response: { status: 200, type: 'text/html' },
+  },
+  {
+    method: 'get',
+    path: '/v1/threads/{threadId}/turns/{index}/figures/{name}',
+    summary: "A figure a cell drew (PNG), named in its execution-end event's figures[].name",
+    response: { status: 200, type: 'image/png' },
   },
   {
     method: 'get',

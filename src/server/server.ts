@@ -13,13 +13,15 @@ import { serverLoggerOptions, type ServerLogOptions } from './server-log.ts';
 import type { RouteContext } from './route-context.ts';
 import { registerChartRoutes } from './routes/charts.ts';
 import { registerChatRoutes } from './routes/chat.ts';
+import { registerFigureRoutes } from './routes/figures.ts';
 import { registerFileRoutes } from './routes/files.ts';
+import { registerThreadProfileRoutes } from './routes/thread-profile.ts';
 import { registerThreadRoutes } from './routes/threads.ts';
 import type { EngineOptions } from './thread-engine.ts';
 import { ThreadService } from './thread-service.ts';
 import { ThreadStore } from './thread-store.ts';
 import { TurnQueue } from './turn-queue.ts';
-import { registerWebUi } from './web-ui.ts';
+import { isWebUiPath, registerWebUi } from './web-ui.ts';
 
 /**
  * `datalyst serve`. Every option has a default except the data folder and
@@ -124,7 +126,12 @@ export async function createServerApp(
   if (apiKey !== null) {
     const keyMatches = createKeyCheck(apiKey);
     app.addHook('onRequest', async (request, reply) => {
-      if (request.url === '/health') return;
+      // The UI's own files are public (no data): the page must load to ask for the key. Read only: a body is never taken without it.
+      if (
+        request.url === '/health' ||
+        ((request.method === 'GET' || request.method === 'HEAD') && isWebUiPath(request.url))
+      )
+        return;
       if (!keyMatches(request.headers.authorization)) {
         // A peer without the key keeps no connection (nor a body it may trickle for ever).
         void reply.header('connection', 'close');
@@ -214,6 +221,8 @@ export async function createServerApp(
   registerChatRoutes(app, context);
   registerThreadRoutes(app, context);
   registerChartRoutes(app, context);
+  registerThreadProfileRoutes(app, context, options.engine);
+  registerFigureRoutes(app, context);
   await registerWebUi(app);
   return { app, threads, interrupted };
 }

@@ -11,6 +11,9 @@ import type {
   TurnResult,
 } from '../agent/index.ts';
 import type { SandboxOptions } from '../sandbox/index.ts';
+import { groundAnswer } from './answer-grounding.ts';
+import { prefetchCharts } from './chart-drawings.ts';
+import { storeFigures } from './figure-files.ts';
 
 /**
  * The one place the server touches the library's conversation API (the
@@ -75,6 +78,18 @@ export async function openEngineThread(
       let result: TurnResult | null = null;
       for await (const event of library.ask(question, { signal })) {
         if (event.type === 'turn-end') result = event.result;
+        // Charts are drawn as they appear, into the run folder: the UI's first view then draws none (issue #14).
+        if (event.type === 'execution-end') {
+          prefetchCharts(thread.runDir, event.result.charts);
+          // Figures go to the run folder; the event names them (no base64 in SSE or the turn log).
+          yield await storeFigures(thread.runDir, event);
+          continue;
+        }
+        // The answer goes out with its numbers grounded by the report's rules, for the web UI to link (issue #14).
+        if (event.type === 'answer-end') {
+          yield { ...event, grounding: await groundAnswer(thread.runDir, event.answer) } as AgentEvent;
+          continue;
+        }
         yield event;
       }
       return result;

@@ -15,12 +15,23 @@ export const webContentSecurityPolicy = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
-  "img-src 'self' data:",
+  // blob: for the charts and figures fetched with the API key (an <img> cannot send it).
+  "img-src 'self' data: blob:",
   "connect-src 'self'",
   "base-uri 'none'",
   "form-action 'none'",
   "frame-ancestors 'none'",
 ].join('; ');
+
+/**
+ * The UI's own files (the page and its hashed assets): served without the
+ * API key, which the page asks for and sends on every API call. They hold
+ * no data.
+ */
+export function isWebUiPath(url: string): boolean {
+  const pathname = url.split('?')[0] ?? '';
+  return pathname === '/' || pathname === '/index.html' || /^\/assets\/[\w.-]+$/.test(pathname);
+}
 
 /** Serves the built UI at `/` (index.html, /assets/*) with that policy; nothing when it was not built. */
 export async function registerWebUi(app: FastifyInstance, root: string = webDistDir): Promise<boolean> {

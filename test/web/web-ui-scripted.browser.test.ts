@@ -185,6 +185,13 @@ describe('web UI with a scripted model on the real sandbox', () => {
       buffer: Buffer.from(`${header}\n${rows.join('\n')}\n`),
     });
     await page.getByText(fileName, { exact: true }).waitFor();
+    // The profile before the question: the file name, the column names and the values, as text.
+    await page.locator('#profiles .file-profile').waitFor({ timeout: 60_000 });
+    const profileText = await page.locator('#profiles').textContent();
+    expect(profileText).toContain(fileName);
+    for (const payload of payloads.slice(0, 3)) expect(profileText).toContain(payload);
+    expect(profileText).toContain(payloads[3]);
+    expect(await page.locator('#profiles script, #profiles img, #profiles svg, #profiles a').count()).toBe(0);
     const hostile = payloads.join(' ');
     fakeModel.enqueue(
       code(
@@ -233,7 +240,7 @@ describe('web UI with a scripted model on the real sandbox', () => {
     expect(
       images.filter(
         (src) =>
-          !/^(?:data:image\/png;base64,|\/v1\/threads\/[^/]+\/turns\/1\/charts\/chart-\d+-1$)/.test(
+          !/^(?:data:image\/png;base64,|\/v1\/threads\/[^/]+\/turns\/1\/(?:charts\/chart-\d+-1|figures\/E\d+--figure-\d+-\d+)$)/.test(
             src ?? '',
           ),
       ),

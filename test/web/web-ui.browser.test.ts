@@ -1,27 +1,16 @@
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { AxeBuilder } from '@axe-core/playwright';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOfflineAnalyst } from '../../src/index.ts';
 import { startServer, type DatalystServer } from '../../src/server/index.ts';
 import { webContentSecurityPolicy } from '../../src/server/web-ui.ts';
 import { containersOwnedBy } from '../server/support/docker-containers.ts';
-import { expectInert, launchChromium, openUi } from './support/web-harness.ts';
+import { expectInert, launchChromium, openUi, seriousViolations } from './support/web-harness.ts';
 
 const ordersCsv = path.resolve('workspace-examples/sales/orders.csv');
 const artifactsDir = path.resolve('test-artifacts');
-
-/** axe-core's serious and critical violations of the page as it is now. */
-async function seriousViolations(page: Page): Promise<string[]> {
-  const results = await new AxeBuilder({ page }).analyze();
-  return results.violations
-    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-    .map(
-      (violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`,
-    );
-}
 
 describe('web UI on datalyst serve: the offline analyst end to end in Chromium', () => {
   let dataDir: string;
@@ -62,6 +51,15 @@ describe('web UI on datalyst serve: the offline analyst end to end in Chromium',
     expect(await seriousViolations(page)).toEqual([]); // the empty start view
     await page.setInputFiles('#file-input', ordersCsv);
     await page.getByText('orders.csv', { exact: true }).waitFor();
+    // Its profile before any question: the file, its columns with their kinds, sample values.
+    await page.locator('#profiles .file-profile').waitFor({ timeout: 60_000 });
+    expect(await page.locator('#profiles summary').textContent()).toContain('orders.csv');
+    expect(await page.locator('#profiles tbody tr').count()).toBeGreaterThan(2);
+    expect(await page.locator('#profiles thead').textContent()).toContain('Sample values');
+    expect(await seriousViolations(page)).toEqual([]); // the profile view
+    await mkdir(artifactsDir, { recursive: true });
+    await page.locator('#profiles').evaluate((element) => element.scrollIntoView({ block: 'start' }));
+    await page.screenshot({ path: path.join(artifactsDir, 'web-1280-profile-light.png') });
 
     await page
       .getByRole('button', { name: 'Describe this data: what is in it, and what stands out?' })

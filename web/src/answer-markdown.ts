@@ -1,10 +1,15 @@
 import MarkdownIt from 'markdown-it';
 import type Token from 'markdown-it/lib/token.mjs';
 import { h } from './dom.ts';
-import { groundedText, printedNumbers, type OutputText } from './grounding.ts';
+import type { AnswerGrounding } from './api.ts';
+import { groundedText, segmentFinder } from './grounded-text.ts';
+
+/** Only these links become links; any other scheme (javascript:, data:, file:) stays text. */
+const SAFE_LINK = /^https?:\/\//i;
 
 /** CommonMark without raw HTML: the answer's Markdown is parsed to tokens, never rendered to markup. */
-const markdown = new MarkdownIt({ html: false, linkify: false });
+const markdown = new MarkdownIt({ html: false, linkify: false, typographer: false });
+markdown.validateLink = (url) => SAFE_LINK.test(url.trim());
 
 const blockTags: Record<string, keyof HTMLElementTagNameMap> = {
   paragraph_open: 'p',
@@ -23,25 +28,27 @@ const blockTags: Record<string, keyof HTMLElementTagNameMap> = {
 /**
  * The answer as DOM built from markdown-it's tokens: headings, lists,
  * emphasis, code and tables become elements; every piece of text is a Text
- * node, its numbers grounded (not in code); links show their text and
- * address as text and lead nowhere.
+ * node, its numbers linked as the server grounded them (not in code or
+ * link text); http(s) links open in a new tab without the page's opener or
+ * referrer, any other link stays text.
  */
-export function answerView(answer: string, outputs: readonly OutputText[]): HTMLElement {
-  const printed = printedNumbers(outputs);
+export function answerView(answer: string, grounding: AnswerGrounding | null): HTMLElement {
+  const segmentFor = segmentFinder(grounding);
+  let linkDepth = 0;
   const root = h('div', { class: 'answer-text' });
   const stack: HTMLElement[] = [root];
   const top = (): HTMLElement => stack[stack.length - 1] ?? root;
 
-  const inline = (tokens: readonly Token[], parent: HTMLElement, heading: boolean): void => {
+  const inline = (tokens: readonly Token[], parent: HTMLElement): void => {
     const inlineStack: HTMLElement[] = [parent];
     const current = (): HTMLElement => inlineStack[inlineStack.length - 1] ?? parent;
     for (const token of tokens) {
       switch (token.type) {
-        case 'text':
-          current().append(
-            ...(heading ? [document.createTextNode(token.content)] : groundedText(token.content, printed)),
-          );
+        case 'text': {
+          const segment = linkDepth === 0 ? segmentFor(token.content) : null;
+          current().append(...groundedText(token.content, segment));
           break;
+        }
         case 'code_inline':
           current().append(h('code', {}, token.content));
           break;
@@ -65,20 +72,20 @@ export function answerView(answer: string, outputs: readonly OutputText[]): HTML
           if (inlineStack.length > 1) inlineStack.pop();
           break;
         case 'link_open': {
-          const element = h('span', { class: 'link-text' });
+          const href = token.attrGet('href') ?? '';
+          // validateLink let only http(s) through; checked again here, the one place a link is made.
+          const element = SAFE_LINK.test(href.trim())
+            ? h('a', { href: href.trim(), target: '_blank', rel: 'noopener noreferrer', class: 'external' })
+            : h('span', { class: 'link-text' });
           current().append(element);
           inlineStack.push(element);
-          element.dataset.href = token.attrGet('href') ?? '';
+          linkDepth += 1;
           break;
         }
-        case 'link_close': {
-          const element = current();
+        case 'link_close':
           if (inlineStack.length > 1) inlineStack.pop();
-          const href = element.dataset.href ?? '';
-          if (href !== '') element.after(document.createTextNode(` (${href})`));
-          delete element.dataset.href;
+          linkDepth = Math.max(0, linkDepth - 1);
           break;
-        }
         case 'image':
           current().append(document.createTextNode(`[image: ${token.content}]`));
           break;
@@ -91,7 +98,7 @@ export function answerView(answer: string, outputs: readonly OutputText[]): HTML
   for (const token of markdown.parse(answer, {})) {
     if (token.hidden) continue; // the paragraphs of a tight list
     if (token.type === 'inline') {
-      inline(token.children ?? [], top(), /^H[1-6]$/.test(top().tagName));
+      inline(token.children ?? [], top());
     } else if (token.type === 'heading_open') {
       // The answer sits under the step's own heading: its sections are one level further down.
       const level = Math.min(6, Number(token.tag.slice(1)) + 4) as 5 | 6;

@@ -1,16 +1,22 @@
 import {
   ApiError,
+  apiKey,
   cancelTurn,
   createThread,
+  deleteThread,
+  downloadWithKey,
+  getProfile,
   getThread,
   listThreads,
+  onUnauthorized,
+  setApiKey,
   startTurn,
   uploadFile,
   type FileObject,
   type Thread,
 } from './api.ts';
 import { byId, formatBytes, h } from './dom.ts';
-import type { OutputText } from './grounding.ts';
+import { profileView } from './profile-view.ts';
 import { TurnView } from './turn-view.ts';
 
 const suggestions = [
@@ -26,11 +32,10 @@ interface State {
   pending: FileObject[];
   attached: FileObject[];
   running: TurnView | null;
-  outputs: OutputText[];
   views: TurnView[];
 }
 
-const state: State = { thread: null, pending: [], attached: [], running: null, outputs: [], views: [] };
+const state: State = { thread: null, pending: [], attached: [], running: null, views: [] };
 
 const turnsElement = byId('turns', HTMLDivElement);
 const fileList = byId('file-list', HTMLUListElement);
@@ -44,6 +49,12 @@ const cancelButton = byId('cancel', HTMLButtonElement);
 const statusLine = byId('status', HTMLParagraphElement);
 const threadList = byId('thread-list', HTMLUListElement);
 const suggestionBox = byId('suggestions', HTMLDivElement);
+const profiles = byId('profiles', HTMLDivElement);
+const keyDetails = byId('key-details', HTMLDetailsElement);
+const keyForm = byId('key-form', HTMLFormElement);
+const keyInput = byId('key-input', HTMLInputElement);
+const keyPrompt = byId('key-prompt', HTMLParagraphElement);
+const keyState = byId('key-state', HTMLSpanElement);
 
 function say(text: string): void {
   statusLine.textContent = text;
@@ -86,15 +97,60 @@ function setRunning(view: TurnView | null): void {
 }
 
 async function upload(files: readonly File[]): Promise<void> {
+  let added = 0;
   for (const file of files) {
     say(`Uploading ${file.name}…`);
     try {
       state.pending.push(await uploadFile(file));
+      added += 1;
       renderFiles();
-      say(`Uploaded ${file.name}. Its profile is shown when the analysis starts.`);
+      say(`Uploaded ${file.name}.`);
     } catch (error) {
       sayError(error, `${file.name} was not uploaded`);
     }
+  }
+  // Before the first question the files make the thread at once, so that their profile shows now.
+  if (added > 0 && (state.thread === null || state.thread.turns.length === 0)) await prepareThread();
+}
+
+/** The thread for the files uploaded so far (made again when more come before the first question), then its profile. */
+async function prepareThread(): Promise<void> {
+  const previous = state.thread;
+  const files = [...state.attached, ...state.pending];
+  try {
+    const thread = await createThread(files.map((file) => file.id));
+    if (state.thread !== previous || state.running !== null) {
+      // A question was asked meanwhile (its own thread holds these files): this one is not needed.
+      await deleteThread(thread.id).catch(() => undefined);
+      return;
+    }
+    state.thread = thread;
+    state.attached = files;
+    state.pending = [];
+    renderFiles();
+    history.replaceState(null, '', `#thread=${encodeURIComponent(thread.id)}`);
+    // A thread with no question yet, replaced by one with every file: nothing of it is lost.
+    if (previous !== null) await deleteThread(previous.id).catch(() => undefined);
+    void refreshThreads();
+    await showProfile(thread.id);
+  } catch (error) {
+    sayError(error, 'The files could not be prepared');
+  }
+}
+
+/** Each file's profile (sheets, columns and types, sample values, reading notes), made in the sandbox. */
+async function showProfile(threadId: string): Promise<void> {
+  // Shown in place, not in the status line: a message there (a refused upload) must stay readable.
+  profiles.replaceChildren(h('p', { class: 'profile-loading' }, 'Reading your files in the sandbox…'));
+  try {
+    const { profile } = await getProfile(threadId);
+    if (state.thread?.id !== threadId) return;
+    profiles.replaceChildren(h('h3', {}, 'What is in your files'), profileView(profile));
+    say('Your files are read: their profile is shown under Files. Ask a question.');
+  } catch (error) {
+    if (state.thread?.id !== threadId) return;
+    profiles.replaceChildren();
+    sayError(error, 'The files could not be profiled');
   }
 }
 
@@ -102,7 +158,7 @@ function addTurn(thread: Thread, index: number, follow: boolean): TurnView | nul
   const turn = thread.turns.find((candidate) => candidate.index === index);
   if (turn === undefined) return null;
   const view = new TurnView(thread.id, turn, {
-    outputs: state.outputs,
+    onUnauthorized: askForKey,
     onDone: (done, status, ask) => {
       if (state.running === done) setRunning(null);
       questionLabel.textContent =
@@ -132,6 +188,8 @@ async function ask(text: string): Promise<void> {
     state.attached.push(...state.pending);
     state.pending = [];
     renderFiles();
+    // Files added to a thread that has run: their profile (with the others') shows above.
+    if (fileIds.length > 0) void showProfile(state.thread.id);
     state.thread = { ...state.thread, turns: [...state.thread.turns, turn] };
     question.value = '';
     renderSuggestions();
@@ -149,8 +207,8 @@ function reset(): void {
   state.thread = null;
   state.pending = [];
   state.attached = [];
-  state.outputs.length = 0;
   state.views = [];
+  profiles.replaceChildren();
   setRunning(null);
   turnsElement.replaceChildren();
   questionLabel.textContent = 'Your question';
@@ -170,6 +228,8 @@ async function open(threadId: string): Promise<void> {
       const view = addTurn(thread, turn.index, false);
       if (view !== null && (turn.status === 'queued' || turn.status === 'running')) setRunning(view);
     }
+    // No question yet: its files' profile (the first turn shows it otherwise).
+    if (thread.turns.length === 0 && thread.files.length > 0) void showProfile(thread.id);
     history.replaceState(null, '', `#thread=${encodeURIComponent(thread.id)}`);
     say(`Opened the analysis of ${thread.files.map((file) => file.filename).join(', ') || 'no files'}.`);
   } catch (error) {
@@ -181,27 +241,85 @@ async function refreshThreads(): Promise<void> {
   try {
     const threads = await listThreads();
     threadList.replaceChildren(
-      ...threads
-        .sort((a, b) => b.created_at - a.created_at)
-        .map((thread) => {
-          const first = thread.turns[0]?.question ?? '(no question yet)';
-          const label = `${first} — ${thread.files.map((file) => file.filename).join(', ') || 'no files'}`;
-          const button = h(
-            'button',
-            {
-              type: 'button',
-              class: 'thread-link',
-              'aria-current': thread.id === state.thread?.id ? 'true' : undefined,
-            },
-            label,
-          );
-          button.addEventListener('click', () => void open(thread.id));
-          return h('li', {}, button);
-        }),
+      ...threads.sort((a, b) => b.created_at - a.created_at).map((thread) => threadItem(thread)),
     );
   } catch (error) {
     sayError(error);
   }
+}
+
+/** A past thread: open it, or delete it after a confirmation in place (no dialog). */
+function threadItem(thread: Thread): HTMLLIElement {
+  const first = thread.turns[0]?.question ?? '(no question yet)';
+  const label = `${first} — ${thread.files.map((file) => file.filename).join(', ') || 'no files'}`;
+  const openButton = h(
+    'button',
+    {
+      type: 'button',
+      class: 'thread-link',
+      'aria-current': thread.id === state.thread?.id ? 'true' : undefined,
+    },
+    label,
+  );
+  openButton.addEventListener('click', () => void open(thread.id));
+  const deleteButton = h(
+    'button',
+    { type: 'button', class: 'thread-delete', 'aria-label': `Delete the analysis “${label}”` },
+    'Delete',
+  );
+  const item = h('li', { class: 'thread-item' }, openButton, deleteButton);
+  deleteButton.addEventListener('click', () => {
+    const confirmButton = h('button', { type: 'button', class: 'danger' }, 'Delete for good');
+    const keepButton = h('button', { type: 'button' }, 'Keep');
+    const confirmation = h(
+      'div',
+      { class: 'thread-confirm', role: 'group', 'aria-label': 'Confirm the deletion' },
+      h('span', {}, 'Delete this analysis, its files and its reports?'),
+      confirmButton,
+      keepButton,
+    );
+    deleteButton.hidden = true;
+    item.append(confirmation);
+    keepButton.focus();
+    keepButton.addEventListener('click', () => {
+      confirmation.remove();
+      deleteButton.hidden = false;
+      deleteButton.focus();
+    });
+    confirmButton.addEventListener('click', () => {
+      confirmButton.disabled = true;
+      deleteThread(thread.id)
+        .then(() => {
+          if (state.thread?.id === thread.id) {
+            reset();
+            history.replaceState(null, '', '#');
+          }
+          say('The analysis was deleted.');
+          return refreshThreads();
+        })
+        .catch((error: unknown) => {
+          confirmButton.disabled = false;
+          sayError(error, 'The analysis was not deleted');
+        });
+    });
+  });
+  return item;
+}
+
+/** A 401: the page asks for the server's API key, and says why. */
+function askForKey(): void {
+  keyDetails.open = true;
+  keyPrompt.hidden = false;
+  keyPrompt.textContent =
+    apiKey() === null
+      ? 'This server needs its API key. Enter it below; it is kept in this tab only.'
+      : 'The server refused this API key. Check it and enter it again.';
+  say(keyPrompt.textContent);
+  keyInput.focus();
+}
+
+function renderKeyState(): void {
+  keyState.textContent = apiKey() === null ? 'none set' : 'set for this tab';
 }
 
 fileInput.addEventListener('change', () => {
@@ -240,6 +358,35 @@ byId('new-thread', HTMLButtonElement).addEventListener('click', () => {
   say('New analysis: add files, then ask.');
 });
 
+keyForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  setApiKey(keyInput.value);
+  keyInput.value = '';
+  keyPrompt.hidden = true;
+  renderKeyState();
+  say(apiKey() === null ? 'The API key was forgotten.' : 'The API key is set for this tab.');
+  void refreshThreads();
+  const hash = /^#thread=(.+)$/.exec(window.location.hash);
+  if (hash?.[1] !== undefined && state.thread === null) void open(decodeURIComponent(hash[1]));
+});
+byId('key-forget', HTMLButtonElement).addEventListener('click', () => {
+  setApiKey(null);
+  renderKeyState();
+  say('The API key was forgotten.');
+});
+onUnauthorized(askForKey);
+// Downloads with a key go through fetch (a plain link cannot send it).
+document.addEventListener('click', (event) => {
+  const link = event.target instanceof Element ? event.target.closest('a[data-key-download]') : null;
+  if (!(link instanceof HTMLAnchorElement) || apiKey() === null) return;
+  event.preventDefault();
+  const name = link.getAttribute('download') ?? link.dataset.keyDownload ?? 'download';
+  downloadWithKey(link.getAttribute('href') ?? '', name === '' ? 'download' : name).catch((error: unknown) =>
+    sayError(error, 'The download failed'),
+  );
+});
+
+renderKeyState();
 renderSuggestions();
 void refreshThreads();
 const fromHash = /^#thread=(.+)$/.exec(window.location.hash);

@@ -1,12 +1,93 @@
-import { h } from './dom.ts';
-import { arr, num, rec, str } from './events.ts';
-import { formatBytes } from './dom.ts';
+import { formatBytes, h } from './dom.ts';
+import { arr, num, rec, str, type EventRecord } from './events.ts';
 
-/** The workspace profile of a `profile-end` event: per file its tables (sheets), columns with kinds, samples and notes. */
+/** Fields drawn in their own place; any other field a newer server sends is shown as "name: value". */
+const fileFields = new Set(['path', 'sizeBytes', 'format', 'tables', 'error', 'notes']);
+const tableFields = new Set(['name', 'rows', 'columns', 'columnsTruncated', 'read', 'loadCode']);
+const columnFields = new Set(['name', 'dtype', 'kind', 'missing', 'unique', 'samples', 'min', 'max']);
+
+/** A value as short text: scalars as they are, lists joined, records as `key: value` pairs; nested deeper is left out. */
+function shortText(value: unknown, depth = 0): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number') return Number.isFinite(value) ? value.toLocaleString('en-US') : '';
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  if (depth > 1) return '';
+  if (Array.isArray(value))
+    return value
+      .slice(0, 10)
+      .map((item) => shortText(item, depth + 1))
+      .filter((text) => text !== '')
+      .join(', ');
+  if (typeof value === 'object')
+    return Object.entries(value as Record<string, unknown>)
+      .map(([key, item]) => [key, shortText(item, depth + 1)] as const)
+      .filter(([, text]) => text !== '')
+      .map(([key, text]) => `${key}: ${text}`)
+      .join(', ');
+  return '';
+}
+
+/** The fields of `record` not in `known`, as "name: value" text (empty when there are none). */
+function otherFields(record: EventRecord, known: ReadonlySet<string>): string {
+  return Object.entries(record)
+    .filter(([key]) => !known.has(key))
+    .map(([key, value]) => [key, shortText(value)] as const)
+    .filter(([, text]) => text !== '')
+    .map(([key, text]) => `${key}: ${text}`)
+    .join(' · ');
+}
+
+/** How a table was read (encoding, delimiter, sheet, header row…): only what was set. */
+function readText(read: EventRecord): string {
+  const labels: Record<string, string> = {
+    encoding: 'encoding',
+    delimiter: 'delimiter',
+    sheet: 'sheet',
+    table: 'table',
+    headerRow: 'header row',
+    skipRows: 'lines skipped above the header',
+    decimal: 'decimal mark',
+    thousands: 'thousands separator',
+    naValues: 'read as missing',
+  };
+  return Object.entries(read)
+    .filter(([key, value]) => !(key === 'skipRows' && value === 0))
+    .map(([key, value]) => {
+      // The header's row is 0-based in the profile; people count lines from 1.
+      if (key === 'headerRow' && typeof value === 'number') return `the header on line ${value + 1}`;
+      const text = shortText(value);
+      if (text === '') return '';
+      return `${labels[key] ?? key} ${typeof value === 'string' ? JSON.stringify(text) : text}`;
+    })
+    .filter((text) => text !== '')
+    .join(', ');
+}
+
+/**
+ * A workspace profile (`GET …/profile`, or a turn's `profile-end`): per file
+ * its tables (sheets), columns with their kinds, missing counts, ranges and
+ * sample values, and the notes on how it was read. Read field by field, so a
+ * field a newer server adds shows as "name: value" instead of breaking it.
+ * Every value is text.
+ */
 export function profileView(profile: unknown): HTMLElement {
+  const workspace = rec(profile);
   const section = h('section', { class: 'profile', 'aria-label': 'File profiles' });
-  for (const fileValue of arr(rec(profile).files)) {
-    const file = rec(fileValue);
+  const files = arr(workspace.files).map(rec);
+  if (workspace.truncated === true) {
+    const total = num(workspace.totalFiles);
+    section.append(
+      h(
+        'p',
+        { class: 'notice' },
+        total > files.length
+          ? `${files.length} of ${total} files are profiled here (the profile is kept short).`
+          : 'Some tables or columns are left out to keep the profile short.',
+      ),
+    );
+  }
+  for (const file of files) {
     const details = h('details', { class: 'file-profile', open: true });
     details.append(
       h(
@@ -23,38 +104,65 @@ export function profileView(profile: unknown): HTMLElement {
       .filter((note) => note !== '');
     if (notes.length > 0)
       details.append(h('ul', { class: 'notes' }, ...notes.map((note) => h('li', {}, note))));
-    for (const tableValue of arr(file.tables)) {
-      const table = rec(tableValue);
-      const columns = arr(table.columns).map(rec);
-      const caption = `${str(table.name)} — ${num(table.rows).toLocaleString('en-US')} rows, ${columns.length} columns`;
-      const sampleCount = Math.min(3, Math.max(0, ...columns.map((column) => arr(column.samples).length)));
-      const head = h(
-        'tr',
-        {},
-        h('th', { scope: 'col' }, 'Column'),
-        h('th', { scope: 'col' }, 'Type'),
-        h('th', { scope: 'col' }, 'Missing'),
-        h('th', { scope: 'col' }, `Sample values`),
-      );
-      const body = columns.map((column) =>
-        h(
-          'tr',
-          {},
-          h('th', { scope: 'row' }, str(column.name)),
-          h('td', {}, `${str(column.kind)} (${str(column.dtype)})`),
-          h('td', {}, String(num(column.missing))),
-          h('td', {}, arr(column.samples).slice(0, sampleCount).map(str).join(' · ')),
-        ),
-      );
-      details.append(
-        h(
-          'div',
-          { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': caption },
-          h('table', {}, h('caption', {}, caption), h('thead', {}, head), h('tbody', {}, ...body)),
-        ),
-      );
-    }
+    const moreFile = otherFields(file, fileFields);
+    if (moreFile !== '') details.append(h('p', { class: 'profile-more' }, moreFile));
+    for (const table of arr(file.tables).map(rec)) details.append(tableView(table));
     section.append(details);
   }
   return section;
+}
+
+function tableView(table: EventRecord): HTMLElement {
+  const columns = arr(table.columns).map(rec);
+  const name = str(table.name);
+  const caption = `${name === '' ? 'Table' : name} — ${num(table.rows).toLocaleString('en-US')} rows, ${columns.length} columns${table.columnsTruncated === true ? ' profiled (more left out)' : ''}`;
+  const extras = columns.map((column) => otherFields(column, columnFields));
+  const hasExtras = extras.some((text) => text !== '');
+  const head = h(
+    'tr',
+    {},
+    h('th', { scope: 'col' }, 'Column'),
+    h('th', { scope: 'col' }, 'Type'),
+    h('th', { scope: 'col' }, 'Missing'),
+    h('th', { scope: 'col' }, 'Distinct'),
+    h('th', { scope: 'col' }, 'Range'),
+    h('th', { scope: 'col' }, 'Sample values'),
+    hasExtras ? h('th', { scope: 'col' }, 'More') : null,
+  );
+  const body = columns.map((column, index) => {
+    const min = shortText(column.min);
+    const max = shortText(column.max);
+    return h(
+      'tr',
+      {},
+      h('th', { scope: 'row' }, str(column.name)),
+      h('td', {}, `${str(column.kind)} (${str(column.dtype)})`),
+      h('td', {}, shortText(column.missing)),
+      h('td', {}, shortText(column.unique)),
+      h('td', {}, min === '' && max === '' ? '' : `${min} – ${max}`),
+      h(
+        'td',
+        {},
+        arr(column.samples)
+          .slice(0, 5)
+          .map((sample) => shortText(sample))
+          .join(' · '),
+      ),
+      hasExtras ? h('td', {}, extras[index] ?? '') : null,
+    );
+  });
+  const wrapper = h(
+    'div',
+    { class: 'table-profile' },
+    h(
+      'div',
+      { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': caption },
+      h('table', {}, h('caption', {}, caption), h('thead', {}, head), h('tbody', {}, ...body)),
+    ),
+  );
+  const read = readText(rec(table.read));
+  if (read !== '') wrapper.append(h('p', { class: 'profile-read' }, `Read with ${read}.`));
+  const moreTable = otherFields(table, tableFields);
+  if (moreTable !== '') wrapper.append(h('p', { class: 'profile-more' }, moreTable));
+  return wrapper;
 }

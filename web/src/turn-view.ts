@@ -1,8 +1,16 @@
-import { chartPath, eventsPath, reportPath, type Turn } from './api.ts';
+import {
+  chartPath,
+  eventsPath,
+  figurePath,
+  reportPath,
+  showServerImage,
+  type AnswerGrounding,
+  type Turn,
+} from './api.ts';
 import { formatBytes, h } from './dom.ts';
+import { followEventStream } from './event-stream.ts';
 import { arr, num, parseEvent, rec, str, type EventRecord } from './events.ts';
 import { answerView } from './answer-markdown.ts';
-import type { OutputText } from './grounding.ts';
 import { highlightedCode } from './highlight.ts';
 import { profileView } from './profile-view.ts';
 
@@ -16,12 +24,13 @@ const stepLabel: Record<string, string> = {
 };
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const FIGURE_NAME = /^[A-Za-z0-9_-]{1,64}--[A-Za-z0-9_-]{1,64}$/;
 
 export interface TurnCallbacks {
   /** The turn's stream ended (`turn-done`): status and, when the model asked, its question. */
   onDone(view: TurnView, status: string, ask: string | null): void;
-  /** The thread's outputs so far (for grounding the answer's numbers). */
-  outputs: OutputText[];
+  /** The server answered 401: the page asks for the API key. */
+  onUnauthorized(): void;
 }
 
 /** One question of a thread and its live steps, built from its SSE events in order. */
@@ -35,7 +44,9 @@ export class TurnView {
     string,
     { element: HTMLElement; live: HTMLElement; timer: number; started: number }
   >();
-  private source: EventSource | null = null;
+  private following: AbortController | null = null;
+  /** The last event drawn: an event is drawn once, whatever a re-attach sends again. */
+  private lastSeq = 0;
   private askQuestion: string | null = null;
   status: string;
 
@@ -55,25 +66,39 @@ export class TurnView {
     );
   }
 
-  /** Follows the turn's events; EventSource re-attaches with Last-Event-ID by itself if the connection drops. */
+  /** Follows the turn's events; when the connection drops it re-attaches with Last-Event-ID (see event-stream.ts). */
   follow(): void {
-    const source = new EventSource(eventsPath(this.threadId, this.turn.index));
-    this.source = source;
-    source.onmessage = (message: MessageEvent<string>) => {
-      const event = parseEvent(message.data);
-      if (event !== null) this.handle(event);
-    };
-    source.onerror = () => {
-      // A dropped connection is retried by EventSource itself (with Last-Event-ID); a refused one is closed.
-      if (source.readyState === EventSource.CLOSED && this.source === source) {
-        this.setStatus('the connection to the server was lost: reopen the analysis');
-      }
-    };
+    this.following?.abort();
+    const following = new AbortController();
+    this.following = following;
+    followEventStream(
+      eventsPath(this.threadId, this.turn.index),
+      {
+        onEvent: (data) => {
+          const event = parseEvent(data);
+          if (event === null) return false;
+          const seq = num(event.seq);
+          if (seq > 0 && seq <= this.lastSeq) return false;
+          if (seq > 0) this.lastSeq = seq;
+          this.handle(event);
+          return event.type === 'turn-done';
+        },
+        onRetry: (delayMs) => {
+          this.element.dataset.reattaching = 'true';
+          this.setStatus(`connection lost — reconnecting in ${(delayMs / 1000).toFixed(1)} s…`);
+        },
+        onFail: (error) => {
+          this.setStatus(`the server refused this turn's events: ${error.message}`);
+        },
+      },
+      following.signal,
+      () => this.callbacks.onUnauthorized(),
+    );
   }
 
   stop(): void {
-    this.source?.close();
-    this.source = null;
+    this.following?.abort();
+    this.following = null;
     for (const cell of this.cells.values()) window.clearInterval(cell.timer);
   }
 
@@ -82,6 +107,10 @@ export class TurnView {
   }
 
   handle(event: EventRecord): void {
+    if (this.element.dataset.reattaching === 'true' && event.type !== 'turn-done') {
+      delete this.element.dataset.reattaching;
+      this.setStatus(this.status === 'queued' ? 'running' : this.status);
+    }
     switch (event.type) {
       case 'turn-queued':
         this.setStatus(`queued (${num(event.position)} ahead)`);
@@ -142,7 +171,7 @@ export class TurnView {
         this.steps.append(h('li', { class: 'step notice' }, str(event.text)));
         break;
       case 'answer-end':
-        this.answer(str(event.answer));
+        this.answer(str(event.answer), groundingOf(event.grounding));
         break;
       case 'turn-end':
         this.artifacts(arr(rec(event.result).artifacts).map(rec));
@@ -240,7 +269,6 @@ export class TurnView {
     const elapsed = cell.element.querySelector('.elapsed');
     if (elapsed !== null) elapsed.textContent = `${(num(result.durationMs) / 1000).toFixed(1)} s`;
 
-    const texts: string[] = [];
     const stdout = str(rec(result.stdout).text);
     const stderr = str(rec(result.stderr).text);
     const value = str(result.value);
@@ -248,7 +276,6 @@ export class TurnView {
     if (stdout !== '') cell.element.append(h('pre', { class: 'stdout' }, stdout));
     if (stderr !== '') cell.element.append(h('pre', { class: 'stderr' }, stderr));
     if (value !== '') cell.element.append(h('pre', { class: 'value' }, value));
-    texts.push(stdout, value);
     const error = rec(result.error);
     if (str(error.name) !== '') {
       cell.element.append(h('pre', { class: 'cell-error' }, `${str(error.name)}: ${str(error.value)}`));
@@ -260,7 +287,6 @@ export class TurnView {
       const columns = arr(table.columns).map(str);
       const rows = arr(table.rows).map(arr);
       const index = arr(table.index).map(str);
-      texts.push(...rows.map((row) => row.map((cellValue) => String(cellValue)).join(' ')));
       const caption = `${str(table.id)} — ${num(table.totalRows)} rows`;
       cell.element.append(
         h(
@@ -294,48 +320,41 @@ export class TurnView {
     for (const figureValue of arr(result.figures)) {
       const figure = rec(figureValue);
       const data = str(figure.dataBase64);
-      if (!BASE64.test(data) || data === '') continue;
-      cell.element.append(
-        h(
-          'figure',
-          {},
-          h('img', {
-            src: `data:image/png;base64,${data}`,
-            alt: `Figure ${str(figure.id)} drawn by ${outputId}`,
-            width: String(num(figure.widthPx)),
-            height: String(num(figure.heightPx)),
-          }),
-          h('figcaption', {}, str(figure.id)),
-        ),
-      );
+      const name = str(figure.name);
+      const image = h('img', {
+        alt: `Figure ${str(figure.id)} drawn by ${outputId}`,
+        width: String(num(figure.widthPx)),
+        height: String(num(figure.heightPx)),
+      });
+      // The server's figure file (by name), or the bytes in the event (turns recorded before figures were files).
+      if (FIGURE_NAME.test(name)) showServerImage(image, figurePath(this.threadId, this.turn.index, name));
+      else if (data !== '' && BASE64.test(data)) image.src = `data:image/png;base64,${data}`;
+      else continue;
+      cell.element.append(h('figure', {}, image, h('figcaption', {}, str(figure.id))));
     }
     for (const chartValue of arr(result.charts)) {
       const chartId = str(rec(chartValue).id);
       if (!/^[A-Za-z0-9_-]+$/.test(chartId)) continue;
       // Drawn by the server's chart workers to sanitized SVG, shown as an image (no script runs in an image).
-      const image = h('img', {
-        class: 'chart',
-        src: chartPath(this.threadId, this.turn.index, chartId),
-        alt: `Chart ${chartId} displayed by ${outputId}`,
-      });
+      const image = h('img', { class: 'chart', alt: `Chart ${chartId} displayed by ${outputId}` });
       const figure = h('figure', { class: 'chart-figure' }, image, h('figcaption', {}, chartId));
       image.addEventListener('error', () =>
         figure.replaceChildren(
           h('p', { class: 'notice' }, `Chart ${chartId} could not be drawn; see the report.`),
         ),
       );
+      showServerImage(image, chartPath(this.threadId, this.turn.index, chartId));
       cell.element.append(figure);
     }
-    this.callbacks.outputs.push({ outputId, text: texts.join('\n') });
   }
 
-  private answer(text: string): void {
+  private answer(text: string, grounding: AnswerGrounding | null): void {
     this.steps.append(
       h(
         'li',
         { class: 'step step-answer', 'data-kind': 'answer' },
         h('h4', {}, 'Answer'),
-        answerView(text, this.callbacks.outputs),
+        answerView(text, grounding),
         h(
           'p',
           { class: 'grounding-key' },
@@ -362,7 +381,7 @@ export class TurnView {
             return h(
               'li',
               {},
-              h('a', { href, download: path.split('/').at(-1) ?? 'file' }, path),
+              h('a', { href, download: path.split('/').at(-1) ?? 'file', 'data-key-download': true }, path),
               ` (${formatBytes(num(artifact.sizeBytes))})`,
             );
           }),
@@ -388,7 +407,11 @@ export class TurnView {
       const link = (format: 'html' | 'md' | 'ipynb', label: string) =>
         h(
           'a',
-          { href: reportPath(this.threadId, this.turn.index, format), download: `report.${format}` },
+          {
+            href: reportPath(this.threadId, this.turn.index, format),
+            download: `report.${format}`,
+            'data-key-download': true,
+          },
           label,
         );
       this.footer.append(
@@ -398,7 +421,13 @@ export class TurnView {
           h('h4', {}, 'Report'),
           h(
             'a',
-            { href: reportPath(this.threadId, this.turn.index, 'html'), target: '_blank', rel: 'noopener' },
+            {
+              href: reportPath(this.threadId, this.turn.index, 'html'),
+              target: '_blank',
+              rel: 'noopener noreferrer',
+              // With an API key it is downloaded instead (a new tab cannot send the key).
+              'data-key-download': 'report.html',
+            },
             'Open the report',
           ),
           ' · Download: ',
@@ -412,4 +441,25 @@ export class TurnView {
     }
     this.callbacks.onDone(this, status, status === 'finished' ? this.askQuestion : null);
   }
+}
+
+/** The server's grounding of an answer, checked before use (null: the answer is shown without links). */
+function groundingOf(value: unknown): AnswerGrounding | null {
+  const segments = arr(rec(value).segments).map(rec);
+  if (segments.length === 0) return null;
+  return {
+    segments: segments.map((segment) => ({
+      text: str(segment.text),
+      numbers: arr(segment.numbers)
+        .map(rec)
+        .map((number) => ({
+          text: str(number.text),
+          start: num(number.start),
+          end: num(number.end),
+          verified: number.verified === true,
+          outputId: typeof number.outputId === 'string' ? number.outputId : null,
+          matchedText: typeof number.matchedText === 'string' ? number.matchedText : null,
+        })),
+    })),
+  };
 }

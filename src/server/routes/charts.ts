@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
-import { sharedChartPool } from '../../report/index.ts';
+import { drawThreadChart, findChartSpec } from '../chart-drawings.ts';
 import { notFound, ServerRequestError } from '../http-error.ts';
 import { parseWith, type RouteContext } from '../route-context.ts';
 
@@ -50,21 +50,15 @@ export function registerChartRoutes(app: FastifyInstance, context: RouteContext)
     const key = `${threadId}/${index}/${chartId}`;
     const known = drawnCharts.get(key);
     if (known !== undefined) return send(reply, known);
-    // A chart is named by an execution-end already in the log (the UI asks after seeing it): the events so far
-    // are searched, never waited on, so an id that does not exist is a 404 at once, even while the turn runs.
-    let spec: unknown = null;
-    for await (const event of context.threads.eventsSoFar(threadId, index)) {
-      if (event.type !== 'execution-end') continue;
-      const result = (event as { result?: { charts?: { id: string; spec: unknown }[] } }).result;
-      const chart = result?.charts?.find((candidate) => candidate.id === chartId);
-      if (chart !== undefined) {
-        spec = chart.spec;
-        break;
-      }
-    }
+    const gone = new AbortController();
+    request.raw.once('close', () => gone.abort());
+    // A finished turn's event log is read once for all its charts (chart-drawings.ts), not once per chart.
+    const spec = await findChartSpec(context.threads, threadId, index, chartId, gone.signal);
+    gone.abort();
     if (spec === null) throw notFound('chart', `${threadId}/${index}/${chartId}`);
     // SVG only: the page shows it as an image, so no PNG is rasterized.
-    const drawn = await sharedChartPool().render(spec, { png: false });
+    // Usually drawn already, when the cell displayed it (chart-drawings.ts): then it is read from the run folder.
+    const drawn = await drawThreadChart(context.threads.store.runDir(threadId), spec);
     if (drawn.svg === null) {
       throw new ServerRequestError(
         422,

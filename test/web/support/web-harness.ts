@@ -1,3 +1,4 @@
+import { AxeBuilder } from '@axe-core/playwright';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 
@@ -58,7 +59,20 @@ export function expectInert(watch: PageWatch, serverUrl: string): void {
   expect(watch.dialogs).toEqual([]);
   expect(watch.pageErrors).toEqual([]);
   expect(
-    watch.requests.filter((url) => !url.startsWith(`${serverUrl}/`) && !url.startsWith('data:')),
+    watch.requests.filter(
+      (url) =>
+        !url.startsWith(`${serverUrl}/`) && !url.startsWith('data:') && !url.startsWith(`blob:${serverUrl}/`),
+    ),
   ).toEqual([]);
   expect(watch.navigations.filter((url) => !url.startsWith(`${serverUrl}/`))).toEqual([]);
+}
+
+/** axe-core's serious and critical violations of the page as it is now. */
+export async function seriousViolations(page: Page): Promise<string[]> {
+  const results = await new AxeBuilder({ page }).analyze();
+  return results.violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map(
+      (violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`,
+    );
 }

@@ -1,0 +1,108 @@
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { ChartDiskCache, sharedChartPool } from '../report/index.ts';
+import type { RenderedChart } from '../report/index.ts';
+import type { ThreadService } from './thread-service.ts';
+
+/** Runs whose charts are being drawn now, by run folder and spec: a chart asked for twice is drawn once. */
+const drawing = new Map<string, Promise<RenderedChart>>();
+
+const specKey = (spec: unknown): string =>
+  `server-svg:${createHash('sha256').update(JSON.stringify(spec)).digest('hex')}`;
+
+/**
+ * A chart of a thread drawn to sanitized SVG (no PNG) by the report's chart
+ * workers, kept in the thread's run folder (`.chart-cache/`, checked and
+ * sanitized again when read back). The server draws each chart as soon as
+ * its cell displays it (`prefetchCharts`), so that the web UI's first view of
+ * a thread — even after a restart, or once the idle workers have stopped —
+ * reads the charts from disk instead of starting the workers and drawing them
+ * all then.
+ */
+export function drawThreadChart(runDir: string, spec: unknown): Promise<RenderedChart> {
+  const key = specKey(spec);
+  const id = `${runDir}\n${key}`;
+  const running = drawing.get(id);
+  if (running !== undefined) return running;
+  const disk = new ChartDiskCache(path.join(runDir, '.chart-cache'));
+  const chart = disk.read(key, false).then(async (kept) => {
+    if (kept !== null) return kept;
+    const drawn = await sharedChartPool().render(spec, { png: false });
+    disk.write(key, drawn);
+    await disk.flush();
+    return drawn;
+  });
+  drawing.set(id, chart);
+  void chart.finally(() => drawing.delete(id)).catch(() => undefined);
+  return chart;
+}
+
+/** Draws a cell's charts in the background as it ends (never slows or fails the turn). */
+export function prefetchCharts(runDir: string, charts: readonly { spec: unknown }[]): void {
+  for (const chart of charts) void drawThreadChart(runDir, chart.spec).catch(() => undefined);
+}
+
+type ChartSpecs = Map<string, unknown>;
+
+/** Finished turns' chart specs by chart id, the most recently used last; at most this many turns. */
+const MAX_TURNS_INDEXED = 16;
+const finishedTurnSpecs = new Map<string, Promise<ChartSpecs>>();
+
+async function readChartSpecs(
+  threads: ThreadService,
+  threadId: string,
+  index: number,
+  signal: AbortSignal,
+  until: string | null,
+): Promise<ChartSpecs> {
+  const specs: ChartSpecs = new Map();
+  // A running turn: only the events recorded so far (a chart is named by an execution-end the client has
+  // already seen), never waited on, so an id that does not exist is a 404 at once, even while the turn runs.
+  const events =
+    threads.liveTurn(threadId, index) !== null
+      ? threads.eventsSoFar(threadId, index)
+      : threads.events(threadId, index, 0, signal);
+  for await (const event of events) {
+    if (event.type === 'turn-done') break;
+    if (event.type !== 'execution-end') continue;
+    const result = (event as { result?: { charts?: { id: string; spec: unknown }[] } }).result;
+    for (const chart of result?.charts ?? []) specs.set(chart.id, chart.spec);
+    if (until !== null && specs.has(until)) break;
+  }
+  return specs;
+}
+
+/**
+ * The spec of a chart a cell displayed, from the turn's events. A running
+ * turn's events so far are searched (never waited on); a finished
+ * turn's log is read once for all its charts and kept (a page of twenty
+ * charts otherwise reads the log twenty times). Null when there is no such chart.
+ */
+export async function findChartSpec(
+  threads: ThreadService,
+  threadId: string,
+  index: number,
+  chartId: string,
+  signal: AbortSignal,
+): Promise<unknown> {
+  if (threads.liveTurn(threadId, index) !== null) {
+    return (await readChartSpecs(threads, threadId, index, signal, chartId)).get(chartId) ?? null;
+  }
+  const key = `${threadId}/${index}`;
+  let specs = finishedTurnSpecs.get(key);
+  if (specs === undefined) {
+    // Read for whoever asks next: one request going away does not stop it.
+    specs = readChartSpecs(threads, threadId, index, new AbortController().signal, null);
+    specs.catch(() => finishedTurnSpecs.delete(key));
+  } else {
+    finishedTurnSpecs.delete(key);
+  }
+  finishedTurnSpecs.set(key, specs);
+  for (const oldest of finishedTurnSpecs.keys()) {
+    if (finishedTurnSpecs.size <= MAX_TURNS_INDEXED) break;
+    finishedTurnSpecs.delete(oldest);
+  }
+  const found = (await specs).get(chartId);
+  // A thread deleted and a new one under the same id is not possible (ids are random), so a kept index stays right.
+  return found === undefined ? null : found;
+}
