@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { drawRunCharts, reportNeedsChartPng } from '../../src/cli/run-charts.ts';
 import { ChartPool, renderRunFolder } from '../../src/report/index.ts';
+import type { CellResult } from '../../src/sandbox/cell-result.ts';
 import { makeSyntheticTrace } from '../fixtures/traces/synthetic-trace.ts';
 
 describe('charts drawn while a run or chat goes on (run-charts.ts)', () => {
@@ -25,7 +26,8 @@ describe('charts drawn while a run or chat goes on (run-charts.ts)', () => {
               type: 'execution-end',
               round: record.round,
               outputId: record.outputId,
-              result: record.result,
+              // A trace's cells may also be `cancelled`; an event's never are, and these are not.
+              result: record.result as CellResult,
             });
         }
         const rendered = await renderRunFolder(outDir, { formats: ['html', 'md'], chartPool: charts.pool });
