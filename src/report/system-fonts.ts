@@ -7,9 +7,10 @@ import { join } from 'node:path';
  *
  * resvg-js builds a new font database for every image it renders: with
  * `loadSystemFonts` it reads fontconfig's configuration (about 35 files) and
- * walks the font folders again each time, which was a third of the CPU of a
- * small chart's PNG. Handing it the same files as a list skips that and
- * draws the same pixels (`test/report/system-fonts.test.ts`).
+ * walks the font folders again each time (about a tenth of a small chart's
+ * PNG CPU on a machine with 34 font files, more with more fonts). Handing it
+ * the same files as a list skips that and draws the same pixels
+ * (`test/report/system-fonts.test.ts`).
  *
  * Linux only, where the folders are those fontconfig's default configuration
  * names; elsewhere, or when no font is found, null: resvg searches itself.
