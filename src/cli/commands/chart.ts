@@ -74,7 +74,8 @@ async function runChart(context: CliContext, specs: string[], rawOptions: unknow
     const { ChartPool } = await import('../../report/chart-pool.ts');
     pool = new ChartPool();
     pool.warm(specs.length);
-    const { renderChartFiles, PdfPrinter } = await import('../../report/index.ts');
+    // Only what draws charts to files: not the report's renderers (markdown-it, highlight.js), nor playwright unless printing PDF.
+    const { renderChartFiles } = await import('../../report/chart-files.ts');
     const resolve = (file: string): string => path.resolve(context.cwd, file);
     const shown = (file: string): string => path.relative(context.cwd, file) || file;
     const started = performance.now();
@@ -84,8 +85,10 @@ async function runChart(context: CliContext, specs: string[], rawOptions: unknow
       ...(options.data === undefined ? {} : { dataPath: resolve(options.data) }),
       ...(options.format === undefined ? {} : { format: options.format }),
       ...(options.maxRows === undefined ? {} : { maxRows: options.maxRows }),
-      launchPdfPrinter: () =>
-        PdfPrinter.launch(context.env.chromium === undefined ? {} : { executablePath: context.env.chromium }),
+      launchPdfPrinter: async () =>
+        (await import('../../report/pdf.ts')).PdfPrinter.launch(
+          context.env.chromium === undefined ? {} : { executablePath: context.env.chromium },
+        ),
       chartPool: pool,
       signal: interrupts.signal,
       onChart: (result) => {
