@@ -15,13 +15,26 @@ import { execa } from 'execa';
  *
  * PNG is compared only when node-canvas (vega's canvas renderer, needed by
  * vl2png) loads: its install script is off in this project (it downloads a
- * prebuilt binary or compiles against cairo), so build it by hand to compare.
+ * prebuilt binary or compiles against cairo), so build it by hand to compare
+ * (`cd node_modules/canvas && npx node-gyp rebuild --nodedir=/usr`). PNG
+ * rounds alternate too (ours, vl2png, ours); each round's ratio is vl2png's
+ * time over the mean of the two of ours around it. Every PNG of ours is
+ * decoded (node-canvas's libpng) and must have the pixel size of vl2png's
+ * for the same spec (both at scale 1).
+ *
+ * Each figure comes with the CPU seconds of the process tree (user + system
+ * of the finished children, from /proc/self/stat): steadier than wall time
+ * on a machine others use.
+ *
+ * `BENCH_BASELINE_ROOT=<checkout>`: also runs that checkout's `datalyst
+ * chart` in each round (before/after figures from one run).
  */
 const SPECS = 100;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const root = resolve(import.meta.dirname, '..');
 const datalyst = join(root, 'bin/datalyst.js');
 const vegaLiteBin = join(root, 'node_modules/vega-lite/bin');
+const baselineRoot = process.env.BENCH_BASELINE_ROOT;
 
 /** A deterministic PRNG (mulberry32), so every run draws the same specs. */
 function random(seed: number): () => number {
@@ -152,10 +165,29 @@ function makeSpec(index: number): Record<string, unknown> {
   }
 }
 
-async function timed(work: () => Promise<unknown>): Promise<number> {
+/** CPU seconds of this process's finished children and theirs (clock ticks of 1/100 s). */
+async function childrenCpuSeconds(): Promise<number> {
+  const fields = (await readFile('/proc/self/stat', 'utf8')).split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[13]) + Number(fields[14])) / 100;
+}
+
+const cpuSeconds: Record<string, number> = {};
+
+async function timed(work: () => Promise<unknown>, label?: string): Promise<number> {
+  const cpuBefore = await childrenCpuSeconds();
   const started = performance.now();
   await work();
-  return Math.round(performance.now() - started);
+  const ms = Math.round(performance.now() - started);
+  if (label !== undefined) cpuSeconds[label] = Number(((await childrenCpuSeconds()) - cpuBefore).toFixed(2));
+  return ms;
+}
+
+/** Width and height from a PNG's IHDR chunk. */
+function pngSize(bytes: Buffer): { width: number; height: number } | null {
+  const signature = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
+  if (!signature.every((byte, index) => bytes[index] === byte)) return null;
+  if (bytes.toString('latin1', 12, 16) !== 'IHDR') return null;
+  return { width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) };
 }
 
 /** Runs one command per spec, `parallel` at a time (a shell loop, or xargs -P). */
@@ -194,8 +226,11 @@ try {
     await writeFile(path, JSON.stringify(makeSpec(index)));
     specPaths.push(path);
   }
-  const ours = (format: 'svg' | 'png', out: string) => () =>
-    execa('node', [datalyst, 'chart', ...specPaths, '--format', format, '--quiet', '-o', out]);
+  const ours =
+    (format: 'svg' | 'png', out: string, bin = datalyst) =>
+    () =>
+      execa('node', [bin, 'chart', ...specPaths, '--format', format, '--quiet', '-o', out]);
+  const baseline = baselineRoot === undefined ? null : join(baselineRoot, 'bin/datalyst.js');
   const theirs = (format: 'svg' | 'png', out: string, parallel: number) => async () => {
     await mkdir(out, { recursive: true });
     await perSpec(parallel, specPaths, (spec) => [
@@ -211,24 +246,76 @@ try {
   const rounds: Array<Record<string, number>> = [];
   for (let round = 0; round < ROUNDS; round++) {
     const figures: Record<string, number> = {};
-    figures.datalystSvgMs = await timed(ours('svg', join(work, `ours-svg-${round}`)));
-    figures.vl2svgTwoAtATimeMs = await timed(theirs('svg', join(work, `theirs-svg-p2-${round}`), 2));
+    figures.datalystSvgMs = await timed(ours('svg', join(work, `ours-svg-${round}`)), 'datalystSvg');
+    figures.vl2svgTwoAtATimeMs = await timed(
+      theirs('svg', join(work, `theirs-svg-p2-${round}`), 2),
+      'vl2svg',
+    );
     figures.datalystSvgAgainMs = await timed(ours('svg', join(work, `ours-svg-b-${round}`)));
     if (round === 0) figures.vl2svgSequentialMs = await timed(theirs('svg', join(work, 'theirs-svg-seq'), 1));
     rounds.push(figures);
-    console.log(`round ${round + 1}: ${JSON.stringify(figures)}`);
+    console.log(`round ${round + 1}: ${JSON.stringify(figures)} cpuSeconds ${JSON.stringify(cpuSeconds)}`);
   }
 
-  let png: Record<string, number | string>;
+  let png: Record<string, unknown>;
   if (canvasLoads()) {
-    const datalystPngMs = await timed(ours('png', join(work, 'ours-png')));
-    const vl2pngTwoAtATimeMs = await timed(theirs('png', join(work, 'theirs-png'), 2));
-    const datalystPngAgainMs = await timed(ours('png', join(work, 'ours-png-b')));
+    const pngRounds: Array<Record<string, number>> = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const figures: Record<string, number> = {};
+      figures.datalystPngMs = await timed(ours('png', join(work, `ours-png-${round}`)), 'datalystPng');
+      if (baseline)
+        figures.baselineDatalystPngMs = await timed(
+          ours('png', join(work, `baseline-png-${round}`), baseline),
+          'baselineDatalystPng',
+        );
+      figures.vl2pngTwoAtATimeMs = await timed(theirs('png', join(work, `theirs-png-${round}`), 2), 'vl2png');
+      figures.datalystPngAgainMs = await timed(
+        ours('png', join(work, `ours-png-b-${round}`)),
+        'datalystPngAgain',
+      );
+      figures.speedupTwoAtATime = Number(
+        (figures.vl2pngTwoAtATimeMs / ((figures.datalystPngMs + figures.datalystPngAgainMs) / 2)).toFixed(1),
+      );
+      if (baseline)
+        figures.baselineSpeedupTwoAtATime = Number(
+          (figures.vl2pngTwoAtATimeMs / (figures.baselineDatalystPngMs ?? 1)).toFixed(1),
+        );
+      pngRounds.push(figures);
+      console.log(
+        `png round ${round + 1}: ${JSON.stringify(figures)} cpuSeconds ${JSON.stringify(cpuSeconds)}`,
+      );
+    }
+    // Every PNG of ours decodes and has vl2png's pixel size for the same spec.
+    const { loadImage } = createRequire(join(vegaLiteBin, 'render.js'))('canvas') as {
+      loadImage: (source: Buffer) => Promise<{ width: number; height: number }>;
+    };
+    let valid = 0;
+    let sameSizeAsVl2png = 0;
+    const problems: string[] = [];
+    for (const name of (await readdir(join(work, 'theirs-png-0'))).sort()) {
+      const [mine, theirsBytes] = await Promise.all([
+        readFile(join(work, 'ours-png-0', name)),
+        readFile(join(work, 'theirs-png-0', name)),
+      ]);
+      const decoded = await loadImage(mine).catch(() => null);
+      const header = pngSize(mine);
+      if (decoded && header && decoded.width === header.width && decoded.height === header.height) valid += 1;
+      else problems.push(`${name}: not a valid PNG`);
+      const expected = pngSize(theirsBytes);
+      if (header && expected && header.width === expected.width && header.height === expected.height)
+        sameSizeAsVl2png += 1;
+      else problems.push(`${name}: ${JSON.stringify(header)} vs vl2png ${JSON.stringify(expected)}`);
+    }
+    const ratios = pngRounds.map((figures) => figures.speedupTwoAtATime ?? 0).sort((a, b) => a - b);
     png = {
-      datalystPngMs,
-      vl2pngTwoAtATimeMs,
-      datalystPngAgainMs,
-      speedupTwoAtATime: Number((vl2pngTwoAtATimeMs / ((datalystPngMs + datalystPngAgainMs) / 2)).toFixed(1)),
+      rounds: pngRounds,
+      speedupTwoAtATimeMedian: ratios[Math.floor(ratios.length / 2)],
+      speedupTwoAtATimeMin: ratios[0],
+      goal: '>= 5x',
+      validPngs: valid,
+      sameSizeAsVl2png,
+      problems: problems.slice(0, 10),
+      cpuSecondsLastRound: cpuSeconds,
     };
   } else {
     png = {

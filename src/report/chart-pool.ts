@@ -216,9 +216,12 @@ export class ChartPool {
     return [...this.slots].flatMap((slot) => (slot.child.pid === undefined ? [] : [slot.child.pid]));
   }
 
-  /** Starts the workers now, so that they are ready when the charts come (one takes about half a second). */
-  warm(): void {
-    while (!this.closed && this.slots.size < this.size) this.spawn();
+  /**
+   * Starts the workers now, so that they are ready when the charts come (one
+   * takes about half a second): all of them, or as many as `charts` will keep busy.
+   */
+  warm(charts = Infinity): void {
+    while (!this.closed && this.slots.size < Math.min(this.size, charts)) this.spawn();
     this.updateRefs();
   }
 

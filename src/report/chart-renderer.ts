@@ -1,6 +1,8 @@
 import { renderAsync } from '@resvg/resvg-js';
+import type { ResvgRenderOptions } from '@resvg/resvg-js';
 import * as vega from 'vega';
 import { scopeSvgIds, sanitizeChartSvg } from './chart-svg.ts';
+import { systemFontFiles } from './system-fonts.ts';
 import { expressionInterpreter } from './vega-expression-interpreter.js';
 import * as vegaLite from 'vega-lite';
 import { z } from 'zod';
@@ -96,7 +98,7 @@ export async function renderChart(spec: unknown, options: ChartRenderOptions = {
     options.onDrawn?.();
     try {
       // renderAsync rasterizes on libuv's thread pool, so the next chart's SVG can be built meanwhile.
-      const image = await renderAsync(svg, rasterOptions, options.signal ?? null);
+      const image = await renderAsync(svg, rasterOptionsOnce(), options.signal ?? null);
       png = new Uint8Array(image.asPng());
     } catch (error) {
       options.signal?.throwIfAborted();
@@ -124,12 +126,23 @@ function prepareSpec(
   return capped;
 }
 
-const rasterOptions = {
-  background: 'white',
-  fitTo: { mode: 'zoom', value: 1 },
-  font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans', sansSerifFamily: 'DejaVu Sans' },
-  logLevel: 'off',
-} as const;
+let rasterOptions: ResvgRenderOptions | null = null;
+
+/** resvg's options, made on the first PNG: the system's fonts listed once rather than searched for every image (system-fonts.ts). */
+function rasterOptionsOnce(): ResvgRenderOptions {
+  const files = systemFontFiles();
+  rasterOptions ??= {
+    background: 'white',
+    fitTo: { mode: 'zoom', value: 1 },
+    font: {
+      ...(files === null ? { loadSystemFonts: true } : { loadSystemFonts: false, fontFiles: [...files] }),
+      defaultFontFamily: 'DejaVu Sans',
+      sansSerifFamily: 'DejaVu Sans',
+    },
+    logLevel: 'off',
+  };
+  return rasterOptions;
+}
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

@@ -17,6 +17,8 @@ import type { ExitCodeSink } from '../program.ts';
 import { printError } from '../program.ts';
 import type { ProgressRenderer } from '../progress-renderer.ts';
 import { describeRenderedReport, mapWriteFailure } from '../report-summary.ts';
+import { drawRunCharts, reportNeedsChartPng } from '../run-charts.ts';
+import type { RunCharts } from '../run-charts.ts';
 import { sanitizeForTerminal } from '../terminal-style.ts';
 import type { WorkspaceCheck } from '../workspace-check.ts';
 import {
@@ -53,6 +55,8 @@ one later (the cells are replayed in a fresh sandbox first).
 ${exitCodeHelp}`;
 
 const chatCommands = ['/report', '/files', '/help', '/exit'];
+// A chat waits for its user: chart workers that drew nothing for this long end (they hold memory), and start again with the next chart.
+const CHAT_CHART_WORKERS_IDLE_MS = 60_000;
 
 export function defineChatCommand(program: Command, context: CliContext, setExitCode: ExitCodeSink): void {
   program
@@ -138,10 +142,11 @@ async function writeThreadReport(
   outDir: string,
   formats: AnalyzeSettings['formats'],
   renderer: ProgressRenderer,
+  charts: RunCharts,
 ): Promise<number | null> {
   const { renderRunFolder } = await import('../../report/index.ts');
   try {
-    const rendered = await renderRunFolder(outDir, { formats });
+    const rendered = await renderRunFolder(outDir, { formats, chartPool: charts.pool });
     describeRenderedReport(renderer, rendered.files, rendered, context.cwd);
     return null;
   } catch (caught) {
@@ -213,7 +218,27 @@ async function runChat(
   renderer.result(
     `Chat · run folder ${displayPath(thread.outDir, context.cwd)} · /help for commands, /exit to end`,
   );
+  // Charts are drawn as the cells make them, while the user reads and the model thinks (run-charts.ts).
+  const charts = await drawRunCharts({
+    outDir: thread.outDir,
+    png: reportNeedsChartPng(settings.formats),
+    idleTimeoutMs: CHAT_CHART_WORKERS_IDLE_MS,
+  });
+  try {
+    return await chatLoop(context, thread, settings, check, renderer, charts);
+  } finally {
+    await charts.close();
+  }
+}
 
+async function chatLoop(
+  context: CliContext,
+  thread: Thread,
+  settings: AnalyzeSettings,
+  check: WorkspaceCheck,
+  renderer: ProgressRenderer,
+  charts: RunCharts,
+): Promise<number> {
   const input = context.stdin ?? process.stdin;
   const terminal = input.isTTY === true && context.stdout.isTTY;
   const lines = createInterface({
@@ -258,7 +283,7 @@ async function runChat(
       if (line === '/help') {
         renderer.result(chatHelp.split('\n').slice(5, 11).join('\n'));
       } else if (line === '/report') {
-        await writeThreadReport(context, thread.outDir, settings.formats, renderer);
+        await writeThreadReport(context, thread.outDir, settings.formats, renderer, charts);
       } else if (line === '/files') {
         const inputs = check.dataFiles.map((file) => file.path);
         renderer.result(
@@ -277,7 +302,10 @@ async function runChat(
       } else {
         turnControl = new AbortController();
         try {
-          await streamTurn(thread, line, turnControl.signal, (event) => renderer.handle(event));
+          await streamTurn(thread, line, turnControl.signal, (event) => {
+            renderer.handle(event);
+            charts.observe(event);
+          });
         } catch (error) {
           printError(context, error);
         } finally {
@@ -299,7 +327,9 @@ async function runChat(
     return ExitCode.answered;
   }
   renderer.result(`Session ended after ${summary.turns} question${summary.turns === 1 ? '' : 's'}.`);
-  return (await writeThreadReport(context, thread.outDir, settings.formats, renderer)) ?? ExitCode.answered;
+  return (
+    (await writeThreadReport(context, thread.outDir, settings.formats, renderer, charts)) ?? ExitCode.answered
+  );
 }
 
 /**
@@ -346,6 +376,8 @@ export async function runContinue(
       context.exit(ExitCode.cancelled);
     },
   });
+  // The new question's charts are drawn as its cells make them; earlier ones come from the run folder's cache.
+  const charts = await drawRunCharts({ outDir, png: reportNeedsChartPng(settings.formats) });
   try {
     let result: TurnResult;
     let thread: Thread;
@@ -365,9 +397,11 @@ export async function runContinue(
         signal: interrupts.signal,
       });
       try {
-        result = await streamTurn(thread, settings.instruction, interrupts.signal, (event) =>
-          json ? writeJson(event) : renderer.handle(event),
-        );
+        result = await streamTurn(thread, settings.instruction, interrupts.signal, (event) => {
+          if (json) writeJson(event);
+          else renderer.handle(event);
+          charts.observe(event);
+        });
       } finally {
         await thread.close();
       }
@@ -386,10 +420,11 @@ export async function runContinue(
         `The model asks: ${sanitizeForTerminal(result.ask ?? '')}\n  Reply with --continue ${runFolder} "<reply>".`,
       );
     else renderer.result(`✗ No answer (${reason}): ${sanitizeForTerminal(result.termination.detail)}`);
-    const failed = await writeThreadReport(context, outDir, settings.formats, renderer);
+    const failed = await writeThreadReport(context, outDir, settings.formats, renderer, charts);
     return failed ?? exitCodeForTermination(reason, result.answer !== null);
   } finally {
     interrupts.dispose();
     renderer.close();
+    await charts.close();
   }
 }
