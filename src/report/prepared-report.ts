@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ExecutionRecord, TraceRecord } from '../trace/schema.ts';
 import { sharedChartPool } from './chart-pool.ts';
 import type { ChartPool } from './chart-pool.ts';
@@ -77,12 +78,24 @@ export function missingVisualNote(
   return `${label} is not a valid PNG and was left out.`;
 }
 
+/**
+ * An output id as it may appear in a file name (`assets/<key>.png`) or an
+ * HTML id: a trace's `outputId` is any string (a hostile or hand-edited trace
+ * may hold `../..` or quotes), so anything but the kernel's `[A-Za-z0-9_-]`
+ * is replaced, with a hash of the whole id so that two such ids stay apart.
+ */
+function safeOutputId(outputId: string): string {
+  if (/^[A-Za-z0-9_-]{1,64}$/.test(outputId)) return outputId;
+  const hash = createHash('sha256').update(outputId).digest('hex').slice(0, 10);
+  return `${outputId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64)}-${hash}`;
+}
+
 export function chartKey(outputId: string, index: number): string {
-  return `${outputId}-chart-${index + 1}`;
+  return `${safeOutputId(outputId)}-chart-${index + 1}`;
 }
 
 export function figureKey(outputId: string, index: number): string {
-  return `${outputId}-figure-${index + 1}`;
+  return `${safeOutputId(outputId)}-figure-${index + 1}`;
 }
 
 /** The anchor of an execution output in the HTML report. */
