@@ -66,7 +66,7 @@ export interface TurnHandlerSettings {
 }
 
 /** A cell the turn's cancel stopped: what it printed until then, no result from the kernel. */
-function cancelledResult(live: LiveCellOutput, durationMs: number): TraceCellResult {
+export function cancelledResult(live: LiveCellOutput, durationMs: number): TraceCellResult {
   return {
     status: 'cancelled',
     stdout: live.captured('stdout'),

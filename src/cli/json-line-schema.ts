@@ -142,6 +142,13 @@ export const deepEventLineSchemas = [
   }),
 ] as const;
 
+const rerunCellSchema = z.object({
+  outputId: z.string(),
+  status: z.enum(['ok', 'error', 'timeout', 'memory', 'crashed', 'output-limit', 'cancelled', 'not-run']),
+  recordedStatus: z.string(),
+  detail: z.string().nullable(),
+});
+
 export const cliLineSchemas = [
   line('workspace-check', {
     dir: z.string(),
@@ -152,6 +159,23 @@ export const cliLineSchemas = [
   }),
   /** A step before the run: the Docker engine checked, the image ready, the model endpoint answered. */
   line('preflight', { step: z.string(), detail: z.string() }),
+  /** `datalyst rerun`, after run-end: what became of each recorded cell and each number of the earlier answer. */
+  line('rerun-summary', {
+    rerunOf: z.object({ runId: z.string(), runDir: z.string(), traceSha256: z.string() }),
+    cells: z.array(rerunCellSchema),
+    failedCell: rerunCellSchema.nullable(),
+    answerSource: z.enum(['carried-over', 'rewritten', 'none']),
+    numbers: z.array(
+      z.object({
+        status: z.enum(['updated', 'unchanged', 'stale', 'not-grounded']),
+        oldText: z.string(),
+        newText: z.string(),
+        outputId: z.string().nullable(),
+        label: z.string().nullable(),
+        reason: z.string().nullable(),
+      }),
+    ),
+  }),
   line('report-end', {
     outDir: z.string(),
     files: z.array(z.object({ format: z.string(), path: z.string() })),
@@ -167,6 +191,6 @@ export const jsonLineSchema = z
   .meta({
     title: 'Datalyst --json line',
     description:
-      'One line of `datalyst analyze --json` output: an agent event, a deep-analysis event (`--deep`) or a line of the CLI, with time and schemaVersion.',
+      'One line of `datalyst analyze --json` (or `rerun --json`) output: an agent event, a deep-analysis event (`--deep`) or a line of the CLI, with time and schemaVersion.',
   });
 export type JsonLine = z.infer<typeof jsonLineSchema>;

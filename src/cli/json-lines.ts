@@ -1,5 +1,5 @@
 import { DatalystError } from '../errors/index.ts';
-import type { AgentEvent, DeepEvent } from '../index.ts';
+import type { AgentEvent, DeepEvent, RerunResult } from '../index.ts';
 import { JSON_LINES_SCHEMA_VERSION } from './json-line-schema.ts';
 
 /**
@@ -7,7 +7,7 @@ import { JSON_LINES_SCHEMA_VERSION } from './json-line-schema.ts';
  * keep their shape, except that image bytes (`dataBase64` of figures) are
  * left out (the report and the trace hold them) and errors become plain
  * objects. The CLI adds its own lines: `workspace-check`, `preflight`,
- * `report-end` and `cli-error`, so a script sees where the report went and
+ * `rerun-summary` (`datalyst rerun`), `report-end` and `cli-error`, so a script sees where the report went and
  * why a run failed. Every line carries `time` (ISO 8601) and `schemaVersion`;
  * json-line-schema.ts holds the schema of all of them.
  */
@@ -24,6 +24,10 @@ export type CliJsonLine =
       skipped: { path: string; reason: string }[];
     }
   | { type: 'preflight'; step: string; detail: string }
+  | ({ type: 'rerun-summary' } & Pick<
+      RerunResult,
+      'rerunOf' | 'cells' | 'failedCell' | 'answerSource' | 'numbers'
+    >)
   | { type: 'report-end'; outDir: string; files: { format: string; path: string }[] }
   | {
       type: 'cli-error';

@@ -16,6 +16,7 @@ import type { WorkspaceProfile } from '../sandbox/workspace-profile.ts';
 import { renderDataSection } from './data-section-html.ts';
 import { outcomePresentation } from './outcome-look.ts';
 import type { OutcomePresentation } from './outcome-look.ts';
+import { rerunOfFacts } from './rerun-of.ts';
 
 /** Images of artifacts (PNG/JPEG/GIF/WebP the code saved), embedded as data: URIs. */
 export type ArtifactImages = ReadonlyMap<string, { mimeType: string; base64: string }>;
@@ -615,6 +616,12 @@ function renderProvenance({ report }: HtmlContext): string {
     ['Workspace', start.workspace.path],
     ['Run id', start.runId],
   ];
+  const rerunOf = rerunOfFacts(start);
+  if (rerunOf !== null)
+    facts.push([
+      'Re-run of',
+      `run ${rerunOf.runId} (folder ${rerunOf.folderName}), trace SHA-256 ${rerunOf.traceSha256}; its recorded cells were run again on the input files below, with no model asked for code`,
+    ]);
   const versions = report.toolVersions.map(([name, version]) => `${name} ${version}`).join(', ');
   facts.push(['Tool versions', versions]);
   const files = start.workspace.files

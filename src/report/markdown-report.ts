@@ -11,6 +11,7 @@ import { stripCodeFence, terminationLabel } from './run-view.ts';
 import { readingNotes } from './reading-notes.ts';
 import { dataSectionMarkdown } from './data-section-markdown.ts';
 import { outcomePresentation } from './outcome-look.ts';
+import { rerunOfFacts } from './rerun-of.ts';
 
 /** A file the Markdown report links to, relative to the report's folder. */
 export interface ReportAsset {
@@ -304,10 +305,13 @@ function renderProvenance(report: PreparedReport): string[] {
     `- **Limits:** cell timeout ${formatDuration(start.limits.cellTimeoutMs)}, memory ${start.limits.memoryMb} MB, ${start.limits.cpus} CPU, deadline ${start.limits.deadlineMs === null ? 'none' : formatDuration(start.limits.deadlineMs)}, context budget ${start.limits.contextBudgetTokens} tokens`,
     `- **Tool versions:** ${report.toolVersions.map(([name, version]) => `${name} ${escapeMarkdownText(version)}`).join(', ')}`,
     `- **Run:** ${escapeMarkdownText(start.runId)}, started ${start.startedAt}, ended ${end?.endedAt ?? 'unknown'}; report rendered ${report.generatedAt}`,
-    '',
-    '### Input files',
-    '',
   ];
+  const rerunOf = rerunOfFacts(start);
+  if (rerunOf !== null)
+    lines.push(
+      `- **Re-run of:** run ${escapeMarkdownText(rerunOf.runId)} (folder ${escapeMarkdownText(rerunOf.folderName)}), trace SHA-256 \`${rerunOf.traceSha256}\`; its recorded cells were run again on the input files below, with no model asked for code`,
+    );
+  lines.push('', '### Input files', '');
   if (start.workspace.files.length === 0) lines.push('*No input files were recorded.*');
   else {
     lines.push('| File | Size | SHA-256 |', '| --- | ---: | --- |');

@@ -114,7 +114,10 @@ export async function prepareReport(
   drawing.catch(() => undefined);
   const figures = decodeFigures(view.executions);
   const index = buildNumberIndex(groundingSources(view.executions));
-  const answer = view.answer === null ? null : renderGroundedAnswer(view.answer, index, outputAnchor);
+  // A re-run's stale / not-grounded marks are styled in its answer only.
+  const rerunMarks = { rerunMarks: view.start.rerunOf !== undefined };
+  const answer =
+    view.answer === null ? null : renderGroundedAnswer(view.answer, index, outputAnchor, rerunMarks);
   const turns: PreparedTurn[] = [];
   if (view.turns.length > 1) {
     let seen = 0;
@@ -123,7 +126,8 @@ export async function prepareReport(
       const upToTurn = buildNumberIndex(groundingSources(view.executions.slice(0, seen)));
       turns.push({
         view: turn,
-        answer: turn.answer === null ? null : renderGroundedAnswer(turn.answer, upToTurn, outputAnchor),
+        answer:
+          turn.answer === null ? null : renderGroundedAnswer(turn.answer, upToTurn, outputAnchor, rerunMarks),
       });
     }
   }

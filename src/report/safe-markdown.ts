@@ -61,6 +61,24 @@ export type OutputAnchor = (outputId: string) => string;
 
 interface GroundedRenderEnv {
   anchorFor: OutputAnchor;
+  rerunMarks: boolean;
+}
+
+/** The marks a re-run puts after a number it could not carry over (escaped brackets in its markdown: `[stale]`, `[not grounded]` as text). */
+const rerunMarkPattern = /\[(stale|not grounded)\]/g;
+
+/** Escapes plain answer text; in a re-run's answer its marks become styled text (a class, still the same words). */
+function plainText(text: string, env: GroundedRenderEnv): string {
+  if (!env.rerunMarks) return escapeHtml(text);
+  let html = '';
+  let position = 0;
+  for (const match of text.matchAll(rerunMarkPattern)) {
+    const kind = match[1] === 'stale' ? 'stale' : 'not-grounded';
+    html += escapeHtml(text.slice(position, match.index));
+    html += `<mark class="rerun-mark rerun-${kind}">${escapeHtml(match[0])}</mark>`;
+    position = match.index + match[0].length;
+  }
+  return html + escapeHtml(text.slice(position));
 }
 
 // A second instance whose text rule marks the numbers that grounding attached to each token.
@@ -69,9 +87,7 @@ groundedMarkdown.renderer.rules.text = (tokens, index, _options, env: GroundedRe
   const token = tokens[index];
   if (!token) return '';
   const meta = token.meta as GroundedTextMeta | null;
-  return meta?.grounded
-    ? markNumbers(token.content, meta.grounded, env.anchorFor)
-    : escapeHtml(token.content);
+  return meta?.grounded ? markNumbers(token.content, meta.grounded, env) : plainText(token.content, env);
 };
 
 /**
@@ -84,6 +100,7 @@ export function renderGroundedAnswer(
   text: string,
   index: NumberIndex,
   anchorFor: OutputAnchor,
+  options: { rerunMarks?: boolean } = {},
 ): GroundedAnswer {
   const tokens = groundedMarkdown.parse(text, {});
   const numbers: GroundedNumber[] = [];
@@ -94,7 +111,7 @@ export function renderGroundedAnswer(
     if (token.type !== 'inline' || !token.children) continue;
     groundInlineChildren(token.children, index, inHeading, numbers);
   }
-  const env: GroundedRenderEnv = { anchorFor };
+  const env: GroundedRenderEnv = { anchorFor, rerunMarks: options.rerunMarks ?? false };
   return { html: groundedMarkdown.renderer.render(tokens, groundedMarkdown.options, env), numbers };
 }
 
@@ -159,11 +176,12 @@ function groundInlineChildren(
   }
 }
 
-function markNumbers(text: string, grounded: readonly GroundedNumber[], anchorFor: OutputAnchor): string {
+function markNumbers(text: string, grounded: readonly GroundedNumber[], env: GroundedRenderEnv): string {
+  const { anchorFor } = env;
   let html = '';
   let position = 0;
   for (const number of grounded) {
-    html += escapeHtml(text.slice(position, number.start));
+    html += plainText(text.slice(position, number.start), env);
     const shown = escapeHtml(text.slice(number.start, number.end));
     if (number.verified && number.outputId !== null) {
       const title = `Verified: output ${number.outputId} printed ${number.matchedText ?? ''}`;
@@ -173,5 +191,5 @@ function markNumbers(text: string, grounded: readonly GroundedNumber[], anchorFo
     }
     position = number.end;
   }
-  return html + escapeHtml(text.slice(position));
+  return html + plainText(text.slice(position), env);
 }

@@ -37,7 +37,7 @@ async function asVersion1(runDir: string): Promise<void> {
   await writeFile(file, `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`);
 }
 
-it('reads a version 1 trace, and Ctrl-C mid-cell ends the re-run cancelled with its trace and no container', async () => {
+it('reads a version 1 trace, and Ctrl-C mid-cell ends the re-run cancelled with the stopped cell and its partial output in the trace, and no container', async () => {
   const server = await startFakeOpenAIServer({
     script: [
       { type: 'text', text: `<Code>\n${code}\n</Code>` },
@@ -87,6 +87,17 @@ it('reads a version 1 trace, and Ctrl-C mid-cell ends the re-run cancelled with 
     expect(await ownContainers()).toEqual([]);
     const records = await readTrace(result.outDir);
     expect(records.at(-1)).toMatchObject({ type: 'run-end', termination: { reason: 'cancelled' } });
+    // The stopped cell is in the trace with what it printed before the stop, as `analyze` records it.
+    const executions = records.filter((record) => record.type === 'execution');
+    expect(executions).toHaveLength(1);
+    expect(executions[0]).toMatchObject({
+      outputId: 'E1',
+      code,
+      result: { status: 'cancelled', error: null, stdout: { text: 'slow\n' } },
+    });
+    expect(result.cells).toEqual([
+      { outputId: 'E1', status: 'cancelled', recordedStatus: 'ok', detail: 'cancelled' },
+    ]);
   } finally {
     await server.close();
   }

@@ -5,6 +5,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { traceRecordSchema, type TraceRecord } from '../../src/index.ts';
 import { hashTree } from '../support/hash-tree.ts';
+import { shippedSchemaValidator } from '../support/json-schema-validator.ts';
 import {
   startFakeOpenAIServer,
   type FakeOpenAIServer,
@@ -302,6 +303,10 @@ describe('datalyst rerun', () => {
     const html = await readFile(path.join(out, 'report.html'), 'utf8');
     expect(html).toContain('Re-run');
     expect(html).toContain(await sha256(path.join(q2Dir, 'orders.csv')));
+    expect(html).toContain('<dt>Re-run of</dt>');
+    expect(html).toContain(
+      `run ${earlier.runId} (folder model-run), trace SHA-256 ${start.rerunOf?.traceSha256}`,
+    );
   }, 120_000);
 
   it('re-runs the offline analyst’s run of the sales example: rows, shares, missing values and dates follow the new data', async () => {
@@ -324,6 +329,9 @@ describe('datalyst rerun', () => {
     expect(run.all).toContain(`${staleInAnswer} stale`);
     const markdown = await readFile(path.join(out, 'report.md'), 'utf8');
     expect(markdown).toContain('Re-run');
+    expect(markdown).toMatch(
+      /^- \*\*Re-run of:\*\* run .* \(folder offline-run\), trace SHA-256 `[0-9a-f]{64}`/m,
+    );
   }, 120_000);
 
   it('fails the cell that reads a renamed column, shows its error and ends rerun-cell-failed (exit 3)', async () => {
@@ -345,6 +353,8 @@ describe('datalyst rerun', () => {
     expect(end.answer).toContain('\\[stale\\]');
     const html = await readFile(path.join(out, 'report.html'), 'utf8');
     expect(html).toContain('KeyError');
+    // The stale marks stand out in the HTML (styled text, not markdown brackets).
+    expect(html).toContain('<mark class="rerun-mark rerun-stale">[stale]</mark>');
     expect(html).toContain('a recorded cell failed on the new data');
   }, 120_000);
 
@@ -383,6 +393,97 @@ describe('datalyst rerun', () => {
     } finally {
       await rewriter.close();
     }
+  }, 120_000);
+
+  it('--rewrite-answer whose model keeps failing ends model-unavailable (exit 5) and keeps the carried-over answer', async () => {
+    // Every request fails with a 503 that asks for no wait: the client's retries run out at once.
+    const failing = await startFakeOpenAIServer({
+      models: ['rewriter'],
+      script: [],
+      whenExhausted: { type: 'error', status: 503, retryAfter: '0', message: 'overloaded' },
+    });
+    try {
+      const out = path.join(root, 'model-rewrite-unavailable');
+      const run = await datalyst([
+        'rerun',
+        modelRun,
+        q2Dir,
+        '-o',
+        out,
+        '--rewrite-answer',
+        '--model',
+        'rewriter',
+        '--base-url',
+        failing.baseUrl,
+      ]);
+      expect(run.exitCode, run.all).toBe(5);
+      expect(run.all).toContain('MODEL_UNAVAILABLE');
+      // The model was asked (and retried), and failed every time.
+      expect(failing.completionRequests.length).toBeGreaterThan(1);
+      const records = await readTrace(out);
+      const end = runEndOf(records);
+      expect(end.termination.reason).toBe('model-unavailable');
+      expect(end.termination.detail).toContain('overloaded');
+      // The cells ran, and the answer is the carried-over one: the new quarter's totals, not a rewrite.
+      const executions = records.filter((record) => record.type === 'execution');
+      expect(executions.map((execution) => execution.result.status)).toEqual(['ok', 'ok']);
+      const answer = end.answer ?? '';
+      expect(answer).toContain('with no model');
+      expect(answer).not.toContain('rewritten by the model');
+      expect(statedNumber(answer, /In all, (\d+) orders/)).toBe(quarter.orders);
+      expect(statedNumber(answer, /brought ([\d.,]+) of revenue/)).toBeCloseTo(quarter.totalRevenue, 1);
+      expect(records.some((record) => record.type === 'notice' && record.kind === 'retry')).toBe(true);
+      expect(records.some((record) => record.type === 'model-turn')).toBe(false);
+      // The report is written, and says how the run ended.
+      const html = await readFile(path.join(out, 'report.html'), 'utf8');
+      expect(html).toContain('model-unavailable');
+      expect(html).toContain(String(quarter.orders));
+    } finally {
+      await failing.close();
+    }
+  }, 120_000);
+
+  it('--json writes only JSON lines on stdout, as the shipped schema describes them, with a rerun-summary before report-end', async () => {
+    const out = path.join(root, 'model-q2-json');
+    const run = await datalyst(['rerun', modelRun, q2Dir, '-o', out, '--json', '--format', 'html']);
+    expect(run.exitCode, run.all).toBe(0);
+    const lines = run.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string } & Record<string, unknown>);
+    const validate = shippedSchemaValidator('json-lines.schema.json');
+    for (const line of lines) {
+      expect(validate(line), JSON.stringify(line).slice(0, 200)).toEqual([]);
+      expect(line).toMatchObject({ schemaVersion: 1 });
+    }
+    const types = lines.map((line) => line.type);
+    expect(types[0]).toBe('workspace-check');
+    expect(types).toContain('run-start');
+    expect(types.filter((type) => type === 'execution-end')).toHaveLength(2);
+    expect(types.slice(-3)).toEqual(['run-end', 'rerun-summary', 'report-end']);
+    const earlier = (await readTrace(modelRun))[0];
+    if (earlier?.type !== 'run-start') throw new Error('no run-start');
+    const summary = lines.at(-2);
+    expect(summary).toMatchObject({
+      rerunOf: {
+        runId: earlier.runId,
+        runDir: modelRun,
+        traceSha256: await sha256(path.join(modelRun, 'trace.jsonl')),
+      },
+      cells: [
+        { outputId: 'E1', status: 'ok', recordedStatus: 'ok', detail: null },
+        { outputId: 'E2', status: 'ok', recordedStatus: 'ok', detail: null },
+      ],
+      failedCell: null,
+      answerSource: 'carried-over',
+    });
+    const numbers = (summary?.numbers ?? []) as { status: string; newText: string }[];
+    expect(numbers.length).toBeGreaterThan(0);
+    expect(numbers.filter((number) => number.status === 'stale')).toEqual([]);
+    expect(numbers.map((number) => number.newText)).toContain(String(quarter.orders));
+    expect(lines.at(-1)).toMatchObject({ type: 'report-end', outDir: out });
+    // The people-facing lines go to stderr, off the JSON stream.
+    expect(run.stderr).toContain('Report:');
   }, 120_000);
 
   it('refuses a workspace that lacks a file of the earlier one (naming it), a new run inside the earlier one, and --rewrite-answer without a model', async () => {

@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { ConfigError, TraceError, WorkspaceError } from '../../errors/index.ts';
-import { createSandbox, type SandboxSession } from '../../sandbox/index.ts';
+import { ConfigError, DatalystError, TraceError, WorkspaceError } from '../../errors/index.ts';
+import { createSandbox, type CellResult, type SandboxSession } from '../../sandbox/index.ts';
 import { readTrace } from '../../trace/reader.ts';
 import type {
   ExecutionRecord,
@@ -17,6 +17,7 @@ import { errorText } from '../clip-text.ts';
 import type { AgentEvent } from '../events.ts';
 import { formatExecuteText } from '../execute-text.ts';
 import { hashWorkspaceFiles, sha256File } from '../input-files.ts';
+import { defaultLiveOutputLimits, LiveCellOutput } from '../live-output.ts';
 import type { LanguageModel } from '../language-model.ts';
 import { resolveModelProfile } from '../model-profile.ts';
 import { runFailureFrom } from '../run-failure.ts';
@@ -24,6 +25,7 @@ import { newRunId } from '../run-metadata.ts';
 import { runStartRecord } from '../run-start-record.ts';
 import { defaultMaxTraceFigureBytes } from '../trace-figure-budget.ts';
 import { TraceRecorder } from '../trace-recorder.ts';
+import { cancelledResult } from '../turn-handler.ts';
 import { NOT_GROUNDED_MARK, STALE_MARK, updateAnswerNumbers, type NumberUpdate } from './answer-numbers.ts';
 import type { RerunCell, RerunOptions, RerunResult } from './rerun-options.ts';
 import { rewriteAnswer } from './rewrite-answer.ts';
@@ -296,7 +298,23 @@ export async function rerunAnalysis(options: RerunOptions): Promise<RerunResult>
         continue;
       }
       emit({ type: 'execution-start', round: old.round, outputId: old.outputId, code: old.code });
-      const result = await session.execute(old.code, { signal });
+      // What the cell prints is kept as it arrives: a cell stopped by a cancel is recorded with it, as `analyze` does.
+      const live = new LiveCellOutput({
+        ...defaultLiveOutputLimits,
+        maxKeptChars: session.limits.maxOutputBytes,
+      });
+      const startedMs = performance.now();
+      let result: CellResult;
+      try {
+        result = await session.execute(old.code, { signal, onOutput: live.push });
+      } catch (error) {
+        if (DatalystError.isInstance(error) && error.code === 'CANCELLED') {
+          const cancelled = cancelledResult(live, performance.now() - startedMs);
+          recorder.cancelledExecution(old.round, old.outputId, old.code, cancelled);
+          cells.push({ outputId: old.outputId, status: 'cancelled', recordedStatus, detail: 'cancelled' });
+        }
+        throw error;
+      }
       const executeText = formatExecuteText(result);
       const omission = recorder.execution(old.round, old.outputId, old.code, result, executeText);
       newExecutions.push({

@@ -6,10 +6,11 @@ import { resolveAnalyzeSettings } from '../../config/analyze-settings.ts';
 import { loadConfigFile, modelProfileNames, sandboxBackendNames } from '../../config/config-file.ts';
 import type { AnalyzeSettings } from '../../config/index.ts';
 import { CancelledError, ConfigError, DatalystError } from '../../errors/index.ts';
-import type { RerunResult } from '../../index.ts';
+import type { AnalysisResult, RerunResult } from '../../index.ts';
 import type { CliContext } from '../cli-context.ts';
 import { ExitCode, exitCodeForError, exitCodeHelpFor } from '../exit-codes.ts';
 import { handleInterrupts } from '../interrupt.ts';
+import { toJsonLine } from '../json-lines.ts';
 import { checkModelBeforeRun } from '../model-preflight.ts';
 import { displayPath, prepareOutDir } from '../output-dir.ts';
 import type { ExitCodeSink } from '../program.ts';
@@ -48,6 +49,13 @@ Examples:
   $ datalyst rerun runs/20260101-120000-sales data/sales-q2
   $ datalyst rerun runs/20260101-120000-sales data/sales-q2 -o runs/sales-q2
   $ datalyst rerun runs/20260101-120000-sales data/sales-q2 --rewrite-answer --model gpt-4o-mini
+  $ datalyst rerun runs/20260101-120000-sales data/sales-q2 --json > rerun.jsonl
+
+--json writes one JSON object per line on stdout, as \`analyze --json\` does
+(schemas/json-lines.schema.json): the run's events, then a "rerun-summary"
+line (each recorded cell's status, the failed cell, each number of the
+earlier answer and what became of it), then "report-end"; warnings and
+errors go to stderr, and a failure before the run is a "cli-error" line.
 
 ${exitCodeHelpFor([
   [ExitCode.answered, 'every cell ran; the answer was carried over (or rewritten)'],
@@ -78,6 +86,7 @@ const rerunOptionsSchema = z.object({
   runtime: z.string().optional(),
   maxWorkspaceMb: z.string().optional(),
   quiet: z.boolean().optional(),
+  json: z.boolean().optional(),
   config: z.string().optional(),
 });
 type RerunCommandOptions = z.infer<typeof rerunOptionsSchema>;
@@ -110,6 +119,7 @@ export function defineRerunCommand(program: Command, context: CliContext, setExi
     .option('--runtime <name>', 'container runtime: runc, or runsc for gVisor (default: runc)')
     .option('--max-workspace-mb <mb>', 'refuse larger workspaces (default: 2048)')
     .option('--quiet', 'print only warnings, errors and where the report is')
+    .option('--json', 'JSON lines on stdout instead of progress')
     .option(
       '--config <file>',
       'config file (default: the nearest datalyst.config.json, here or in a folder above)',
@@ -128,10 +138,21 @@ async function runRerun(
   options: RerunCommandOptions,
 ): Promise<number> {
   const renderer = makeRenderer(context, options);
+  const json = options.json === true;
+  const writeJson = (line: Parameters<typeof toJsonLine>[0]) =>
+    context.stdout.write(toJsonLine(line, context.now()));
   const fail = (error: unknown): number => {
     renderer.close();
+    const exitCode = exitCodeForError(error);
     printError(context, error);
-    return exitCodeForError(error);
+    if (json && DatalystError.isInstance(error)) {
+      writeJson({
+        type: 'cli-error',
+        error: { code: error.code, message: error.message, fix: error.fix, fault: error.fault },
+        exitCode,
+      });
+    }
+    return exitCode;
   };
   let settings: AnalyzeSettings;
   let check: WorkspaceCheck;
@@ -160,6 +181,16 @@ async function runRerun(
       );
     }
     check = await checkRunWorkspace(settings);
+    if (json) {
+      writeJson({
+        type: 'workspace-check',
+        dir: check.dir,
+        excluded: check.excluded,
+        totalBytes: check.totalBytes,
+        dataFiles: check.dataFiles.map((entry) => entry.path),
+        skipped: check.skipped.map((entry) => ({ path: entry.path, reason: entry.reason ?? entry.kind })),
+      });
+    }
     describeWorkspace(renderer, check, context);
     renderer.info(
       `Re-running ${displayPath(path.resolve(context.cwd, runFolder), context.cwd)} on it, with no model.`,
@@ -201,17 +232,20 @@ async function runRerun(
   try {
     let result: RerunResult;
     try {
-      const preflight = (detail: string) => renderer.info(`  ${detail}`);
+      const preflight = (step: string, detail: string) => {
+        renderer.info(`  ${detail}`);
+        if (json) writeJson({ type: 'preflight', step, detail });
+      };
       if (options.rewriteAnswer === true && settings.model.kind === 'endpoint') {
         const { detail, warning } = await checkModelBeforeRun(settings.model);
-        preflight(`Model endpoint: ${detail}.`);
+        preflight('model', `Model endpoint: ${detail}.`);
         if (warning !== null) renderer.warn(warning);
       }
       const image = await context.prepareSandbox({
         backend: settings.sandbox,
         image: settings.image,
         limits: { cpus: settings.cpus, memoryMb: settings.memoryMb },
-        onProgress: preflight,
+        onProgress: (line) => preflight('sandbox', line),
         signal: interrupts.signal,
       });
       outDir = await prepareOutDir(settings.outDir, settings.outDirIsDefault);
@@ -231,9 +265,15 @@ async function runRerun(
             started = true;
             renderer.info('Starting the sandbox and profiling the new workspace…');
           }
-          // The re-run's own notices are for the report; the summary below says the same for a terminal.
-          if (event.type === 'notice' && event.kind === 'rerun') return;
-          renderer.handle(event);
+          if (json) {
+            // The re-run's own fields of the result are the rerun-summary line's (after run-end).
+            writeJson(
+              event.type === 'run-end' ? { type: 'run-end', result: analysisResultOf(event.result) } : event,
+            );
+          } else if (event.type !== 'notice' || event.kind !== 'rerun') {
+            // The re-run's own notices are for the report; the summary below says the same for a terminal.
+            renderer.handle(event);
+          }
           if (event.type === 'execution-end') {
             for (const chart of event.result.charts)
               void charts.render(chart.spec, { png: chartPng }).catch(() => undefined);
@@ -247,13 +287,17 @@ async function runRerun(
       return fail(error);
     }
     describeRerun(renderer, result);
+    if (json) {
+      const { rerunOf, cells, failedCell, answerSource, numbers } = result;
+      writeJson({ type: 'rerun-summary', rerunOf, cells, failedCell, answerSource, numbers });
+    }
     const render = (dir: string) =>
       renderRunFolder(dir, {
         formats: settings.formats,
         chartPool: charts,
         ...(context.env.chromium === undefined ? {} : { chromiumPath: context.env.chromium }),
       });
-    return await writeReport(context, result, renderer, render, null);
+    return await writeReport(context, result, renderer, render, json ? writeJson : null);
   } finally {
     interrupts.dispose();
     renderer.close();
@@ -284,4 +328,10 @@ function describeRerun(renderer: ProgressRenderer, result: RerunResult): void {
     renderer.warn(`stale: ${number.oldText} — ${number.reason ?? 'not placed in the new outputs'}`);
   if (stale.length > 10)
     renderer.warn(`stale: … and ${stale.length - 10} more (marked [stale] in the report)`);
+}
+
+/** The fields every run's result has (the run-end line of `--json`, as `analyze` writes it). */
+function analysisResultOf(result: AnalysisResult): AnalysisResult {
+  const { runId, outDir, tracePath, answer, termination, rounds, usage, durationMs } = result;
+  return { runId, outDir, tracePath, answer, termination, rounds, usage, durationMs };
 }
