@@ -2,6 +2,7 @@ import Papa from 'papaparse';
 import { describe, expect, it } from 'vitest';
 import { tableToCsv } from '../../src/report/csv-export.ts';
 import { escapeMarkdownText, fencedBlock, neutralizeMarkdown } from '../../src/report/markdown-text.ts';
+import MarkdownIt from 'markdown-it';
 import { cleanOutputText } from '../../src/trace/output-text.ts';
 
 describe('cleanOutputText', () => {
@@ -87,5 +88,28 @@ describe('markdown helpers', () => {
 
   it('chooses a fence longer than any backtick run in the content', () => {
     expect(fencedBlock('print("```")', 'python')).toBe('````python\nprint("```")\n````');
+  });
+});
+
+/**
+ * A line neutralizeMarkdown took for a code fence was left raw, but a
+ * CommonMark renderer (a forge, an editor preview, Jupyter) may not see a
+ * fence there: raw HTML and links in the "code" then went live. Rendered
+ * here with markdown-it with HTML on, as such a renderer would.
+ */
+describe('neutralizeMarkdown fences a renderer does not see as fences', () => {
+  const renderer = new MarkdownIt({ html: true });
+  const live = (markdown: string) => renderer.render(neutralizeMarkdown(markdown));
+  it.each([
+    ['a backtick fence whose info string holds a backtick', '``` a`b\n<img src=x onerror=alert(1)>'],
+    ['a fence indented by a tab (an indented code block)', '\t```\n<img src=x onerror=alert(1)>'],
+    ['a fence inside a list item, then a line outside it', '- a\n\n  ```\n<img src=x onerror=alert(1)>'],
+  ])('%s stays inert', (_name, markdown) => {
+    expect(live(markdown)).not.toMatch(/<img/);
+  });
+
+  it('closes a fence the text left open, so the report after it is not code', () => {
+    expect(live('```\ncode')).toMatch(/<\/code><\/pre>\s*$/);
+    expect(neutralizeMarkdown('```\ncode').split('\n').at(-1)).toBe('```');
   });
 });
