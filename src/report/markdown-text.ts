@@ -12,31 +12,55 @@ export interface NeutralizeOptions {
   demoteHeadings?: number;
 }
 
-/** Model-written markdown, kept as markdown but inert. Fenced code blocks are left as they are. */
+/**
+ * Model-written markdown, kept as markdown but inert. Fenced code blocks are
+ * left as they are, but written so that any CommonMark renderer sees the
+ * same fence: the opening and closing fence at column 0 (a fence indented
+ * under a list item ends with the item, and the lines after it would be
+ * live), only real openings taken (spaces, not tabs; no backtick in a
+ * backtick fence's info string), and a fence left open closed at the end.
+ * Every line not inside such a fence is neutralized.
+ */
 export function neutralizeMarkdown(text: string, options: NeutralizeOptions = {}): string {
   const demote = options.demoteHeadings ?? 0;
-  const lines = text.split('\n');
+  const out: string[] = [];
   let fence: string | null = null;
-  return lines
-    .map((line) => {
-      const fenceMatch = /^\s{0,3}(`{3,}|~{3,})/.exec(line);
-      if (fenceMatch?.[1]) {
-        const marker = fenceMatch[1];
-        if (fence === null) fence = marker;
-        else if (marker[0] === fence[0] && marker.length >= fence.length) fence = null;
-        return line;
+  for (const line of text.split('\n')) {
+    if (fence !== null) {
+      // Closed by any line CommonMark would close it with (and by a few more: the rest is then neutralized).
+      const close = /^\s{0,3}(`{3,}|~{3,})(.*)$/.exec(line);
+      const marker = close?.[1];
+      if (marker !== undefined && marker[0] === fence[0] && marker.length >= fence.length) {
+        out.push(fence);
+        fence = null;
+        const rest = close?.[2]?.trim() ?? '';
+        if (rest !== '') out.push(neutralizeLine(rest));
+      } else {
+        out.push(line);
       }
-      if (fence !== null) return line;
-      const neutral = neutralizeLine(line);
-      return demote > 0
+      continue;
+    }
+    const open = /^ {0,3}(`{3,}|~{3,})(.*)$/.exec(line);
+    const marker = open?.[1];
+    const info = open?.[2] ?? '';
+    if (marker !== undefined && !(marker[0] === '`' && info.includes('`'))) {
+      fence = marker;
+      out.push(`${marker}${info}`);
+      continue;
+    }
+    const neutral = neutralizeLine(line);
+    out.push(
+      demote > 0
         ? neutral.replace(
             /^( {0,3})(#{1,6})(?=\s|$)/,
             (_match, indent: string, hashes: string) =>
               `${indent}${'#'.repeat(Math.min(6, hashes.length + demote))}`,
           )
-        : neutral;
-    })
-    .join('\n');
+        : neutral,
+    );
+  }
+  if (fence !== null) out.push(fence);
+  return out.join('\n');
 }
 
 // A link destination may hold one level of balanced parentheses: javascript:alert(1).
