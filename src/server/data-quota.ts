@@ -20,6 +20,8 @@ export class DataQuota {
   #walk: Promise<number> | null = null;
   /** Bytes of uploads being written now (not yet in a finished walk). */
   #streaming = 0;
+  /** What the last finished walk measured. */
+  #measured = 0;
 
   constructor(root: string, limitBytes: number) {
     this.#root = root;
@@ -28,9 +30,14 @@ export class DataQuota {
 
   /** Bytes the data folder holds now (hard links once). */
   async usedBytes(): Promise<number> {
-    this.#walk ??= measure(this.#root).finally(() => {
-      this.#walk = null;
-    });
+    this.#walk ??= measure(this.#root)
+      .then((bytes) => {
+        this.#measured = bytes;
+        return bytes;
+      })
+      .finally(() => {
+        this.#walk = null;
+      });
     return this.#walk;
   }
 
@@ -47,14 +54,16 @@ export class DataQuota {
    * stored or refused.
    */
   async meterUpload(): Promise<{ add(bytes: number): void; done(): void }> {
-    const room = await this.checkRoom('this upload');
+    await this.checkRoom('this upload');
     let counted = 0;
     let finished = false;
     return {
       add: (bytes) => {
         counted += bytes;
         this.#streaming += bytes;
-        if (counted > room) throw this.full('this upload', this.limitBytes - room + counted);
+        // Against the folder and every upload streaming now: uploads started together do not each get the whole room.
+        const used = this.#measured + this.#streaming;
+        if (used > this.limitBytes) throw this.full('this upload', used);
       },
       done: () => {
         if (finished) return;
