@@ -90,7 +90,11 @@ async function readRecordedRun(runDir: string, signal: AbortSignal): Promise<Rec
 
 function isInside(child: string, parent: string): boolean {
   const relative = path.relative(parent, child);
-  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+  // `..new` is a folder inside; only `..` itself or `../…` leaves the parent.
+  return (
+    relative === '' ||
+    (relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative))
+  );
 }
 
 /** The earlier model, for the trace's run-start: the code was its, even though no model runs now. */

@@ -174,7 +174,10 @@ async function runRerun(
     }
     // Refused here too, before the folder is made: not even an empty folder may appear in the earlier run.
     const fromRun = path.relative(path.resolve(context.cwd, runFolder), settings.outDir);
-    if (fromRun === '' || (!fromRun.startsWith('..') && !path.isAbsolute(fromRun))) {
+    if (
+      fromRun === '' ||
+      (fromRun !== '..' && !fromRun.startsWith(`..${path.sep}`) && !path.isAbsolute(fromRun))
+    ) {
       throw new ConfigError(
         `The new run folder ${settings.outDir} is the earlier run's folder or inside it; a re-run never changes the earlier run.`,
         'Pass another folder with -o.',
