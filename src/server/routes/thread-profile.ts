@@ -52,8 +52,9 @@ export function registerThreadProfileRoutes(
     if (record === null) throw notFound('thread', threadId);
     const fileIds = [...record.file_ids];
     const cachePath = path.join(store.threadDir(threadId), 'profile.json');
+    // Missing, cut short (the server stopped while writing it) or of another shape: profiled again.
     const cached = await readFile(cachePath, 'utf8').then(
-      (text) => cachedProfileSchema.safeParse(JSON.parse(text)),
+      (text) => cachedProfileSchema.safeParse(parseJson(text)),
       () => null,
     );
     const view = (profile: WorkspaceProfile): ThreadProfile => ({
@@ -88,3 +89,11 @@ export function registerThreadProfileRoutes(
 
 const sameIds = (a: readonly string[], b: readonly string[]): boolean =>
   a.length === b.length && a.every((id, index) => id === b[index]);
+
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return null;
+  }
+};
