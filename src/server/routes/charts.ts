@@ -48,6 +48,15 @@ export function registerChartRoutes(app: FastifyInstance, context: RouteContext)
   app.get('/v1/threads/:threadId/turns/:index/charts/:chartId', async (request, reply) => {
     const { threadId, index, chartId } = parseWith(chartParams, request.params, 'path');
     const key = `${threadId}/${index}/${chartId}`;
+    // A deleted thread's charts are gone, even those this route still remembers.
+    if ((await context.threads.store.readThread(threadId)) === null) {
+      const forgotten = drawnCharts.get(key);
+      if (forgotten !== undefined) {
+        drawnCharts.delete(key);
+        cachedBytes -= forgotten.length;
+      }
+      throw notFound('chart', key);
+    }
     const known = drawnCharts.get(key);
     if (known !== undefined) return send(reply, known);
     const gone = new AbortController();
