@@ -20,7 +20,8 @@ const maxKeyFileBytes = 4096;
 /**
  * Reads the server's API key from a file, refusing (as ssh does with a
  * private key) a file that its group or other users may read or write: on a
- * shared machine anyone could then take the key. The mode is checked on the
+ * shared machine anyone could then take the key, and one owned by another
+ * user (who could change it). The mode is checked on the
  * opened descriptor, so the file that is read is the file that was checked;
  * a symbolic link is followed only to a regular file.
  */
@@ -49,6 +50,15 @@ export async function readApiKeyFile(file: string): Promise<string> {
         'API_KEY_FILE_UNSAFE',
         `The API key file ${file} has permissions ${mode}: other users of this machine can read or change the key, so the server does not start.`,
         `Make it private to its owner: \`chmod 600 ${file}\`.`,
+      );
+    }
+    // Owned by another user (not root), it is theirs to change whatever its mode: ssh refuses such a key too.
+    const uid = process.getuid?.();
+    if (uid !== undefined && stats.uid !== uid && stats.uid !== 0) {
+      throw new ApiKeyFileError(
+        'API_KEY_FILE_UNSAFE',
+        `The API key file ${file} is owned by user ${stats.uid}, not by the user the server runs as (${uid}): that user can change the key, so the server does not start.`,
+        `Use a key file of your own: \`umask 077; openssl rand -hex 32 > key\`, or \`chown ${uid} ${file}\`.`,
       );
     }
     const buffer = Buffer.alloc(maxKeyFileBytes + 1);
