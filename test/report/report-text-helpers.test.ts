@@ -86,6 +86,11 @@ describe('markdown helpers', () => {
     expect(escapeMarkdownText('a|b <svg>\n*x*')).toBe('a\\|b &lt;svg&gt; \\*x\\*');
   });
 
+  // A lone carriage return is a line ending to CommonMark: a column name holding one broke the table row.
+  it('keeps data on one line whatever its line endings (\\r, \\r\\n, \\n)', () => {
+    expect(escapeMarkdownText('a\rb\r\nc\nd')).toBe('a b c d');
+  });
+
   it('chooses a fence longer than any backtick run in the content', () => {
     expect(fencedBlock('print("```")', 'python')).toBe('````python\nprint("```")\n````');
   });
