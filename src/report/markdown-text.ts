@@ -87,7 +87,7 @@ function neutralizeLine(line: string): string {
 /** Plain text (data values, output ids, paths) in running Markdown text or a table cell. */
 export function escapeMarkdownText(text: string): string {
   return text
-    .replace(/\r?\n/g, ' ')
+    .replace(/\r\n?|\n/g, ' ')
     .replace(/[\\`*_{}[\]()#+!|<>~]/g, (character) =>
       character === '<' ? '&lt;' : character === '>' ? '&gt;' : `\\${character}`,
     );
