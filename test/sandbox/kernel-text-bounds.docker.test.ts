@@ -87,7 +87,9 @@ describe('texts a cell controls are bounded', () => {
     expect(wide?.columnsTruncated).toBe(true);
     const wideRows = wide?.sampleRows ?? [];
     expect(wideRows.length).toBeGreaterThanOrEqual(1);
-    expect(wideRows.every((row) => row.length === 100 && row.every((cell) => cell?.length === 40))).toBe(true);
+    expect(wideRows.every((row) => row.length === 100 && row.every((cell) => cell?.length === 40))).toBe(
+      true,
+    );
     expect(JSON.stringify(wideRows).length).toBeLessThan(10_000);
   });
 });
