@@ -92,8 +92,9 @@ function firstRows(table: TableProfile): string {
         `<tr>${table.columns.map((_, position) => `<td>${escapeHtml(row[position] ?? '')}</td>`).join('')}</tr>`,
     )
     .join('');
+  // Folded, like the process: the section stays short; print opens every <details>.
   return `
-<div class="table-wrap first-rows-wrap"><table class="first-rows"><caption>First ${count(rows.length, 'row')}${table.columnsTruncated ? ' (profiled columns)' : ''}</caption><thead><tr>${header}</tr></thead><tbody>${body}</tbody></table></div>`;
+<details class="first-rows"><summary>First ${count(rows.length, 'row')}${table.columnsTruncated ? ' (profiled columns)' : ''}</summary><div class="table-wrap"><table class="first-rows"><thead><tr>${header}</tr></thead><tbody>${body}</tbody></table></div></details>`;
 }
 
 function renderAlert(alert: DataAlert, index: NumberIndex, anchorFor: OutputAnchor): string {

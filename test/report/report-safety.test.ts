@@ -91,8 +91,8 @@ describe('an HTML report of hostile model text and data', () => {
     expect(data).toContain('&lt;img src=x onerror=&quot;window.__xss = &#39;img&#39;&quot;&gt;.csv');
     expect(data).toContain('strongly correlated (r = 0.97)');
     // The first rows: every cell the data's text, a missing one empty.
-    const firstRows = data.slice(data.indexOf('<table class="first-rows">'));
-    expect(firstRows).toContain('<caption>First 2 rows</caption>');
+    const firstRows = data.slice(data.indexOf('<details class="first-rows">'));
+    expect(firstRows).toContain('<summary>First 2 rows</summary>');
     expect(firstRows).toContain(
       '<tr><td>&lt;img src=x onerror=&quot;window.__xss = &#39;img&#39;&quot;&gt;</td><td>&lt;script&gt;window.__xss = &quot;script&quot;&lt;/script&gt;</td></tr>',
     );
