@@ -590,8 +590,9 @@ def first_rows(frame) -> list[list[str | None]]:
     """The first MAX_SAMPLE_ROWS rows of the profiled columns, each cell clipped text; bounded in size."""
     rows: list[list[str | None]] = []
     used = 0
-    head = frame.iloc[:MAX_SAMPLE_ROWS, :MAX_COLUMNS]
-    for values in head.itertuples(index=False, name=None):
+    # Column by column: a 2-d slice of a mixed-dtype frame costs ~50x more (tens of ms).
+    columns = [frame.iloc[:MAX_SAMPLE_ROWS, position].tolist() for position in range(min(MAX_COLUMNS, frame.shape[1]))]
+    for values in zip(*columns):
         row = [cell_text(value) for value in values]
         used += sum(len(cell) for cell in row if cell is not None)
         if rows and used > MAX_SAMPLE_ROWS_CHARS:
