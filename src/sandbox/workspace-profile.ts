@@ -99,7 +99,7 @@ export const tableProfileSchema = z.object({
   /**
    * The first rows (at most 5), one text per profiled column, null where the
    * value is missing: the kernel converts and clips each cell (40 characters)
-   * and keeps the rows under 8 000 characters. Absent from older kernels and traces.
+   * and keeps the rows within 16 KiB of UTF-8. Absent from older kernels and traces.
    */
   sampleRows: z
     .array(z.array(z.string().max(MAX_LABEL_CHARS).nullable()).max(MAX_SAMPLE_ROW_CELLS))

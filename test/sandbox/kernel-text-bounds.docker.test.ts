@@ -71,7 +71,7 @@ describe('texts a cell controls are bounded', () => {
         'import pandas as pd',
         "pd.DataFrame({'n': [1, 2.5, None, 4, 5, 6, 7], 'when': pd.to_datetime(['2024-01-02'] * 7),",
         "              't': ['x' * 5000, '<script>alert(1)</script>', 'a,b', None, 'e', 'f', 'g']}).to_csv('rows.csv', index=False)",
-        "pd.DataFrame([['v' * 300] * 150] * 10, columns=['c%d' % i for i in range(150)]).to_csv('wide-rows.csv', index=False)",
+        "pd.DataFrame([['\u00e9' * 300] * 150] * 10, columns=['c%d' % i for i in range(150)]).to_csv('wide-rows.csv', index=False)",
       ].join('\n'),
     );
     const profile = await session.profileWorkspace();
@@ -82,7 +82,7 @@ describe('texts a cell controls are bounded', () => {
     expect(rows[1]).toEqual(['2.5', '2024-01-02', '<script>alert(1)</script>']);
     expect(rows[2]?.[0]).toBeNull();
     expect(rows[3]?.[2]).toBeNull();
-    // 100 profiled columns of 300-character cells: every cell clipped, the rows within their budget.
+    // 100 profiled columns of 300-character cells (2 bytes each in UTF-8): every cell clipped, the rows within 16 KiB.
     const wide = profile.files.find((candidate) => candidate.path === 'wide-rows.csv')?.tables[0];
     expect(wide?.columnsTruncated).toBe(true);
     const wideRows = wide?.sampleRows ?? [];
@@ -90,6 +90,7 @@ describe('texts a cell controls are bounded', () => {
     expect(wideRows.every((row) => row.length === 100 && row.every((cell) => cell?.length === 40))).toBe(
       true,
     );
-    expect(JSON.stringify(wideRows).length).toBeLessThan(10_000);
+    expect(Buffer.byteLength(wideRows.flat().join(''))).toBeLessThanOrEqual(16 * 1024);
+    expect(wideRows.length).toBeLessThan(5);
   });
 });

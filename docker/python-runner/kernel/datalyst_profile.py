@@ -582,20 +582,20 @@ def table_profile(name: str, frame, rows: int, read: dict, load_code: str) -> di
 # The first rows, as a person previewing a file sees them: each cell as short text (None when missing).
 MAX_SAMPLE_ROWS = 5
 MAX_SAMPLE_CELL_CHARS = 40
-# 5 rows x 100 columns x 40 characters would be 20 000 characters; rows past this budget are left out.
-MAX_SAMPLE_ROWS_CHARS = 8_000
+# 5 rows x 100 columns x 40 characters is up to 80 KB of UTF-8; rows past this budget are left out.
+MAX_SAMPLE_ROWS_BYTES = 16 * 1024
 
 
 def first_rows(frame) -> list[list[str | None]]:
-    """The first MAX_SAMPLE_ROWS rows of the profiled columns, each cell clipped text; bounded in size."""
+    """The first MAX_SAMPLE_ROWS rows of the profiled columns, each cell clipped text, in at most 16 KiB of UTF-8."""
     rows: list[list[str | None]] = []
     used = 0
     # Column by column: a 2-d slice of a mixed-dtype frame costs ~50x more (tens of ms).
     columns = [frame.iloc[:MAX_SAMPLE_ROWS, position].tolist() for position in range(min(MAX_COLUMNS, frame.shape[1]))]
     for values in zip(*columns):
         row = [cell_text(value) for value in values]
-        used += sum(len(cell) for cell in row if cell is not None)
-        if rows and used > MAX_SAMPLE_ROWS_CHARS:
+        used += sum(len(cell.encode('utf-8')) for cell in row if cell is not None)
+        if rows and used > MAX_SAMPLE_ROWS_BYTES:
             break
         rows.append(row)
     return rows
