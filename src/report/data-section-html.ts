@@ -77,8 +77,24 @@ function renderTable(view: DataTableView, index: NumberIndex, anchorFor: OutputA
 <h3><span class="mono">${escapeHtml(view.label)}</span></h3>
 <p class="shape">${escapeHtml(shape)}${escapeHtml(duplicates)}</p>${sampled}
 ${alerts}
-<div class="table-wrap columns-wrap"><table class="columns"><thead><tr><th scope="col">Column</th><th scope="col">Type</th><th scope="col">Distinct</th><th scope="col">Missing</th><th scope="col">Values</th><th scope="col">Distribution</th></tr></thead><tbody>${rows}</tbody></table></div>
+<div class="table-wrap columns-wrap"><table class="columns"><thead><tr><th scope="col">Column</th><th scope="col">Type</th><th scope="col">Distinct</th><th scope="col">Missing</th><th scope="col">Values</th><th scope="col">Distribution</th></tr></thead><tbody>${rows}</tbody></table></div>${firstRows(table)}
 </article>`;
+}
+
+/** The profile's first rows (absent from older traces), every cell the data's text; a missing cell is left empty. */
+function firstRows(table: TableProfile): string {
+  const rows = table.sampleRows ?? [];
+  if (rows.length === 0) return '';
+  const header = table.columns.map((column) => `<th scope="col">${escapeHtml(column.name)}</th>`).join('');
+  const body = rows
+    .map(
+      (row) =>
+        `<tr>${table.columns.map((_, position) => `<td>${escapeHtml(row[position] ?? '')}</td>`).join('')}</tr>`,
+    )
+    .join('');
+  // Folded, like the process: the section stays short; print opens every <details>.
+  return `
+<details class="first-rows"><summary>First ${count(rows.length, 'row')}${table.columnsTruncated ? ' (profiled columns)' : ''}</summary><div class="table-wrap"><table class="first-rows"><thead><tr>${header}</tr></thead><tbody>${body}</tbody></table></div></details>`;
 }
 
 function renderAlert(alert: DataAlert, index: NumberIndex, anchorFor: OutputAnchor): string {

@@ -105,6 +105,10 @@ table.columns th, table.columns td { padding: .25rem .55rem; border-bottom: 1px 
 table.columns thead th { background: var(--soft); }
 table.columns tbody th { max-width: 16rem; overflow-wrap: break-word; font-weight: 600; }
 table.columns td.warn { color: var(--warn); font-weight: 600; }
+table.first-rows { border-collapse: collapse; font-size: .8rem; }
+details.first-rows > summary { cursor: pointer; font-size: .85rem; color: var(--muted); margin: .4rem 0 0; }
+table.first-rows th, table.first-rows td { padding: .2rem .55rem; border-bottom: 1px solid var(--line); text-align: left; white-space: nowrap; max-width: 16rem; overflow: hidden; text-overflow: ellipsis; }
+table.first-rows thead th { background: var(--soft); }
 .type { display: inline-block; font-size: .75rem; padding: 0 .4rem; border-radius: 1rem; background: var(--soft); border: 1px solid var(--line); }
 .dtype { color: var(--muted); font-size: .75rem; }
 td.values { max-width: 22rem; }

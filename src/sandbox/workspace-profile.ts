@@ -17,6 +17,9 @@ const MAX_SHORT_CHARS = 100;
 const MAX_HISTOGRAM_BINS = 64;
 const MAX_TOP_VALUES = 20;
 const MAX_CORRELATIONS = 50;
+/** The kernel sends 5 rows of at most 100 cells (its column limit). */
+const MAX_SAMPLE_ROWS = 10;
+const MAX_SAMPLE_ROW_CELLS = 200;
 
 export const columnProfileSchema = z.object({
   name: z.string().max(MAX_NAME_CHARS),
@@ -92,6 +95,15 @@ export const tableProfileSchema = z.object({
       }),
     )
     .max(MAX_CORRELATIONS)
+    .optional(),
+  /**
+   * The first rows (at most 5), one text per profiled column, null where the
+   * value is missing: the kernel converts and clips each cell (40 characters)
+   * and keeps the rows within 16 KiB of UTF-8. Absent from older kernels and traces.
+   */
+  sampleRows: z
+    .array(z.array(z.string().max(MAX_LABEL_CHARS).nullable()).max(MAX_SAMPLE_ROW_CELLS))
+    .max(MAX_SAMPLE_ROWS)
     .optional(),
 });
 export type TableProfile = z.infer<typeof tableProfileSchema>;

@@ -90,6 +90,15 @@ describe('an HTML report of hostile model text and data', () => {
     expect(data).toContain('&lt;script&gt;window.__xss = &quot;script&quot;&lt;/script&gt; is constant');
     expect(data).toContain('&lt;img src=x onerror=&quot;window.__xss = &#39;img&#39;&quot;&gt;.csv');
     expect(data).toContain('strongly correlated (r = 0.97)');
+    // The first rows: every cell the data's text, a missing one empty.
+    const firstRows = data.slice(data.indexOf('<details class="first-rows">'));
+    expect(firstRows).toContain('<summary>First 2 rows</summary>');
+    expect(firstRows).toContain(
+      '<tr><td>&lt;img src=x onerror=&quot;window.__xss = &#39;img&#39;&quot;&gt;</td><td>&lt;script&gt;window.__xss = &quot;script&quot;&lt;/script&gt;</td></tr>',
+    );
+    expect(firstRows).toContain(
+      '<tr><td></td><td>&lt;iframe src=&quot;https://evil.example/&quot;&gt;&lt;/iframe&gt;</td></tr>',
+    );
   });
 
   it('keeps http(s) and in-report links, drops javascript:, data: and vbscript: links', () => {

@@ -64,4 +64,33 @@ describe('texts a cell controls are bounded', () => {
     expect(columns.map((column) => column.name.length)).toEqual([1000, 1]);
     expect(columns[0]?.name.endsWith('…')).toBe(true);
   });
+
+  it('the profile sends the first 5 rows as clipped text, a missing cell as null, and stays small for 100 wide columns', async () => {
+    await session.execute(
+      [
+        'import pandas as pd',
+        "pd.DataFrame({'n': [1, 2.5, None, 4, 5, 6, 7], 'when': pd.to_datetime(['2024-01-02'] * 7),",
+        "              't': ['x' * 5000, '<script>alert(1)</script>', 'a,b', None, 'e', 'f', 'g']}).to_csv('rows.csv', index=False)",
+        "pd.DataFrame([['\u00e9' * 300] * 150] * 10, columns=['c%d' % i for i in range(150)]).to_csv('wide-rows.csv', index=False)",
+      ].join('\n'),
+    );
+    const profile = await session.profileWorkspace();
+    const table = profile.files.find((candidate) => candidate.path === 'rows.csv')?.tables[0];
+    expect(table?.sampleRows).toHaveLength(5);
+    const rows = table?.sampleRows ?? [];
+    expect(rows[0]).toEqual(['1', '2024-01-02', `${'x'.repeat(39)}…`]);
+    expect(rows[1]).toEqual(['2.5', '2024-01-02', '<script>alert(1)</script>']);
+    expect(rows[2]?.[0]).toBeNull();
+    expect(rows[3]?.[2]).toBeNull();
+    // 100 profiled columns of 300-character cells (2 bytes each in UTF-8): every cell clipped, the rows within 16 KiB.
+    const wide = profile.files.find((candidate) => candidate.path === 'wide-rows.csv')?.tables[0];
+    expect(wide?.columnsTruncated).toBe(true);
+    const wideRows = wide?.sampleRows ?? [];
+    expect(wideRows.length).toBeGreaterThanOrEqual(1);
+    expect(wideRows.every((row) => row.length === 100 && row.every((cell) => cell?.length === 40))).toBe(
+      true,
+    );
+    expect(Buffer.byteLength(wideRows.flat().join(''))).toBeLessThanOrEqual(16 * 1024);
+    expect(wideRows.length).toBeLessThan(5);
+  });
 });

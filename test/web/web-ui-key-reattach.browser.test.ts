@@ -239,6 +239,43 @@ describe('web UI: the API key from the browser, and SSE re-attach after a droppe
     expect(await readFile(saved, 'utf8')).toContain('What is the total?');
     expect(unauthorized).toEqual([]);
 
+    // "Open the report" with a key downloads it too, and the page says why it does not open it.
+    expect(await turn.locator('.report-key-note').textContent()).toMatch(/downloaded, not opened/);
+    await Promise.all([
+      page.waitForEvent('download'),
+      turn.getByRole('link', { name: 'Open the report' }).click(),
+    ]);
+    await expect
+      .poll(() => page.locator('#status').textContent())
+      .toMatch(/a blob: URL\) would take this page’s policy/);
+    // Why: Chromium gives a tab opened from the fetched HTML (a blob: URL) this page's origin and
+    // policy, whose style-src 'self' refuses the report's inline styles.
+    const [blobTab] = await Promise.all([
+      page.context().waitForEvent('page'),
+      page.evaluate(async (key) => {
+        const response = await fetch(document.querySelector<HTMLAnchorElement>('.report-links a')!.href, {
+          headers: { authorization: `Bearer ${key}` },
+        });
+        const url = URL.createObjectURL(new Blob([await response.text()], { type: 'text/html' }));
+        const link = Object.assign(document.createElement('a'), {
+          href: url,
+          target: '_blank',
+          rel: 'noopener',
+        });
+        document.body.append(link);
+        link.click();
+        link.remove();
+      }, API_KEY),
+    ]);
+    await blobTab.waitForLoadState('load');
+    await expect
+      .poll(() => blobTab.evaluate(() => document.querySelector('h1')?.textContent ?? ''))
+      .not.toBe('');
+    expect(blobTab.url()).toMatch(new RegExp(`^blob:${keyed.url}/`));
+    // The report's own style says `body { margin: 0 }`; refused, the browser's default 8px stays.
+    expect(await blobTab.evaluate(() => getComputedStyle(document.body).margin)).toBe('8px');
+    await blobTab.close();
+
     // Delete, in place: "Keep" keeps it; "Delete for good" removes it on the server and clears the view.
     const item = page.locator('#thread-list li').first();
     await item.getByRole('button', { name: /^Delete the analysis/ }).click();
@@ -251,6 +288,71 @@ describe('web UI: the API key from the browser, and SSE re-attach after a droppe
     await expect.poll(() => page.locator('#thread-list li').count()).toBe(0);
     expect(await keyed.threads.list()).toHaveLength(0);
     expect(await page.locator('article.turn').count()).toBe(0);
+    expect(watch.dialogs).toEqual([]);
+    expectInert(watch, keyed.url);
+    await page.context().close();
+  });
+
+  it('a 401 on the event stream mid-turn: once the key is entered, the running turn is followed again in place, every event once', async () => {
+    const eventRequests: { lastEventId: string | null; socket: Socket }[] = [];
+    keyed.app.server.on(
+      'request',
+      (request: { url?: string; headers: Record<string, unknown>; socket: Socket }) => {
+        if (!/\/turns\/\d+\/events/.test(request.url ?? '')) return;
+        const id = request.headers['last-event-id'];
+        eventRequests.push({ lastEventId: typeof id === 'string' ? id : null, socket: request.socket });
+      },
+    );
+    const watch = await openUi(browser, `${keyed.url}/`);
+    const { page } = watch;
+    const prompt = page.locator('#key-prompt');
+    await expect.poll(() => prompt.textContent()).toMatch(/needs its API key/);
+    await page.fill('#key-input', API_KEY);
+    await page.getByRole('button', { name: 'Use this key' }).click();
+    await expect.poll(() => prompt.isHidden()).toBe(true);
+    await page.setInputFiles('#file-input', {
+      name: 'numbers.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from('x,y\n1,2\n3,4\n'),
+    });
+    await page.locator('#profiles .file-profile').waitFor({ timeout: 60_000 });
+    fakeModel.enqueue(
+      code(
+        [
+          'import time',
+          'for i in range(120):',
+          "    print('tick', i, flush=True)",
+          '    time.sleep(0.1)',
+        ].join('\n'),
+        'Count slowly.',
+      ),
+      text('<Answer>Counted to 119.</Answer>'),
+    );
+    await ask(watch, 'Count slowly.');
+    const live = page.locator('article.turn[data-turn="1"] .step-execution.running .live-output');
+    await expect.poll(() => live.textContent(), { timeout: 60_000 }).toContain('tick 5');
+    // The key is forgotten, then the connection drops: the re-attach is refused with 401.
+    await page.getByRole('button', { name: 'Forget' }).click();
+    const before = eventRequests.length;
+    for (const request of eventRequests) request.socket.destroy();
+    await expect.poll(() => prompt.textContent(), { timeout: 30_000 }).toMatch(/needs its API key/);
+    await expect.poll(() => turnStatus(watch, 1), { timeout: 30_000 }).toMatch(/^waiting for the API key/);
+    const refusedAt = eventRequests.length;
+    expect(refusedAt).toBeGreaterThan(before);
+    // The key again: the same turn view follows the stream from its last event, without reopening the thread.
+    await page.fill('#key-input', API_KEY);
+    await page.getByRole('button', { name: 'Use this key' }).click();
+    await expect.poll(() => eventRequests.length, { timeout: 30_000 }).toBeGreaterThan(refusedAt);
+    expect(eventRequests[refusedAt]?.lastEventId).toMatch(/^[1-9]\d*$/);
+    await expect.poll(() => turnStatus(watch, 1), { timeout: 60_000 }).toMatch(/^finished/);
+    expect(await page.locator('article.turn').count()).toBe(1);
+    expect(await stepKinds(watch, 1)).toEqual(['profile', 'analyze', 'code', 'execution', 'answer']);
+    const stdout = await page.locator('article.turn[data-turn="1"] .step-execution pre.stdout').textContent();
+    const ticks = Array.from(stdout?.matchAll(/tick (\d+)/g) ?? [], (m) => Number(m[1]));
+    expect(ticks).toEqual(Array.from({ length: 120 }, (_, index) => index));
+    expect(await page.locator('article.turn[data-turn="1"] .step-answer').textContent()).toContain(
+      'Counted to 119',
+    );
     expect(watch.dialogs).toEqual([]);
     expectInert(watch, keyed.url);
     await page.context().close();

@@ -173,11 +173,61 @@ describe('web UI with a scripted model on the real sandbox', () => {
     await page.context().close();
   });
 
+  it('a file added after the first question: the profile is fetched again with the next question and shows both files', async () => {
+    const watch = await openUi(browser, `${server.url}/`);
+    const { page } = watch;
+    const profileRequests = () =>
+      watch.requests.filter((url) => /\/v1\/threads\/[^/]+\/profile$/.test(url)).length;
+    await page.setInputFiles('#file-input', {
+      name: 'first.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from('a,b\n1,x\n2,y\n'),
+    });
+    await page.locator('#profiles .file-profile').waitFor({ timeout: 60_000 });
+    expect(profileRequests()).toBe(1);
+    fakeModel.enqueue(text('<Answer>Two rows.</Answer>'));
+    await ask(watch, 'How many rows?');
+    await expect.poll(() => turnStatus(watch, 1), { timeout: 60_000 }).toMatch(/^finished/);
+
+    await page.setInputFiles('#file-input', {
+      name: 'second.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from('city,people\nLyon,522\nNantes,320\n'),
+    });
+    await expect
+      .poll(() => page.locator('#file-list').textContent())
+      .toContain('added with your next question');
+    fakeModel.enqueue(text('<Answer>Two files now.</Answer>'));
+    await ask(watch, 'And with the second file?');
+    // Fetched again for the thread's files, now both, and shown in place of the first.
+    await expect.poll(() => profileRequests(), { timeout: 60_000 }).toBe(2);
+    await expect.poll(() => page.locator('#profiles .file-profile').count(), { timeout: 60_000 }).toBe(2);
+    expect(await page.locator('#profiles summary strong').allTextContents()).toEqual([
+      'first.csv',
+      'second.csv',
+    ]);
+    const second = page.locator('#profiles .file-profile').nth(1);
+    expect(await second.locator('.first-rows tbody tr').first().locator('td').allTextContents()).toEqual([
+      'Lyon',
+      '522',
+    ]);
+    await expect.poll(() => turnStatus(watch, 2), { timeout: 60_000 }).toMatch(/^finished/);
+    expect(await page.locator('#file-list').textContent()).not.toContain('added with your next question');
+    expectInert(watch, server.url);
+    await page.context().close();
+  });
+
   it('the XSS payloads in a file name, column names, data values and model text stay text', async () => {
     const watch = await openUi(browser, `${server.url}/`);
     const { page } = watch;
     const header = payloads.slice(0, 3).map(csvField).join(',');
-    const rows = [payloads.slice(3, 6).map(csvField).join(','), ['1', '2', '3'].join(',')];
+    // Short payloads too: the profile's first rows clip each cell to 40 characters in the sandbox.
+    const shortPayloads = ['<img src=x onerror=alert(1)>', '<svg/onload=alert(2)>', '<b>bold</b>'];
+    const rows = [
+      payloads.slice(3, 6).map(csvField).join(','),
+      ['1', '2', '3'].join(','),
+      shortPayloads.map(csvField).join(','),
+    ];
     const fileName = `<img src=x onerror="window.__xss = 'name'">.csv`;
     await page.setInputFiles('#file-input', {
       name: fileName,
@@ -191,7 +241,18 @@ describe('web UI with a scripted model on the real sandbox', () => {
     expect(profileText).toContain(fileName);
     for (const payload of payloads.slice(0, 3)) expect(profileText).toContain(payload);
     expect(profileText).toContain(payloads[3]);
-    expect(await page.locator('#profiles script, #profiles img, #profiles svg, #profiles a').count()).toBe(0);
+    // The first rows, a table of text: the header the column names, each cell the value clipped in the sandbox.
+    const clip = (value: string) => (value.length <= 40 ? value : `${value.slice(0, 39)}…`);
+    const firstRows = page.locator('#profiles .first-rows');
+    expect(await firstRows.locator('caption').textContent()).toBe('First 3 rows');
+    expect(await firstRows.locator('thead th').allTextContents()).toEqual(payloads.slice(0, 3));
+    const cells = (row: number) => firstRows.locator('tbody tr').nth(row).locator('td').allTextContents();
+    expect(await cells(0)).toEqual(payloads.slice(3, 6).map(clip));
+    expect(await cells(1)).toEqual(['1', '2', '3']);
+    expect(await cells(2)).toEqual(shortPayloads);
+    expect(
+      await page.locator('#profiles script, #profiles img, #profiles svg, #profiles a, #profiles b').count(),
+    ).toBe(0);
     const hostile = payloads.join(' ');
     fakeModel.enqueue(
       code(
@@ -223,6 +284,9 @@ describe('web UI with a scripted model on the real sandbox', () => {
     expect(await turn.locator('.question h3').textContent()).toBe(hostile);
     expect(await turn.locator('.step-profile').textContent()).toContain(fileName);
     expect(await turn.locator('.step-profile').textContent()).toContain(payloads[0]);
+    expect(
+      await turn.locator('.step-profile .first-rows tbody tr').nth(2).locator('td').allTextContents(),
+    ).toEqual(shortPayloads);
     expect(await turn.locator('.step-analyze').first().textContent()).toContain(payloads[1]);
     expect(await turn.locator('.step-execution pre.stdout').first().textContent()).toContain(payloads[2]);
     expect(await turn.locator('.step-execution table').first().textContent()).toContain(payloads[4]);

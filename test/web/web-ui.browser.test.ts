@@ -55,7 +55,13 @@ describe('web UI on datalyst serve: the offline analyst end to end in Chromium',
     await page.locator('#profiles .file-profile').waitFor({ timeout: 60_000 });
     expect(await page.locator('#profiles summary').textContent()).toContain('orders.csv');
     expect(await page.locator('#profiles tbody tr').count()).toBeGreaterThan(2);
-    expect(await page.locator('#profiles thead').textContent()).toContain('Sample values');
+    expect(await page.locator('#profiles thead').first().textContent()).toContain('Sample values');
+    // …and its first rows, under the same column names.
+    const columnNames = await page
+      .locator('#profiles .table-profile > .table-scroll tbody th')
+      .allTextContents();
+    expect(await page.locator('#profiles .first-rows thead th').allTextContents()).toEqual(columnNames);
+    expect(await page.locator('#profiles .first-rows tbody tr').count()).toBe(5);
     expect(await seriousViolations(page)).toEqual([]); // the profile view
     await mkdir(artifactsDir, { recursive: true });
     await page.locator('#profiles').evaluate((element) => element.scrollIntoView({ block: 'start' }));

@@ -154,6 +154,16 @@ export function showServerImage(image: HTMLImageElement, path: string): void {
     .catch(() => image.dispatchEvent(new Event('error')));
 }
 
+/**
+ * Why, with an API key, "Open the report" downloads it instead of opening it:
+ * a new tab cannot send the key, and a tab opened from the fetched HTML (a
+ * `blob:` URL) takes this page's origin and policy in Chromium: the policy
+ * refuses the report's inline styles (it opens unstyled), and the origin is
+ * this page's instead of the server's sandbox for reports.
+ */
+export const reportWithKeyNote =
+  'With an API key the report is downloaded, not opened: a new tab cannot send the key, and a report opened from this page (a blob: URL) would take this page’s policy, which blocks the report’s styles, and its origin, instead of the report’s own sandbox. Open the downloaded file.';
+
 /** Downloads a server file with the key (a link cannot send it): fetched, then saved from a `blob:` URL. */
 export async function downloadWithKey(path: string, filename: string): Promise<void> {
   const response = await fetch(path, { headers: headers() });

@@ -35,8 +35,10 @@ export function followEventStream(
   handlers: EventStreamHandlers,
   signal: AbortSignal,
   onUnauthorized: () => void,
+  /** The id of the last event already drawn (a stream followed again): only what came after is sent. */
+  resumeAfter?: string,
 ): void {
-  let lastId: string | undefined;
+  let lastId: string | undefined = resumeAfter;
   let finished = false;
   let failures = 0;
   const parser = createParser({

@@ -5,6 +5,7 @@ import {
   createThread,
   deleteThread,
   downloadWithKey,
+  reportWithKeyNote,
   getProfile,
   getThread,
   listThreads,
@@ -366,6 +367,8 @@ keyForm.addEventListener('submit', (event) => {
   renderKeyState();
   say(apiKey() === null ? 'The API key was forgotten.' : 'The API key is set for this tab.');
   void refreshThreads();
+  // A turn whose events were refused for want of the key is followed again, in place.
+  for (const view of state.views) view.keyChanged();
   const hash = /^#thread=(.+)$/.exec(window.location.hash);
   if (hash?.[1] !== undefined && state.thread === null) void open(decodeURIComponent(hash[1]));
 });
@@ -381,9 +384,12 @@ document.addEventListener('click', (event) => {
   if (!(link instanceof HTMLAnchorElement) || apiKey() === null) return;
   event.preventDefault();
   const name = link.getAttribute('download') ?? link.dataset.keyDownload ?? 'download';
-  downloadWithKey(link.getAttribute('href') ?? '', name === '' ? 'download' : name).catch((error: unknown) =>
-    sayError(error, 'The download failed'),
-  );
+  downloadWithKey(link.getAttribute('href') ?? '', name === '' ? 'download' : name)
+    .then(() => {
+      // "Open the report" (target _blank) could not open it: say why, where it is read.
+      if (link.target === '_blank') say(reportWithKeyNote);
+    })
+    .catch((error: unknown) => sayError(error, 'The download failed'));
 });
 
 renderKeyState();

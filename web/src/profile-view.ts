@@ -3,7 +3,15 @@ import { arr, num, rec, str, type EventRecord } from './events.ts';
 
 /** Fields drawn in their own place; any other field a newer server sends is shown as "name: value". */
 const fileFields = new Set(['path', 'sizeBytes', 'format', 'tables', 'error', 'notes']);
-const tableFields = new Set(['name', 'rows', 'columns', 'columnsTruncated', 'read', 'loadCode']);
+const tableFields = new Set([
+  'name',
+  'rows',
+  'columns',
+  'columnsTruncated',
+  'read',
+  'loadCode',
+  'sampleRows',
+]);
 const columnFields = new Set(['name', 'dtype', 'kind', 'missing', 'unique', 'samples', 'min', 'max']);
 
 /** A value as short text: scalars as they are, lists joined, records as `key: value` pairs; nested deeper is left out. */
@@ -160,9 +168,35 @@ function tableView(table: EventRecord): HTMLElement {
       h('table', {}, h('caption', {}, caption), h('thead', {}, head), h('tbody', {}, ...body)),
     ),
   );
+  const sample = firstRowsView(columns, arr(table.sampleRows), name);
+  if (sample !== null) wrapper.append(sample);
   const read = readText(rec(table.read));
   if (read !== '') wrapper.append(h('p', { class: 'profile-read' }, `Read with ${read}.`));
   const moreTable = otherFields(table, tableFields);
   if (moreTable !== '') wrapper.append(h('p', { class: 'profile-more' }, moreTable));
   return wrapper;
+}
+
+/** The table's first rows as the profile sent them (each cell clipped text, null when missing); null when there are none. */
+function firstRowsView(columns: EventRecord[], rows: unknown[], name: string): HTMLElement | null {
+  const cells = rows.slice(0, 10).map((row) => arr(row).slice(0, columns.length));
+  if (cells.length === 0 || columns.length === 0) return null;
+  const label = `First ${cells.length} ${cells.length === 1 ? 'row' : 'rows'}${name === '' ? '' : ` of ${name}`}`;
+  return h(
+    'div',
+    { class: 'table-scroll first-rows', tabindex: '0', role: 'region', 'aria-label': label },
+    h(
+      'table',
+      {},
+      h('caption', {}, label),
+      h('thead', {}, h('tr', {}, ...columns.map((column) => h('th', { scope: 'col' }, str(column.name))))),
+      h(
+        'tbody',
+        {},
+        ...cells.map((row) =>
+          h('tr', {}, ...columns.map((_, position) => h('td', {}, shortText(row[position])))),
+        ),
+      ),
+    ),
+  );
 }

@@ -1,8 +1,10 @@
 import {
+  apiKey,
   chartPath,
   eventsPath,
   figurePath,
   reportPath,
+  reportWithKeyNote,
   showServerImage,
   type AnswerGrounding,
   type Turn,
@@ -48,6 +50,8 @@ export class TurnView {
   /** The last event drawn: an event is drawn once, whatever a re-attach sends again. */
   private lastSeq = 0;
   private askQuestion: string | null = null;
+  /** The event stream was refused with 401: followed again once the key is entered (`keyChanged`). */
+  private waitingForKey = false;
   status: string;
 
   constructor(
@@ -88,12 +92,26 @@ export class TurnView {
           this.setStatus(`connection lost — reconnecting in ${(delayMs / 1000).toFixed(1)} s…`);
         },
         onFail: (error) => {
+          if (error.status === 401) {
+            this.waitingForKey = true;
+            this.setStatus('waiting for the API key: this turn is followed again once it is entered');
+            return;
+          }
           this.setStatus(`the server refused this turn's events: ${error.message}`);
         },
       },
       following.signal,
       () => this.callbacks.onUnauthorized(),
+      this.lastSeq > 0 ? String(this.lastSeq) : undefined,
     );
+  }
+
+  /** A new API key: a stream refused for want of one is followed again (events already drawn are not drawn twice). */
+  keyChanged(): void {
+    if (!this.waitingForKey) return;
+    this.waitingForKey = false;
+    this.setStatus('following again…');
+    this.follow();
   }
 
   stop(): void {
@@ -436,6 +454,7 @@ export class TurnView {
           link('md', 'Markdown'),
           ' · ',
           link('ipynb', 'Notebook'),
+          apiKey() === null ? null : h('p', { class: 'report-key-note' }, reportWithKeyNote),
         ),
       );
     }
