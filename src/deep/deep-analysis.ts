@@ -2,29 +2,20 @@ import { mkdir, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pLimit from 'p-limit';
-import {
-  newRunId,
-  noDataDecision,
-  openThread,
-  type Thread,
-  type ThreadOptions,
-  type TurnResult,
-} from '../agent/index.ts';
+import { newRunId, noDataDecision } from '../agent/index.ts';
 import { CancelledError, ConfigError, DatalystError } from '../errors/index.ts';
 import type { WorkspaceProfile } from '../sandbox/index.ts';
-import { readTrace, type ExecutionRecord } from '../trace/index.ts';
 import { DEEP_RECORD_FILE, writeDeepRecord } from './deep-record.ts';
 import type { DeepAnalysisResult, DeepEvent, DeepPhase } from './deep-events.ts';
 import type { DeepAnalyzeOptions } from './deep-options.ts';
 import { checkCitations, evidenceListing, fallbackSections, numberSections } from './deep-outline.ts';
-import type { DeepRoles, EvidenceDraft, RoleContext, SubQuestionDraft } from './deep-roles.ts';
+import type { DeepRoles, RoleContext, SubQuestionDraft } from './deep-roles.ts';
 import {
   DEEP_RECORD_VERSION,
   type Brief,
   type DeepRecord,
   type DeepTerminationReason,
   type OutlineSection,
-  type SubAnalysisOutcome,
   type SubAnalysisRecord,
   type SubQuestion,
   type WrittenSection,
@@ -33,19 +24,10 @@ import { EvidenceBank } from './evidence-bank.ts';
 import { createOfflineDeepRoles } from './offline-roles.ts';
 import { createModelDeepRoles } from './model-roles.ts';
 import { SessionSource } from './session-source.ts';
+import { runSubAnalysis, type Findings, type StopReason, type SubAnalysisHost } from './sub-analysis.ts';
 
 const nowIso = () => new Date().toISOString();
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
-
-/** A sub-analysis's compressed findings, waiting to be banked. */
-interface Findings {
-  record: SubAnalysisRecord;
-  drafts: EvidenceDraft[];
-  executions: ExecutionRecord[];
-}
-
-/** Why research stopped early (the report is then written from what exists). */
-type StopReason = 'deadline' | 'token-budget' | 'cancelled';
 
 /** The roles when the caller gives none. */
 function defaultRoles(options: DeepAnalyzeOptions): DeepRoles {
@@ -53,54 +35,6 @@ function defaultRoles(options: DeepAnalyzeOptions): DeepRoles {
   if (options.model.offline === true)
     return createOfflineDeepRoles({ maxSubAnalyses: options.maxSubAnalyses ?? 4 });
   return createModelDeepRoles(options.model);
-}
-
-/** The question a sub-analyst is asked: its sub-question, and where it stands in the whole. */
-export function subAnalysisInstruction(subQuestion: SubQuestion, brief: Brief): string {
-  const tables = subQuestion.tables.length > 0 ? ` Start with: ${subQuestion.tables.join(', ')}.` : '';
-  return (
-    `${subQuestion.question}\n\n` +
-    `(This is one part of a larger analysis of "${brief.question}".${tables} Answer this part only, and print every number you state.)`
-  );
-}
-
-function outcomeOf(
-  result: TurnResult,
-  stopReason: StopReason | null,
-): { outcome: SubAnalysisOutcome; detail: string } {
-  const { reason, detail } = result.termination;
-  switch (reason) {
-    case 'answered':
-      return { outcome: 'answered', detail: 'It answered.' };
-    case 'max-rounds':
-    case 'context-budget':
-      return result.answer !== null
-        ? { outcome: 'answered', detail: `It answered at its ${reason} limit.` }
-        : { outcome: 'incomplete', detail };
-    case 'deadline':
-    case 'no-progress':
-    case 'repeated-failure':
-    case 'asked':
-      return { outcome: 'incomplete', detail };
-    case 'cancelled':
-      return { outcome: 'cancelled', detail: stoppedSubDetail(stopReason) };
-    case 'model-unavailable':
-    case 'sandbox-failure':
-    case 'no-data':
-    case 'rerun-cell-failed': // only re-runs end this way; listed so the switch stays exhaustive
-      return { outcome: 'failed', detail };
-  }
-}
-
-function stoppedSubDetail(stopReason: StopReason | null): string {
-  if (stopReason === 'deadline') return "The deep run's deadline stopped it.";
-  if (stopReason === 'token-budget') return "The deep run's token budget stopped it.";
-  return 'The run was cancelled while it ran.';
-}
-
-async function readExecutions(runDir: string): Promise<ExecutionRecord[]> {
-  const trace = await readTrace(path.join(runDir, 'trace.jsonl'));
-  return trace.records.filter((record): record is ExecutionRecord => record.type === 'execution');
 }
 
 /** One deep run: the state, the phases, the record. */
@@ -130,6 +64,8 @@ class DeepRun {
   private budgetSpent = false;
   private readonly running = new Set<Promise<unknown>>();
   private failure: DatalystError | null = null;
+  /** What each sub-analysis sees of the run. */
+  private readonly subAnalysisHost: SubAnalysisHost;
 
   constructor(
     private readonly options: DeepAnalyzeOptions,
@@ -160,6 +96,20 @@ class DeepRun {
       sections: [],
       termination: { reason: 'cancelled', detail: 'The run is still going (or its process died).' },
       usage: { promptTokens: 0, completionTokens: 0 },
+    };
+    this.subAnalysisHost = {
+      options,
+      roles: this.roles,
+      runId: this.runId,
+      outDir: this.outDir,
+      createSandbox: this.sessions.factory,
+      researchSignal: this.research.signal,
+      writingSignal: () => this.writingSignal(),
+      stopReason: () => this.stopReason,
+      roleContext: (signal) => this.roleContext(signal),
+      addUsage: (usage) => this.addUsage(usage),
+      emit: (event) => this.emit(event),
+      save: () => this.save(),
     };
   }
 
@@ -368,7 +318,7 @@ class DeepRun {
       }
       this.subAnalysesStarted += 1;
       started += 1;
-      const task = this.limit(() => this.runSubAnalysis(brief, subQuestion, record));
+      const task = this.limit(() => runSubAnalysis(this.subAnalysisHost, brief, subQuestion, record));
       this.running.add(task);
       void task.finally(() => this.running.delete(task));
       queued.push(task);
@@ -401,107 +351,6 @@ class DeepRun {
         text: `${record.id}: ${count} citation${count === 1 ? '' : 's'} named no output of its trace and ${count === 1 ? 'was' : 'were'} dropped (${banked.dropped.slice(0, 5).join(', ')}).`,
       });
     }
-  }
-
-  /** Runs one sub-analysis in a thread of its own and compresses its findings; the thread is closed when it ends. */
-  private async runSubAnalysis(
-    brief: Brief,
-    subQuestion: SubQuestion,
-    record: SubAnalysisRecord,
-  ): Promise<Findings | null> {
-    if (this.research.signal.aborted) {
-      record.detail = `Not run: ${this.isCancelled() ? 'the run was cancelled' : `the run's ${this.stopReason ?? 'limit'} came first`}.`;
-      this.emit({ type: 'sub-analysis-end', record: { ...record } });
-      this.save();
-      return null;
-    }
-    record.runDir = `sub/${subQuestion.id}`;
-    record.startedAt = nowIso();
-    this.emit({ type: 'sub-analysis-start', subQuestion, runDir: path.join(this.outDir, record.runDir) });
-    this.save();
-    let thread: Thread | null = null;
-    let findings: Findings | null = null;
-    try {
-      thread = await openThread(this.threadOptions(subQuestion));
-      const result = await thread.ask(subAnalysisInstruction(subQuestion, brief), {
-        signal: this.research.signal,
-      }).result;
-      this.addUsage(result.usage);
-      const { outcome, detail } = outcomeOf(result, this.stopReason);
-      record.outcome = outcome;
-      record.detail = detail;
-      record.termination = result.termination.reason;
-      record.answer = result.answer;
-      if (outcome === 'answered' || outcome === 'incomplete') {
-        // What it found is compressed even when the deadline or token budget has come meanwhile:
-        // the forced report is written from it (only a cancel, or the report's own time, stops it).
-        const signal = this.writingSignal();
-        const asked = thread;
-        const drafts = await this.roles.compress(
-          {
-            subQuestion,
-            result,
-            executions: await readExecutions(thread.outDir),
-            askFollowUp: (question) => asked.ask(question, { signal }).result,
-          },
-          this.roleContext(signal),
-        );
-        // Follow-ups may have run cells too: ground against everything the sub-analysis printed.
-        findings = { record, drafts, executions: await readExecutions(thread.outDir) };
-      }
-    } catch (error) {
-      findings = null;
-      if (this.isCancelled()) {
-        record.outcome = 'cancelled';
-        record.detail = this.stoppedSubDetail();
-      } else {
-        record.outcome = 'failed';
-        record.detail =
-          record.termination === null
-            ? `It could not run: ${errorText(error)}`
-            : `It ended ${record.termination}, but compressing its findings failed: ${errorText(error)}`;
-      }
-    } finally {
-      // Its sandbox is released as soon as it ends (not at the end of the run).
-      if (thread !== null) await thread.close().catch(() => undefined);
-      record.endedAt = nowIso();
-      this.emit({ type: 'sub-analysis-end', record: { ...record, evidenceIds: [...record.evidenceIds] } });
-      this.save();
-    }
-    return findings;
-  }
-
-  private threadOptions(subQuestion: SubQuestion): ThreadOptions {
-    const {
-      instruction: _instruction,
-      roles: _roles,
-      maxSubAnalyses: _maxSubAnalyses,
-      concurrency: _concurrency,
-      maxPlanningRounds: _maxPlanningRounds,
-      deadlineMs: _deadlineMs,
-      finalReportMs: _finalReportMs,
-      tokenBudget: _tokenBudget,
-      mayAsk: _mayAsk,
-      warmPool: _warmPool,
-      onEvent: _onEvent,
-      signal: _signal,
-      outDir: _outDir,
-      runsDir: _runsDir,
-      runId: _runId,
-      createSandbox: _createSandbox,
-      model: _model,
-      ...loopOptions
-    } = this.options;
-    return {
-      ...loopOptions,
-      model: this.roles.subAnalystModel(subQuestion),
-      workspaceDir: this.options.workspaceDir,
-      outDir: path.join(this.outDir, 'sub', subQuestion.id),
-      runId: `${this.runId}-${subQuestion.id}`,
-      createSandbox: this.sessions.factory,
-      // Nobody is there to answer a sub-analyst's question: it gets the fixed reply and goes on.
-      askMode: 'reply',
-    };
   }
 
   private async writeSections(
@@ -602,10 +451,6 @@ class DeepRun {
   /** A method, not a field read: the stop reason changes while a phase awaits. */
   private isCancelled(): boolean {
     return this.stopReason === 'cancelled';
-  }
-
-  private stoppedSubDetail(): string {
-    return stoppedSubDetail(this.stopReason);
   }
 
   private stoppedEnding(extra = ''): DeepRecord['termination'] {

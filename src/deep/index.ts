@@ -12,7 +12,8 @@ export type {
   WriteInput,
 } from './deep-roles.ts';
 export { DEEP_RECORD_FILE, writeDeepRecord, readDeepRecord } from './deep-record.ts';
-export { deepAnalyze, streamDeepAnalysis, subAnalysisInstruction } from './deep-analysis.ts';
+export { deepAnalyze, streamDeepAnalysis } from './deep-analysis.ts';
+export { subAnalysisInstruction, subAnalysisOutcome } from './sub-analysis.ts';
 export type { DeepAnalyzeOptions } from './deep-options.ts';
 export type { DeepAnalysisResult, DeepEvent, DeepPhase } from './deep-events.ts';
 export { EvidenceBank } from './evidence-bank.ts';

@@ -35,10 +35,7 @@ export function renderNotebook(report: PreparedReport): Notebook {
   if (view.outcomeMessage !== null) intro.push('', `**${view.outcomeMessage}**`);
   cells.push(markdownCell(ids.next('intro'), intro.join('\n')));
   let executionCount = 1;
-  cells.push({
-    ...codeCell(ids.next('datalyst-setup'), kernelSetupCode, executionCount, []),
-    metadata: { datalyst: { setup: true } },
-  });
+  cells.push(setupCell(ids.next('datalyst-setup'), executionCount));
   for (const entry of view.process) {
     if (entry.kind === 'notice') continue;
     if (entry.kind === 'turn') {
@@ -63,58 +60,96 @@ export function renderNotebook(report: PreparedReport): Notebook {
     }
     const { execution, step } = entry;
     if (!execution) {
-      const code = stripCodeFence(step?.text ?? '');
-      cells.push({
-        ...codeCell(ids.next('code'), code, null, []),
-        metadata: { tags: ['skip-execution'], datalyst: { executed: false } },
-      });
+      cells.push(unexecutedCell(ids.next('code'), step?.text ?? ''));
       continue;
     }
-    const skip = ['timeout', 'memory', 'crashed', 'cancelled'].includes(execution.result.status);
-    const count = skip ? null : ++executionCount;
-    const tags = skip ? ['skip-execution'] : execution.result.status === 'error' ? ['raises-exception'] : [];
-    const cell = codeCell(
-      ids.next(execution.outputId),
-      execution.code,
-      count,
-      notebookOutputs(execution, count, report),
-    );
-    cells.push({
-      ...cell,
-      metadata: {
-        ...(tags.length > 0 ? { tags } : {}),
-        datalyst: { outputId: execution.outputId, status: execution.result.status, round: execution.round },
-      },
-    });
-    if (skip) {
-      cells.push(
-        markdownCell(
-          ids.next('note'),
-          `*The cell above is not re-run: in the run it ended with \`${execution.result.status}\`${execution.result.statusDetail ? ` (${neutralizeMarkdown(execution.result.statusDetail)})` : ''}.*`,
-        ),
-      );
-    }
+    const executed = executionCells(execution, ids, executionCount, report);
+    executionCount = executed.count;
+    cells.push(...executed.cells);
   }
   // A thread's answers are in the process, each after its question's cells.
   if (view.answer !== null && view.turns.length <= 1)
     cells.push(markdownCell(ids.next('answer'), `## Answer\n\n${neutralizeMarkdown(view.answer)}`));
+  return notebookDocument(cells, {
+    runId: view.start.runId,
+    model: view.start.model.id,
+    offline: view.start.model.offline,
+    generatedAt: report.generatedAt,
+  });
+}
+
+/** The nbformat 4.5 document around the cells, checked: a notebook Jupyter refuses to open is a bug worth failing on. */
+export function notebookDocument(cells: NotebookCell[], datalyst: Record<string, unknown>): Notebook {
   const notebook: Notebook = {
     nbformat: 4,
     nbformat_minor: 5,
     metadata: {
       kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' },
       language_info: { name: 'python' },
-      datalyst: {
-        runId: view.start.runId,
-        model: view.start.model.id,
-        offline: view.start.model.offline,
-        generatedAt: report.generatedAt,
-      },
+      datalyst,
     },
     cells,
   };
-  // Our own output, checked anyway: a notebook Jupyter refuses to open is a bug worth failing on.
   return notebookSchema.parse(notebook);
+}
+
+/** The first code cell: Jupyter set up to print like the run's kernel. */
+export function setupCell(id: string, executionCount: number): NotebookCell {
+  return {
+    ...codeCell(id, kernelSetupCode, executionCount, []),
+    metadata: { datalyst: { setup: true } },
+  };
+}
+
+/** A `<Code>` block that never ran: kept as code, never executed. */
+export function unexecutedCell(id: string, stepText: string): NotebookCell {
+  return {
+    ...codeCell(id, stripCodeFence(stepText), null, []),
+    metadata: { tags: ['skip-execution'], datalyst: { executed: false } },
+  };
+}
+
+/** Where an execution's figures and charts are found (a run's prepared report, or one sub-analysis's share of a deep report's). */
+export type NotebookVisuals = Pick<PreparedReport, 'charts' | 'figures'>;
+
+/**
+ * An executed cell with the outputs it had, tagged as it ended (`raises-exception`,
+ * or `skip-execution` and a note for a timeout, memory, crash or cancel);
+ * `count` is the last execution count used, returned advanced.
+ */
+export function executionCells(
+  execution: ExecutionRecord,
+  ids: CellIds,
+  count: number,
+  visuals: NotebookVisuals,
+  idBase: string = execution.outputId,
+): { cells: NotebookCell[]; count: number } {
+  const cells: NotebookCell[] = [];
+  const skip = ['timeout', 'memory', 'crashed', 'cancelled'].includes(execution.result.status);
+  const executionCount = skip ? null : count + 1;
+  const tags = skip ? ['skip-execution'] : execution.result.status === 'error' ? ['raises-exception'] : [];
+  const cell = codeCell(
+    ids.next(idBase),
+    execution.code,
+    executionCount,
+    notebookOutputs(execution, executionCount, visuals),
+  );
+  cells.push({
+    ...cell,
+    metadata: {
+      ...(tags.length > 0 ? { tags } : {}),
+      datalyst: { outputId: execution.outputId, status: execution.result.status, round: execution.round },
+    },
+  });
+  if (skip) {
+    cells.push(
+      markdownCell(
+        ids.next('note'),
+        `*The cell above is not re-run: in the run it ended with \`${execution.result.status}\`${execution.result.statusDetail ? ` (${neutralizeMarkdown(execution.result.statusDetail)})` : ''}.*`,
+      ),
+    );
+  }
+  return { cells, count: executionCount ?? count };
 }
 
 /**
@@ -144,7 +179,7 @@ const kernelSetupCode = [
 function notebookOutputs(
   execution: ExecutionRecord,
   count: number | null,
-  report: PreparedReport,
+  report: NotebookVisuals,
 ): NotebookOutput[] {
   const { result, outputId } = execution;
   const outputs: NotebookOutput[] = [];
@@ -234,7 +269,7 @@ function codeCell(
   return { id, cell_type: 'code', metadata: {}, source: lines(code), execution_count: count, outputs };
 }
 
-function markdownCell(id: string, source: string): NotebookCell {
+export function markdownCell(id: string, source: string): NotebookCell {
   return { id, cell_type: 'markdown', metadata: {}, source: lines(source) };
 }
 
@@ -247,12 +282,12 @@ function stepTitle(step: StepRecord): string {
   return step.kind.charAt(0).toUpperCase() + step.kind.slice(1);
 }
 
-function firstLine(text: string): string {
+export function firstLine(text: string): string {
   return neutralizeMarkdown(text.trim().split('\n')[0]?.trim().slice(0, 140) || 'Analysis');
 }
 
 /** Stable, readable, unique ids: `E3`, `analyze-2`, ... */
-class CellIds {
+export class CellIds {
   private readonly used = new Set<string>();
 
   next(base: string): string {

@@ -1,18 +1,29 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { ChartPool } from './chart-pool.ts';
 import { renderDeepHtmlReport } from './deep-report.ts';
 import { renderDeepMarkdownReport } from './deep-markdown-report.ts';
+import { renderDeepNotebook } from './deep-notebook.ts';
+import { DEEP_RECORD_FILE } from '../deep/deep-record.ts';
 import { prepareDeepReport } from './deep-run.ts';
 
-export type DeepReportFormat = 'html' | 'md';
+/**
+ * The formats a deep report has. `json` is `deep.json` itself (the record,
+ * with the sub-analyses' traces beside it): written only when the report goes
+ * to another folder, where it is copied. There is no `pdf` of a deep report.
+ */
+export type DeepReportFormat = 'html' | 'md' | 'ipynb' | 'json';
 
-export const allDeepReportFormats: readonly DeepReportFormat[] = ['html', 'md'];
+export const allDeepReportFormats: readonly DeepReportFormat[] = ['html', 'md', 'ipynb', 'json'];
+
+export function isDeepReportFormat(format: string): format is DeepReportFormat {
+  return (allDeepReportFormats as readonly string[]).includes(format);
+}
 
 export interface RenderDeepRunFolderOptions {
   /** Default: the deep run folder itself. */
   outDir?: string;
-  /** Default both `html` and `md`. */
+  /** Default all of `html`, `md`, `ipynb`, `json`. */
   formats?: readonly DeepReportFormat[];
   /** Rows kept per inline chart dataset. Default 5 000. */
   maxChartRows?: number;
@@ -34,7 +45,8 @@ export interface RenderedDeepReport {
 
 /**
  * Renders a deep analysis's run folder (`deep.json` and `sub/<id>/`) into
- * `report.html` and `report.md` (+ `assets/`). Each sub-analysis keeps its own
+ * `report.html`, `report.md` (+ `assets/`) and `analysis.ipynb`; its JSON is
+ * `deep.json` (copied when `outDir` is another folder). Each sub-analysis keeps its own
  * run folder; `renderRunFolder(join(runDir, 'sub', 'S1'))` renders one alone.
  *
  * @example
@@ -47,7 +59,7 @@ export async function renderDeepRunFolder(
   const formats = new Set(options.formats ?? allDeepReportFormats);
   const outDir = resolve(options.outDir ?? runDir);
   const report = await prepareDeepReport(runDir, {
-    chartPng: formats.has('md'),
+    chartPng: formats.has('md') || formats.has('ipynb'),
     ...(options.maxChartRows === undefined ? {} : { maxChartRows: options.maxChartRows }),
     ...(options.chartPool ? { chartPool: options.chartPool } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
@@ -66,6 +78,16 @@ export async function renderDeepRunFolder(
     await rm(join(outDir, 'assets'), { recursive: true, force: true });
     for (const asset of assets) files.push(await write(join(outDir, asset.path), asset.bytes));
     files.push(await write(join(outDir, 'report.md'), markdown));
+  }
+  if (formats.has('ipynb')) {
+    const notebook = `${JSON.stringify(renderDeepNotebook(report), null, 1)}\n`;
+    files.push(await write(join(outDir, 'analysis.ipynb'), notebook));
+  }
+  if (formats.has('json')) {
+    // The deep run's JSON is its record: listed where it is, copied when the report goes elsewhere.
+    const recordPath = join(outDir, DEEP_RECORD_FILE);
+    if (outDir !== resolve(runDir)) await copyFile(join(runDir, DEEP_RECORD_FILE), recordPath);
+    files.push(recordPath);
   }
   const numbers = report.sections.flatMap((view) => view.html.numbers);
   const verified = numbers.filter((number) => number.verified).length;

@@ -126,6 +126,26 @@ describe('datalyst analyze --deep', () => {
       true,
     ]);
     expect(sandbox.sessions.every((session) => session.closed)).toBe(true);
+    // Every format a deep report has, and no warning about the default formats.
+    for (const file of ['report.html', 'report.md', 'analysis.ipynb', 'deep.json'])
+      expect(await stat(path.join(out, file)).then((found) => found.isFile())).toBe(true);
+    expect(run.stdout).not.toMatch(/has no|not written/);
+  });
+
+  it('warns about a format asked for that a deep report does not have, and writes the others', async () => {
+    const { run, out } = await deepRun(['--format', 'ipynb,pdf', '--concurrency', '1']);
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toContain('A deep analysis has no pdf report');
+    expect(await stat(path.join(out, 'analysis.ipynb')).then((found) => found.isFile())).toBe(true);
+    expect(await stat(path.join(out, 'report.html')).catch(() => null)).toBeNull();
+  });
+
+  it('refuses --deep with --continue, naming both, before anything runs', async () => {
+    const { run, out } = await deepRun(['--continue', path.join(await temporaryDir(), 'earlier-run')]);
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toContain('--deep and --continue do not go together');
+    expect(await stat(out).catch(() => null)).toBeNull();
+    expect(server?.requests ?? []).toHaveLength(0);
   });
 
   it('--json writes every deep event as a line of the shipped schema', async () => {

@@ -1,10 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import Docker from 'dockerode';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createOpenAIChatModel } from '../../src/agent/index.ts';
 import { deepAnalyze, readDeepRecord, type DeepEvent, type DeepRecord } from '../../src/deep/index.ts';
+import { notebookSchema, renderDeepRunFolder } from '../../src/report/index.ts';
 import { containerLabels } from '../../src/sandbox/index.ts';
 import { readTrace, type ExecutionRecord } from '../../src/trace/index.ts';
 import {
@@ -367,6 +368,78 @@ describe('deep analysis through real sandboxes', () => {
     }
   });
 
+  it('a sub-analyst whose cell kills its kernel is recorded with its outcome, and the sections are still written', async () => {
+    const script: DeepScript = {
+      subQuestions: [
+        { question: 'What is the revenue by region?', tables: ['sales.csv'] },
+        { question: 'What do the costs add up to, crashing?', tables: ['costs.csv'] },
+      ],
+      subAnalysts: [
+        revenueAnalyst,
+        {
+          match: 'crashing',
+          turns: [
+            codeReply("import os\nprint('about to exit', flush=True)\nos._exit(1)"),
+            answerReply('The kernel died before the costs were summed.'),
+          ],
+          compress: json({ evidence: [] }),
+        },
+      ],
+      plan: (request) =>
+        json({
+          sections: [
+            {
+              title: 'Revenue',
+              purpose: 'Revenue.',
+              evidenceIds: evidenceInRequest(request).map((item) => item.id),
+            },
+          ],
+          gaps: [],
+        }),
+      write: (request) =>
+        text(`<Answer>North leads with 2,241 [${evidenceInWrite(request)[0] ?? ''}].</Answer>`),
+    };
+    const server = await startFakeOpenAIServer({ script: [] });
+    for (let index = 0; index < 20; index += 1) server.enqueue(deepScript(script));
+    const outDir = path.join(await tempDir('datalyst-deep-crash-'), 'deep');
+    try {
+      const result = await deepAnalyze({
+        instruction: 'Revenue and costs.',
+        workspaceDir: await deepWorkspace(),
+        model: model(server),
+        outDir,
+        concurrency: 2,
+        maxSubAnalyses: 2,
+        maxRounds: 4,
+      });
+      const record = await readDeepRecord(outDir);
+      if (record === null) throw new Error('no deep.json');
+      const crashed = record.subAnalyses[1];
+      // Its crashed cell is in its own trace, as a result.
+      const executions = (await readTrace(path.join(outDir, 'sub', 'S2', 'trace.jsonl'))).records.filter(
+        (item): item is ExecutionRecord => item.type === 'execution',
+      );
+      expect(executions[0]?.result.status).toBe('crashed');
+      expect(crashed).toMatchObject(CRASHED_SUB_ANALYSIS);
+      expect(crashed?.endedAt).not.toBeNull();
+      expect(record.subAnalyses[0]).toMatchObject({ outcome: 'answered' });
+      expect(result.termination.reason).toBe('answered');
+      expect(record.sections).toHaveLength(1);
+      expect(record.sections[0]).toMatchObject({ title: 'Revenue', error: null });
+      expect(record.sections[0]?.markdown).toContain('2,241');
+      await expectCitationsResolve(outDir, record);
+      expect(await containersOfThisProcess()).toEqual([]);
+      // The deep notebook keeps the crashed cell, tagged not to be run again.
+      await renderDeepRunFolder(outDir, { formats: ['ipynb'] });
+      const notebook = notebookSchema.parse(
+        JSON.parse(await readFile(path.join(outDir, 'analysis.ipynb'), 'utf8')) as unknown,
+      );
+      expect(notebook.cells.find((cell) => cell.id === 'S2-E1')?.metadata.tags).toEqual(['skip-execution']);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('a cancel closes every sub-analysis and leaves no container', async () => {
     const script: DeepScript = {
       subQuestions: [
@@ -414,6 +487,17 @@ describe('deep analysis through real sandboxes', () => {
     }
   });
 });
+
+/** What the crash test expects of the sub-analysis whose kernel died. */
+// A crashed cell is a result: the kernel is restarted and the sub-analyst goes on to answer, with nothing to cite.
+const CRASHED_SUB_ANALYSIS = {
+  id: 'S2',
+  runDir: 'sub/S2',
+  outcome: 'answered',
+  termination: 'answered',
+  answer: 'The kernel died before the costs were summed.',
+  evidenceIds: [],
+};
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

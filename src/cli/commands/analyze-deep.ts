@@ -194,30 +194,32 @@ export async function runDeepAnalyze(input: DeepCommandInput): Promise<number> {
   }
 }
 
-/** The deep run's report (HTML and Markdown: the formats a deep report has), charts drawn through one pool. */
+/** The deep run's report in the formats asked for that a deep report has (a warning names the others), charts drawn through one pool. */
 async function writeDeepReport(
   renderer: ProgressRenderer,
   runDir: string,
   formats: readonly string[],
   cwd: string,
 ): Promise<void> {
-  const [{ ChartPool }, { renderDeepRunFolder }, { describeRenderedReport }] = await Promise.all([
+  const [
+    { ChartPool },
+    { renderDeepRunFolder, isDeepReportFormat, allDeepReportFormats },
+    { describeRenderedReport },
+  ] = await Promise.all([
     import('../../report/chart-pool.ts'),
     import('../../report/index.ts'),
     import('../report-summary.ts'),
   ]);
-  const deepFormats = formats.filter(
-    (format): format is 'html' | 'md' => format === 'html' || format === 'md',
-  );
-  const skipped = formats.filter((format) => format !== 'html' && format !== 'md');
+  const deepFormats = formats.filter(isDeepReportFormat);
+  const skipped = formats.filter((format) => !isDeepReportFormat(format));
   if (skipped.length > 0)
     renderer.warn(
-      `A deep analysis's report is written as html and md only; not written: ${skipped.join(', ')}. Each sub-analysis in sub/ is an ordinary run folder: \`datalyst report sub/S1\` writes its other formats.`,
+      `A deep analysis has no ${skipped.join(', ')} report (it has ${allDeepReportFormats.join(', ')}). Each sub-analysis in sub/ is an ordinary run folder: \`datalyst report sub/S1 --format ${skipped.join(',')}\` writes it for one.`,
     );
   const charts = new ChartPool({ cache: true });
   try {
     const rendered = await renderDeepRunFolder(runDir, {
-      formats: deepFormats.length === 0 ? ['html', 'md'] : deepFormats,
+      formats: deepFormats.length === 0 ? allDeepReportFormats : deepFormats,
       chartPool: charts,
     });
     describeRenderedReport(renderer, rendered.files, rendered, cwd);

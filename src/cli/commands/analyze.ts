@@ -3,7 +3,7 @@ import { Option, type Command } from 'commander';
 import { z } from 'zod';
 import { DEFAULT_INSTRUCTION, resolveAnalyzeSettings } from '../../config/analyze-settings.ts';
 import { loadConfigFile, modelProfileNames, sandboxBackendNames } from '../../config/config-file.ts';
-import { CancelledError, DatalystError } from '../../errors/index.ts';
+import { CancelledError, ConfigError, DatalystError } from '../../errors/index.ts';
 import type { AnalyzeSettings } from '../../config/index.ts';
 import type { AnalysisResult, AnalyzeOptions, RenderedReport, SandboxLimits } from '../../index.ts';
 import type { CliContext } from '../cli-context.ts';
@@ -154,6 +154,16 @@ export function defineAnalyzeCommand(program: Command, context: CliContext, setE
     .addHelpText('after', analyzeHelp)
     .action(async (workspace: string, instruction: string | undefined, rawOptions: unknown) => {
       const options = analyzeOptionsSchema.parse(rawOptions);
+      if (options.continue !== undefined && options.deep === true) {
+        // A deep run is not a thread: refused before anything runs, rather than one flag quietly winning.
+        const error = new ConfigError(
+          '--deep and --continue do not go together: a deep analysis is not a thread that takes another question.',
+          'Start a new deep run with `analyze <workspace> "<question>" --deep`, or continue an ordinary run (or one sub-analysis of a deep run, sub/S1) without --deep.',
+        );
+        printError(context, error);
+        setExitCode(exitCodeForError(error));
+        return;
+      }
       if (options.continue !== undefined) {
         // With --continue the one argument is the question: the workspace comes from the run's trace.
         const { runContinue } = await import('./chat.ts');

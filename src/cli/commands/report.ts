@@ -19,7 +19,8 @@ import type { ChartPool } from '../../report/chart-pool.ts';
 
 const reportHelp = `
 <trace> is a run folder (with trace.jsonl or trace.json) or a trace file.
-A deep analysis's folder (with deep.json) gets its deep report (html, md).
+A deep analysis's folder (with deep.json) gets its deep report (html, md, ipynb;
+json is its deep.json).
 The report is written next to the trace unless --out names another folder
 (which must be new or empty). A trace cut short by a crash or Ctrl-C still
 renders: the report says the run did not finish.
@@ -153,7 +154,7 @@ async function runReport(
   }
 }
 
-/** A deep analysis's folder: its report from deep.json and the sub-analyses' traces (HTML and Markdown only). */
+/** A deep analysis's folder: its report from deep.json and the sub-analyses' traces (every format but pdf). */
 async function renderDeepReport(
   context: CliContext,
   renderer: ProgressRenderer,
@@ -162,14 +163,13 @@ async function renderDeepReport(
   options: ReportCommandOptions,
   charts: ChartPool,
 ): Promise<number> {
-  const { renderDeepRunFolder } = await import('../../report/index.ts');
-  const deepFormats = formats.filter(
-    (format): format is 'html' | 'md' => format === 'html' || format === 'md',
-  );
-  const others = formats.filter((format) => format !== 'html' && format !== 'md');
+  const { renderDeepRunFolder, isDeepReportFormat, allDeepReportFormats } =
+    await import('../../report/index.ts');
+  const deepFormats = formats.filter(isDeepReportFormat);
+  const others = formats.filter((format) => !isDeepReportFormat(format));
   if (others.length > 0)
     renderer.warn(
-      `A deep analysis's report is written as html and md only; not written: ${others.join(', ')}. Each sub-analysis in sub/ is an ordinary run folder for the other formats.`,
+      `A deep analysis has no ${others.join(', ')} report (it has ${allDeepReportFormats.join(', ')}). Each sub-analysis in sub/ is an ordinary run folder: \`datalyst report sub/S1 --format ${others.join(',')}\` writes it for one.`,
     );
   let outDir = runDir;
   if (options.out !== undefined && path.resolve(context.cwd, options.out) !== runDir) {
@@ -177,7 +177,7 @@ async function renderDeepReport(
   }
   const rendered = await renderDeepRunFolder(runDir, {
     outDir,
-    formats: deepFormats.length === 0 ? ['html', 'md'] : deepFormats,
+    formats: deepFormats.length === 0 ? allDeepReportFormats : deepFormats,
     chartPool: charts,
   });
   describeRenderedReport(renderer, rendered.files, rendered, context.cwd);

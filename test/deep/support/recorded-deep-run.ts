@@ -2,19 +2,27 @@ import { cp, mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TurnResult } from '../../../src/agent/index.ts';
-import type { DeepRecord, SubQuestion } from '../../../src/deep/index.ts';
-import { createOfflineDeepRoles, writeDeepRecord } from '../../../src/deep/index.ts';
+import type { DeepRecord, SubAnalysisRecord, SubQuestion, WrittenSection } from '../../../src/deep/index.ts';
+import {
+  checkCitations,
+  createOfflineDeepRoles,
+  DEEP_RECORD_VERSION,
+  EvidenceBank,
+  numberSections,
+  subAnalysisOutcome,
+  writeDeepRecord,
+} from '../../../src/deep/index.ts';
 import type { WorkspaceProfile } from '../../../src/sandbox/index.ts';
 import type { ExecutionRecord, TraceRecord } from '../../../src/trace/index.ts';
 import { readTrace } from '../../../src/trace/index.ts';
-import { assembleDeepRecord } from './offline-deep-run.ts';
-import type { SubRun } from './offline-deep-run.ts';
 
 /**
  * A deep run folder built without Docker from recorded sub-analyses: the
  * four sub-runs of an offline deep run on the student-loan example (made by
- * `offline-deep-run.ts`, figures shrunk by `trim-sub-trace.ts`), copied to
- * `sub/S1`…, and `deep.json` written from the offline roles' outputs on them.
+ * `record-fixture.ts` with `deepAnalyze`, figures shrunk by `trim-sub-trace.ts`), copied to
+ * `sub/S1`…, and `deep.json` written from the offline roles' outputs on them through the
+ * engine's own pieces (its evidence bank, outline numbering, citation check and
+ * sub-analysis outcome), in the order the engine runs them.
  */
 export const recordedSubRunsDir = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),
@@ -75,7 +83,14 @@ export async function buildRecordedDeepRun(
     { brief: scoped.brief, profile, maxSubAnalyses: recorded.length },
     context,
   );
-  const runs: SubRun[] = drafts.map((draft, index) => {
+  await mkdir(path.join(outDir, 'sub'), { recursive: true });
+  for (const run of recorded)
+    await cp(path.join(recordedSubRunsDir, run.id), path.join(outDir, 'sub', run.id), { recursive: true });
+
+  // Research: each recorded sub-run as the engine records it, compressed and banked in the order of the sub-questions.
+  const bank = new EvidenceBank();
+  const subAnalyses: SubAnalysisRecord[] = [];
+  for (const [index, draft] of drafts.entries()) {
     const run = recorded[index];
     if (run === undefined || run.question !== draft.question)
       throw new Error(`The recorded sub-run ${index + 1} answers another question than the brief's.`);
@@ -84,30 +99,72 @@ export async function buildRecordedDeepRun(
       const record = run.records.find((entry) => entry.type === type);
       return record !== undefined && 'at' in record ? record.at : '2026-01-01T00:00:00.000Z';
     };
-    return {
-      subQuestion,
-      turn: run.turn,
-      executions: run.executions,
-      error: null,
+    const { outcome, detail } = subAnalysisOutcome(run.turn, null);
+    const evidenceDrafts = await roles.compress(
+      {
+        subQuestion,
+        result: run.turn,
+        executions: run.executions,
+        askFollowUp: () => Promise.reject(new Error('The offline roles ask no follow-up.')),
+      },
+      context,
+    );
+    const banked = bank.add(subQuestion.id, evidenceDrafts, run.executions);
+    if (banked.dropped.length > 0)
+      throw new Error(`${subQuestion.id}: citations that resolve nowhere: ${banked.dropped.join(', ')}`);
+    subAnalyses.push({
+      ...subQuestion,
+      outcome,
+      termination: run.turn.termination.reason,
+      detail,
+      runDir: `sub/${subQuestion.id}`,
       startedAt: at('turn-start'),
       endedAt: at('turn-end'),
-      startedMs: Date.parse(at('turn-start')),
-      endedMs: Date.parse(at('turn-end')),
-    };
-  });
-  await mkdir(path.join(outDir, 'sub'), { recursive: true });
-  for (const run of recorded)
-    await cp(path.join(recordedSubRunsDir, run.id), path.join(outDir, 'sub', run.id), { recursive: true });
-  const record = await assembleDeepRecord({
-    roles,
-    brief: scoped.brief,
-    runs,
-    question,
+      answer: run.turn.answer,
+      evidenceIds: banked.items.map((item) => item.id),
+    });
+  }
+
+  // Outline and sections, as the engine's planning round and writers make them.
+  const evidence = [...bank.items];
+  const outline = await roles.plan({ brief: scoped.brief, evidence, round: 1, maxRounds: 1 }, context);
+  const sections = numberSections(outline, new Set(evidence.map((item) => item.id)));
+  const written: WrittenSection[] = [];
+  for (const section of sections) {
+    const given = bank.select(section.evidenceIds);
+    const markdown = await roles.write({ brief: scoped.brief, section, evidence: given }, context);
+    const checked = checkCitations(markdown, new Set(section.evidenceIds));
+    written.push({
+      id: section.id,
+      title: section.title,
+      markdown: checked.markdown,
+      citedEvidenceIds: checked.cited,
+      numbers: bank.ground(checked.markdown, [...new Set(given.flatMap((item) => item.outputs))]),
+      error: null,
+    });
+  }
+
+  const record: DeepRecord = {
+    type: 'deep-analysis',
+    version: DEEP_RECORD_VERSION,
     runId: 'recorded-student-loan',
-    startedAt: runs[0]?.startedAt ?? '2026-01-01T00:00:00.000Z',
-    endedAt: runs.at(-1)?.endedAt ?? '2026-01-01T00:00:00.000Z',
+    question,
+    startedAt: subAnalyses[0]?.startedAt ?? '2026-01-01T00:00:00.000Z',
+    endedAt: subAnalyses.at(-1)?.endedAt ?? '2026-01-01T00:00:00.000Z',
+    model: { id: roles.modelId, offline: roles.offline },
     concurrency: 2,
-  });
+    brief: scoped.brief,
+    ask: null,
+    subAnalyses,
+    evidence,
+    outline: { sections, rounds: 1 },
+    sections: written,
+    termination: {
+      reason: 'answered',
+      detail: `${written.length} sections written from ${evidence.length} evidence items.`,
+    },
+    usage: { promptTokens: 0, completionTokens: 0 },
+  };
   const edited = edit(record);
   await writeDeepRecord(outDir, edited);
   return edited;
