@@ -54,6 +54,19 @@ describe('charts drawn while a run or chat goes on (run-charts.ts)', () => {
     }
   });
 
+  it('starts its workers at once with `warm` (analyze starts them with the run), and none without', async () => {
+    const outDir = await mkdtemp(join(tmpdir(), 'datalyst-run-charts-warm-'));
+    const warm = await drawRunCharts({ outDir, png: false, warm: true });
+    const lazy = await drawRunCharts({ outDir, png: false });
+    try {
+      expect(warm.pool.workerPids().length).toBeGreaterThan(0);
+      expect(lazy.pool.workerPids()).toEqual([]);
+    } finally {
+      await Promise.all([warm.close(), lazy.close()]);
+      await rm(outDir, { recursive: true, force: true });
+    }
+  });
+
   it('asks for PNGs only when Markdown or the notebook is written', () => {
     expect(reportNeedsChartPng(['html', 'json'])).toBe(false);
     expect(reportNeedsChartPng(['html', 'ipynb'])).toBe(true);
