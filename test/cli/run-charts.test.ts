@@ -33,7 +33,7 @@ describe('charts drawn while a run or chat goes on (run-charts.ts)', () => {
         const rendered = await renderRunFolder(outDir, { formats: ['html', 'md'], chartPool: charts.pool });
         expect(rendered.charts).toEqual({ rendered: 2, failed: 0 });
         // The report took both from what the run drew: nothing was drawn twice.
-        expect(charts.pool.stats).toEqual({ drawn: 2, reused: 2 });
+        expect(charts.pool.stats).toEqual({ drawn: 2, reused: 2, rasterized: 0 });
       } finally {
         await charts.close();
       }
@@ -44,7 +44,7 @@ describe('charts drawn while a run or chat goes on (run-charts.ts)', () => {
       const later = new ChartPool({ cache: true, cacheDir: join(outDir, '.chart-cache') });
       try {
         await renderRunFolder(outDir, { formats: ['html', 'md'], chartPool: later });
-        expect(later.stats).toEqual({ drawn: 0, reused: 2 });
+        expect(later.stats).toEqual({ drawn: 0, reused: 2, rasterized: 0 });
         expect(later.workerPids()).toEqual([]);
       } finally {
         await later.close();
