@@ -3,7 +3,7 @@ import { execa } from 'execa';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ChartPool, renderReport, sharedChartPool } from '../src/report/index.ts';
-import type { RenderedReport } from '../src/report/index.ts';
+import type { RenderedReport, ReportFormat } from '../src/report/index.ts';
 import { makeSyntheticTrace } from '../test/fixtures/traces/synthetic-trace.ts';
 
 /**
@@ -28,6 +28,11 @@ import { makeSyntheticTrace } from '../test/fixtures/traces/synthetic-trace.ts';
  *   between them, and the workers' CPU seconds); the report is then timed.
  *
  * `BENCH_AFTER_RUN_ONLY=1` measures only `afterRun`, in a fresh process.
+ *
+ * `BENCH_FORMATS=html,json` (with `BENCH_COLD_ONLY=1`): the cold render of
+ * those formats only. HTML (and PDF, printed from it) embeds the charts as
+ * SVG and needs no PNG; Markdown and the notebook need PNGs. It prints the
+ * chart workers' CPU seconds too (their start included).
  *
  * `BENCH_CHART_CACHE_DIR=dir`: the cold render keeps its charts in `dir`
  * (a run folder's `.chart-cache`) and takes them from it when a previous
@@ -84,9 +89,17 @@ async function afterRunReport(): Promise<{
     report,
   };
 }
-const timed = async (pool?: ChartPool): Promise<RenderedReport & { totalMs: number }> => {
+const coldFormats = process.env.BENCH_FORMATS?.split(',') as ReportFormat[] | undefined;
+const timed = async (
+  pool?: ChartPool,
+  formats?: readonly ReportFormat[],
+): Promise<RenderedReport & { totalMs: number }> => {
   const started = performance.now();
-  const rendered = await renderReport(trace, { outDir, ...(pool ? { chartPool: pool } : {}) });
+  const rendered = await renderReport(trace, {
+    outDir,
+    ...(pool ? { chartPool: pool } : {}),
+    ...(formats ? { formats } : {}),
+  });
   return { ...rendered, totalMs: performance.now() - started };
 };
 try {
@@ -105,13 +118,18 @@ try {
   }
   const cacheDir = process.env.BENCH_CHART_CACHE_DIR;
   const coldPool = cacheDir ? new ChartPool({ cache: true, cacheDir }) : undefined;
-  const cold = await timed(coldPool);
+  const cold = await timed(coldPool, process.env.BENCH_COLD_ONLY === '1' ? coldFormats : undefined);
+  let coldWorkerCpuSeconds = 0;
+  for (const pid of (coldPool ?? sharedChartPool()).workerPids())
+    coldWorkerCpuSeconds += await processCpuSeconds(pid);
   // Closing waits for the cache files to be written, after the clock stopped (as `datalyst report` does after printing).
   await coldPool?.close();
   if (process.env.BENCH_COLD_ONLY === '1') {
     console.log(
       JSON.stringify({
+        formats: coldFormats ?? 'html,md,ipynb,json',
         coldMs: { total: Math.round(cold.totalMs), prepareShared: Math.round(cold.timingsMs.prepare) },
+        coldWorkerCpuSeconds: Number(coldWorkerCpuSeconds.toFixed(2)),
         reused: coldPool?.stats.reused ?? 0,
       }),
     );
@@ -138,6 +156,7 @@ try {
           definition: 'fresh process, no .chart-cache, no chart worker started: every chart drawn',
           total: Math.round(cold.totalMs),
           prepareShared: Math.round(cold.timingsMs.prepare),
+          chartWorkersCpuSeconds: Number(coldWorkerCpuSeconds.toFixed(2)),
         },
         warmMedianMs: {
           total: median(runs, (run) => run.totalMs),

@@ -27,6 +27,8 @@ export interface RunChartsOptions {
   png: boolean;
   /** Workers idle this long end (a chat waits for its user); default: never. */
   idleTimeoutMs?: number;
+  /** Start the workers now, so they are ready when the first cell ends (`analyze` starts them with the run). Default false. */
+  warm?: boolean;
 }
 
 export async function drawRunCharts(options: RunChartsOptions): Promise<RunCharts> {
@@ -36,6 +38,7 @@ export async function drawRunCharts(options: RunChartsOptions): Promise<RunChart
     cacheDir: path.join(options.outDir, '.chart-cache'),
     ...(options.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: options.idleTimeoutMs }),
   });
+  if (options.warm === true) pool.warm();
   return {
     pool,
     observe(event) {

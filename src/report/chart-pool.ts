@@ -129,8 +129,12 @@ export class ChartPool {
   readonly chartTimeoutMs: number;
   readonly memoryMb: number;
   readonly idleTimeoutMs: number | null;
-  /** Charts handed to a worker (a chart drawn again after its worker died counts again), and charts served from the cache instead. */
-  readonly stats = { drawn: 0, reused: 0 };
+  /**
+   * Charts handed to a worker (a chart drawn again after its worker died
+   * counts again), charts served from the cache instead, and PNGs made from
+   * a kept chart's SVG (a chart kept without its PNG is not drawn again).
+   */
+  readonly stats = { drawn: 0, reused: 0, rasterized: 0 };
   private readonly queue: QueuedChart[] = [];
   private readonly slots = new Set<WorkerSlot>();
   private readonly drawn: Map<string, { png: boolean; chart: Promise<RenderedChart> }> | null;
@@ -164,12 +168,10 @@ export class ChartPool {
   /** Draws one spec. Never rejects for a bad or hostile spec (that is an error chart); rejects when aborted or closed. */
   render(spec: unknown, options: ChartJobOptions = {}): Promise<RenderedChart> {
     if (options.signal?.aborted) return Promise.reject(options.signal.reason as Error);
-    const hash = this.drawn === null ? null : contentHash(spec);
-    if (this.drawn === null || hash === null) return this.enqueue(spec, options);
-    const key = `${options.maxRows ?? DEFAULT_MAX_CHART_ROWS}:${options.scopeIds ?? true}:${hash}`;
+    const key = this.drawn === null ? null : chartCacheKey(spec, options);
+    if (this.drawn === null || key === null) return this.enqueue(spec, options);
     const png = options.png ?? true;
     const known = this.drawn.get(key);
-    // A chart drawn without its PNG does not serve one that needs it.
     if (known && (known.png || !png)) {
       this.stats.reused += 1;
       return unlessAborted(known.chart, options.signal);
@@ -177,23 +179,44 @@ export class ChartPool {
     // Drawn for whoever asks next, so one caller's abort does not stop it.
     const { signal: _signal, ...shared } = options;
     const disk = this.disk;
-    const draw = (): Promise<RenderedChart> => this.enqueue(spec, shared, () => this.forget(key, chart));
-    const chart: Promise<RenderedChart> =
-      disk === null
-        ? draw()
-        : disk.read(key, png).then((kept) => {
-            if (kept !== null) {
-              this.stats.reused += 1;
-              return kept;
-            }
-            return draw().then((drawn) => {
-              disk.write(key, drawn);
-              return drawn;
-            });
-          });
+    const forget = (): void => this.forget(key, chart);
+    const draw = (): Promise<RenderedChart> => this.enqueue(spec, shared, forget);
+    // A chart kept without its PNG is not drawn again when one is needed: its SVG is rasterized.
+    const completed = (kept: RenderedChart): Promise<RenderedChart> => {
+      if (kept.svg === null) return draw();
+      this.stats.reused += 1;
+      return !png || kept.png !== null ? Promise.resolve(kept) : this.addPng(kept, forget);
+    };
+    let chart: Promise<RenderedChart>;
+    if (known) chart = known.chart.then((kept) => completed(kept));
+    else if (disk === null) chart = draw();
+    else
+      chart = disk
+        .read(key, png)
+        .then((kept) => kept ?? (png ? disk.read(key, false) : null))
+        .then(async (kept) => {
+          if (kept !== null && (kept.png !== null || !png)) {
+            this.stats.reused += 1;
+            return kept;
+          }
+          const drawn = kept === null ? await draw() : await completed(kept);
+          disk.write(key, drawn);
+          return drawn;
+        });
     this.drawn.set(key, { png, chart });
     chart.catch(() => this.forget(key, chart));
     return unlessAborted(chart, options.signal);
+  }
+
+  /** The kept chart with a PNG rasterized from its SVG in a worker (under the same limits), with what that noted. */
+  private async addPng(kept: RenderedChart, onPoolFailure: () => void): Promise<RenderedChart> {
+    const raster = await this.enqueue(null, { png: true }, onPoolFailure, undefined, kept.svg ?? '');
+    if (raster.error !== null) {
+      // A PNG that could not be made this time (a time limit on a busy machine) is tried again next time.
+      onPoolFailure();
+      return { ...kept, png: null, notes: [...kept.notes, `No PNG: ${raster.error}`] };
+    }
+    return { ...kept, png: raster.png, notes: [...kept.notes, ...raster.notes] };
   }
 
   /**
@@ -244,6 +267,7 @@ export class ChartPool {
     options: ChartJobOptions,
     onPoolFailure?: () => void,
     source?: ChartSource,
+    rasterize?: string,
   ): Promise<RenderedChart> {
     if (this.closed) return Promise.reject(new Error('The chart pool is closed.'));
     return new Promise<RenderedChart>((resolve, reject) => {
@@ -252,6 +276,7 @@ export class ChartPool {
           id: this.nextId++,
           spec,
           ...(source === undefined ? {} : { source }),
+          ...(rasterize === undefined ? {} : { rasterize }),
           maxRows: options.maxRows ?? DEFAULT_MAX_CHART_ROWS,
           png: options.png ?? true,
           scopeIds: options.scopeIds ?? true,
@@ -341,7 +366,8 @@ export class ChartPool {
   }
 
   private dispatch(slot: WorkerSlot, entry: QueuedChart): void {
-    this.stats.drawn += 1;
+    if (entry.job.rasterize === undefined) this.stats.drawn += 1;
+    else this.stats.rasterized += 1;
     slot.drawing = entry;
     entry.timer = setTimeout(() => {
       const seconds = (this.chartTimeoutMs / 1000).toLocaleString('en-US');
@@ -531,6 +557,23 @@ function holdProcess(child: ChildProcess, held: boolean): void {
     if (held) handle?.ref();
     else handle?.unref();
   }
+}
+
+/**
+ * A chart's key in a pool's cache and in a run folder's `.chart-cache/`: the
+ * spec's content, the row cap and the id scoping (what changes the SVG).
+ * Null for what JSON cannot hold (cycles, BigInt): such a spec is not cached.
+ * The server keeps the charts it draws for the web UI under the same key, so
+ * a report of the thread finds them.
+ */
+export function chartCacheKey(
+  spec: unknown,
+  options: Pick<ChartJobOptions, 'maxRows' | 'scopeIds'> = {},
+): string | null {
+  const hash = contentHash(spec);
+  return hash === null
+    ? null
+    : `${options.maxRows ?? DEFAULT_MAX_CHART_ROWS}:${options.scopeIds ?? true}:${hash}`;
 }
 
 /** The spec's content as a cache key; null for what JSON cannot hold (cycles, BigInt): such a spec is not cached. */

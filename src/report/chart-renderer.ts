@@ -88,24 +88,44 @@ export async function renderChart(spec: unknown, options: ChartRenderOptions = {
     );
   }
   const size = svgSize(svg);
-  let png: Uint8Array | null = null;
-  const pixels = size.widthPx * size.heightPx;
-  if (options.png !== false && pixels > MAX_CHART_PNG_PIXELS) {
+  const png =
+    options.png === false
+      ? null
+      : await rasterizeSvg(svg, notes, {
+          ...(options.signal ? { signal: options.signal } : {}),
+          ...(options.onDrawn ? { onDrawn: options.onDrawn } : {}),
+        });
+  return { svg, png, ...size, error: null, notes, vegaLiteSpec: isPlainVega ? null : capped };
+}
+
+/**
+ * The PNG of a chart's SVG (drawn by `renderChart`, sanitized and with its
+ * ids as the report keeps them), or null with a note when it has none. Also
+ * for a chart kept without its PNG: rasterizing the kept SVG gives the same
+ * pixels as drawing the chart again with `png`, without running vega again.
+ */
+export async function rasterizeSvg(
+  svg: string,
+  notes: string[],
+  options: Pick<ChartRenderOptions, 'signal' | 'onDrawn'> = {},
+): Promise<Uint8Array | null> {
+  const size = svgSize(svg);
+  if (size.widthPx * size.heightPx > MAX_CHART_PNG_PIXELS) {
     notes.push(
       `No PNG: the chart is ${size.widthPx.toLocaleString('en-US')} × ${size.heightPx.toLocaleString('en-US')} px, more than the ${(MAX_CHART_PNG_PIXELS / 1e6).toLocaleString('en-US')} million pixels a report rasterizes.`,
     );
-  } else if (options.png !== false) {
-    options.onDrawn?.();
-    try {
-      // renderAsync rasterizes on libuv's thread pool, so the next chart's SVG can be built meanwhile.
-      const image = await renderAsync(svg, rasterOptionsOnce(), options.signal ?? null);
-      png = new Uint8Array(image.asPng());
-    } catch (error) {
-      options.signal?.throwIfAborted();
-      notes.push(`No PNG: ${messageOf(error)}`);
-    }
+    return null;
   }
-  return { svg, png, ...size, error: null, notes, vegaLiteSpec: isPlainVega ? null : capped };
+  options.onDrawn?.();
+  try {
+    // renderAsync rasterizes on libuv's thread pool, so the next chart's SVG can be built meanwhile.
+    const image = await renderAsync(svg, rasterOptionsOnce(), options.signal ?? null);
+    return new Uint8Array(image.asPng());
+  } catch (error) {
+    options.signal?.throwIfAborted();
+    notes.push(`No PNG: ${messageOf(error)}`);
+    return null;
+  }
 }
 
 function isPlainVegaSpec(spec: { $schema?: string }): boolean {

@@ -38,6 +38,8 @@ export const chartJobSchema = z.object({
   png: z.boolean(),
   /** Make the SVG's ids unique to the chart (reports); false keeps vega's own (`datalyst chart`). */
   scopeIds: z.boolean(),
+  /** When set, only rasterize this SVG (a chart kept without its PNG); nothing is drawn. */
+  rasterize: z.string().max(MAX_CHART_SVG_BYTES).optional(),
 });
 export type ChartJob = z.infer<typeof chartJobSchema>;
 

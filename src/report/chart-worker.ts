@@ -1,4 +1,4 @@
-import { renderChart } from './chart-renderer.ts';
+import { rasterizeSvg, renderChart } from './chart-renderer.ts';
 import { specFromSource } from './chart-source.ts';
 import { failedChart } from './rendered-chart.ts';
 import { chartJobSchema } from './chart-worker-protocol.ts';
@@ -34,7 +34,30 @@ process.on('message', (raw: unknown) => {
       });
     return;
   }
-  const { id, maxRows, png, source, scopeIds } = job.data;
+  const { id, maxRows, png, source, scopeIds, rasterize } = job.data;
+  if (rasterize !== undefined) {
+    // A chart kept without its PNG: the pool merges this into the kept chart.
+    const notes: string[] = [];
+    rasterizeSvg(rasterize, notes, { onDrawn: () => post({ type: 'drawn', id }) }).then(
+      (pngBytes) =>
+        post({
+          type: 'chart',
+          id,
+          chart: {
+            svg: null,
+            png: pngBytes,
+            widthPx: 0,
+            heightPx: 0,
+            error: null,
+            notes,
+            vegaLiteSpec: null,
+          },
+        }),
+      (error: unknown) =>
+        post({ type: 'failed', id, message: error instanceof Error ? error.message : String(error) }),
+    );
+    return;
+  }
   // Files from `datalyst chart` are parsed here, under this worker's limits.
   const fromSource = source === undefined ? null : specFromSource(source);
   if (fromSource?.error) {

@@ -1,14 +1,18 @@
-import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { ChartDiskCache, sharedChartPool } from '../report/index.ts';
+import { ChartDiskCache, chartCacheKey, sharedChartPool } from '../report/index.ts';
 import type { RenderedChart } from '../report/index.ts';
 import type { ThreadService } from './thread-service.ts';
 
 /** Runs whose charts are being drawn now, by run folder and spec: a chart asked for twice is drawn once. */
 const drawing = new Map<string, Promise<RenderedChart>>();
 
-const specKey = (spec: unknown): string =>
-  `server-svg:${createHash('sha256').update(JSON.stringify(spec)).digest('hex')}`;
+/**
+ * The key a report's pool looks the chart up under (its spec's content, the
+ * default row cap and id scoping the report draws with), so that a report of
+ * the thread (report-cache.ts) finds it and draws nothing again. A spec
+ * JSON cannot hold (a cycle: the trace is JSON, so none) is drawn each time.
+ */
+const specKey = (spec: unknown): string | null => chartCacheKey(spec);
 
 /**
  * A chart of a thread drawn to sanitized SVG (no PNG) by the report's chart
@@ -21,6 +25,7 @@ const specKey = (spec: unknown): string =>
  */
 export function drawThreadChart(runDir: string, spec: unknown): Promise<RenderedChart> {
   const key = specKey(spec);
+  if (key === null) return sharedChartPool().render(spec, { png: false });
   const id = `${runDir}\n${key}`;
   const running = drawing.get(id);
   if (running !== undefined) return running;

@@ -33,7 +33,7 @@ describe('charts drawn while a run or chat goes on (run-charts.ts)', () => {
         const rendered = await renderRunFolder(outDir, { formats: ['html', 'md'], chartPool: charts.pool });
         expect(rendered.charts).toEqual({ rendered: 2, failed: 0 });
         // The report took both from what the run drew: nothing was drawn twice.
-        expect(charts.pool.stats).toEqual({ drawn: 2, reused: 2 });
+        expect(charts.pool.stats).toEqual({ drawn: 2, reused: 2, rasterized: 0 });
       } finally {
         await charts.close();
       }
@@ -44,12 +44,25 @@ describe('charts drawn while a run or chat goes on (run-charts.ts)', () => {
       const later = new ChartPool({ cache: true, cacheDir: join(outDir, '.chart-cache') });
       try {
         await renderRunFolder(outDir, { formats: ['html', 'md'], chartPool: later });
-        expect(later.stats).toEqual({ drawn: 0, reused: 2 });
+        expect(later.stats).toEqual({ drawn: 0, reused: 2, rasterized: 0 });
         expect(later.workerPids()).toEqual([]);
       } finally {
         await later.close();
       }
     } finally {
+      await rm(outDir, { recursive: true, force: true });
+    }
+  });
+
+  it('starts its workers at once with `warm` (analyze starts them with the run), and none without', async () => {
+    const outDir = await mkdtemp(join(tmpdir(), 'datalyst-run-charts-warm-'));
+    const warm = await drawRunCharts({ outDir, png: false, warm: true });
+    const lazy = await drawRunCharts({ outDir, png: false });
+    try {
+      expect(warm.pool.workerPids().length).toBeGreaterThan(0);
+      expect(lazy.pool.workerPids()).toEqual([]);
+    } finally {
+      await Promise.all([warm.close(), lazy.close()]);
       await rm(outDir, { recursive: true, force: true });
     }
   });

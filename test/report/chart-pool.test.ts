@@ -85,13 +85,13 @@ describe('ChartPool', () => {
       // The same content in another object, as a report reads it back from the trace.
       const again = cached.render(JSON.parse(JSON.stringify(pointSpec(40))) as unknown, { png: false });
       expect(await again).toBe(await first);
-      expect(cached.stats).toEqual({ drawn: 1, reused: 1 });
-      // Without its PNG it does not serve a report that needs one.
+      expect(cached.stats).toEqual({ drawn: 1, reused: 1, rasterized: 0 });
+      // Without its PNG it does not serve a report that needs one as it is: its SVG is rasterized, not drawn again.
       const withPng = await cached.render(pointSpec(40));
       expect(Array.from(withPng.png?.slice(0, 4) ?? [])).toEqual(pngMagic);
-      expect(cached.stats).toEqual({ drawn: 2, reused: 1 });
+      expect(cached.stats).toEqual({ drawn: 1, reused: 2, rasterized: 1 });
       await cached.render(pointSpec(40), { png: false });
-      expect(cached.stats).toEqual({ drawn: 2, reused: 2 });
+      expect(cached.stats).toEqual({ drawn: 1, reused: 3, rasterized: 1 });
     } finally {
       await cached.close();
     }
@@ -152,7 +152,7 @@ describe('ChartPool', () => {
       const kept = await later.render(pointSpec(100, 'Kept'));
       expect(kept.svg).toBe(drawn.svg);
       expect(Array.from(kept.png ?? [])).toEqual(Array.from(drawn.png ?? []));
-      expect(later.stats).toEqual({ drawn: 0, reused: 1 });
+      expect(later.stats).toEqual({ drawn: 0, reused: 1, rasterized: 0 });
       expect(later.workerPids()).toEqual([]);
 
       // What is read back is the user's file: checked, sanitized again, and drawn afresh when unreadable.
@@ -168,8 +168,48 @@ describe('ChartPool', () => {
       await writeFile(entryPath, '{"svg": 3');
       const other = new ChartPool({ size: 1, cache: true, cacheDir: dir });
       expect((await other.render(pointSpec(100, 'Kept'))).svg).toBe(drawn.svg);
-      expect(other.stats).toEqual({ drawn: 1, reused: 0 });
+      expect(other.stats).toEqual({ drawn: 1, reused: 0, rasterized: 0 });
       await Promise.all([later.close(), other.close()]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a chart kept without its PNG gets the PNG rasterized from its SVG (the same bytes as drawing it with one), never drawn again', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'datalyst-chart-cache-png-'));
+    try {
+      const withPng = await pool.render(pointSpec(200, 'Raster'));
+      // As the server draws for the web UI: SVG only, kept in the run folder.
+      const first = new ChartPool({ size: 1, cache: true, cacheDir: dir });
+      const svgOnly = await first.render(pointSpec(200, 'Raster'), { png: false });
+      expect(svgOnly.png).toBeNull();
+      // The same pool asked for the PNG later (the report of a chat with Markdown).
+      const inMemory = await first.render(pointSpec(200, 'Raster'));
+      expect(first.stats).toEqual({ drawn: 1, reused: 1, rasterized: 1 });
+      expect(inMemory.svg).toBe(withPng.svg);
+      expect(Buffer.from(inMemory.png ?? []).equals(Buffer.from(withPng.png ?? []))).toBe(true);
+      await first.close();
+
+      // Another process with only the SVG on disk.
+      const svgDir = await mkdtemp(join(tmpdir(), 'datalyst-chart-cache-svg-'));
+      try {
+        const server = new ChartPool({ size: 1, cache: true, cacheDir: svgDir });
+        await server.render(pointSpec(200, 'Raster'), { png: false });
+        await server.close();
+        const report = new ChartPool({ size: 1, cache: true, cacheDir: svgDir });
+        const fromDisk = await report.render(pointSpec(200, 'Raster'));
+        expect(report.stats).toEqual({ drawn: 0, reused: 1, rasterized: 1 });
+        expect(Buffer.from(fromDisk.png ?? []).equals(Buffer.from(withPng.png ?? []))).toBe(true);
+        await report.close();
+        // The PNG was kept with it: the next process rasterizes nothing.
+        const next = new ChartPool({ size: 1, cache: true, cacheDir: svgDir });
+        expect((await next.render(pointSpec(200, 'Raster'))).png).not.toBeNull();
+        expect(next.stats).toEqual({ drawn: 0, reused: 1, rasterized: 0 });
+        expect(next.workerPids()).toEqual([]);
+        await next.close();
+      } finally {
+        await rm(svgDir, { recursive: true, force: true });
+      }
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -20,6 +20,7 @@ import { ProgressRenderer } from '../progress-renderer.ts';
 import { describeRenderedReport, mapWriteFailure } from '../report-summary.ts';
 import { colorEnabled, liveProgressEnabled } from '../terminal-style.ts';
 import { checkWorkspace, type WorkspaceCheck } from '../workspace-check.ts';
+import { drawRunCharts, reportNeedsChartPng, type RunCharts } from '../run-charts.ts';
 
 const analyzeHelp = `
 Without an instruction: "${DEFAULT_INSTRUCTION}"
@@ -384,7 +385,7 @@ async function runAnalyze(
   }
 
   // The agent, the model clients and the report load with this command, not with the CLI.
-  const [{ streamAnalysis }, { ChartPool, renderRunFolder }, { createModel }] = await Promise.all([
+  const [{ streamAnalysis }, { renderRunFolder }, { createModel }] = await Promise.all([
     import('../../agent/index.ts'),
     import('../../report/index.ts'),
     import('../model-factory.ts'),
@@ -402,9 +403,8 @@ async function runAnalyze(
     },
   });
   // Charts are drawn as the cells make them, while the model thinks, so that
-  // the report at the end only assembles them. Closed when the command ends.
-  const charts = new ChartPool({ cache: true });
-  const chartPng = settings.formats.some((format) => format === 'md' || format === 'ipynb');
+  // the report at the end only assembles them (run-charts.ts). Closed when the command ends.
+  let charts: RunCharts | null = null;
   try {
     let result: AnalysisResult | null = null;
     try {
@@ -418,8 +418,8 @@ async function runAnalyze(
       // After the pre-flight: a run that cannot start leaves no folder behind.
       const outDir = await prepareOutDir(settings.outDir, settings.outDirIsDefault);
       // Charts drawn during the run are kept in the run folder: `datalyst report` on it later draws none again.
-      charts.persistTo(path.join(outDir, '.chart-cache'));
-      charts.warm();
+      // The workers start now, while the sandbox starts.
+      charts = await drawRunCharts({ outDir, png: reportNeedsChartPng(settings.formats), warm: true });
       const model = createModel(settings.model);
       const events = streamAnalysis({
         instruction: settings.instruction,
@@ -434,11 +434,7 @@ async function runAnalyze(
         else renderer.handle(event);
         // The container starts and the workspace is profiled before the first round (seconds).
         if (event.type === 'run-start') renderer.info('Starting the sandbox and profiling the workspace…');
-        if (event.type === 'execution-end') {
-          // Drawn now for the report; whatever comes of it (an error box, or a redraw if the pool failed) is the report's.
-          for (const chart of event.result.charts)
-            void charts.render(chart.spec, { png: chartPng }).catch(() => undefined);
-        }
+        charts.observe(event);
         if (event.type === 'run-end') result = event.result;
       }
     } catch (error) {
@@ -446,18 +442,20 @@ async function runAnalyze(
       if (interrupts.interrupted && !DatalystError.isInstance(error)) return fail(new CancelledError(error));
       return fail(error);
     }
-    if (result === null) return fail(new Error('The analysis ended without a run-end event.'));
+    if (result === null || charts === null)
+      return fail(new Error('The analysis ended without a run-end event.'));
+    const chartPool = charts.pool;
     const render = (outDir: string) =>
       renderRunFolder(outDir, {
         formats: settings.formats,
-        chartPool: charts,
+        chartPool,
         ...(context.env.chromium === undefined ? {} : { chromiumPath: context.env.chromium }),
       });
     return await writeReport(context, result, renderer, render, json ? writeJson : null);
   } finally {
     interrupts.dispose();
     renderer.close();
-    await charts.close();
+    await charts?.close();
   }
 }
 

@@ -1,0 +1,67 @@
+import { readFile } from 'node:fs/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ReportCache } from '../../src/server/report-cache.ts';
+import { rawRequest } from './support/raw-http.ts';
+import { startTestServer, type TestServer } from './support/server-harness.ts';
+
+/**
+ * The server draws each chart as its cell displays it, into the run folder's
+ * `.chart-cache/` (chart-drawings.ts). Its report drew every chart again, once
+ * per format asked for; now it takes them from there.
+ */
+
+let current: TestServer[] = [];
+afterEach(async () => {
+  await Promise.all(current.map((server) => server.close()));
+  current = [];
+});
+
+async function finishedChartTurn(server: TestServer): Promise<string> {
+  const thread = JSON.parse((await rawRequest(server.url, 'POST', '/v1/threads')).body) as { id: string };
+  const turn = await rawRequest(
+    server.url,
+    'POST',
+    `/v1/threads/${thread.id}/turns`,
+    { 'content-type': 'application/json' },
+    JSON.stringify({ question: 'draw a chart' }),
+  );
+  expect(turn.status).toBe(202);
+  for (let attempt = 0; attempt < 400; attempt += 1) {
+    const status = (
+      JSON.parse((await rawRequest(server.url, 'GET', `/v1/threads/${thread.id}/turns/1`)).body) as {
+        status: string;
+      }
+    ).status;
+    if (status === 'finished') return thread.id;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error('the turn never finished');
+}
+
+describe("the server's report after a turn", () => {
+  it('draws no chart again: every format comes from the charts the server drew as the cell displayed them', async () => {
+    const server = await startTestServer();
+    current.push(server);
+    const threadId = await finishedChartTurn(server);
+    // The web UI's view of the chart: drawn when the cell displayed it, read back from the run folder.
+    const chart = await fetch(`${server.url}/v1/threads/${threadId}/turns/1/charts/chart-1`);
+    expect(chart.status).toBe(200);
+    const runDir = server.server.threads.store.runDir(threadId);
+
+    const reports = new ReportCache();
+    const html = await readFile(await reports.path(runDir, 'html', 1), 'utf8');
+    expect(html).toContain('<svg');
+    // HTML, Markdown, the notebook and the trace were written together, from one prepared report.
+    const markdown = await readFile(await reports.path(runDir, 'md', 1), 'utf8');
+    expect(markdown).toMatch(/!\[[^\]]*\]\(assets\/[^)]+\.png\)/);
+    await reports.path(runDir, 'ipynb', 1);
+    await reports.path(runDir, 'json', 1);
+    // vega drew nothing; Markdown's PNG was rasterized from the kept SVG, once for all formats.
+    expect(reports.chartStats).toEqual({ drawn: 0, reused: 1, rasterized: 1 });
+
+    // Through the route as well (the server's own cache): the report is served.
+    const served = await fetch(`${server.url}/v1/threads/${threadId}/turns/1/report?format=md`);
+    expect(served.status).toBe(200);
+    expect(await served.text()).toContain('assets/');
+  });
+});
