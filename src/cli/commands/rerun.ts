@@ -8,13 +8,11 @@ import type { AnalyzeSettings } from '../../config/index.ts';
 import { CancelledError, ConfigError, DatalystError } from '../../errors/index.ts';
 import type { AnalysisResult, RerunResult } from '../../index.ts';
 import type { CliContext } from '../cli-context.ts';
-import { ExitCode, exitCodeForError, exitCodeHelpFor } from '../exit-codes.ts';
+import { cliFailure, jsonLineWriter } from '../cli-failure.ts';
+import { ExitCode, exitCodeHelpFor } from '../exit-codes.ts';
 import { handleInterrupts } from '../interrupt.ts';
-import { toJsonLine } from '../json-lines.ts';
-import { checkModelBeforeRun } from '../model-preflight.ts';
 import { displayPath, prepareOutDir } from '../output-dir.ts';
 import type { ExitCodeSink } from '../program.ts';
-import { printError } from '../program.ts';
 import type { ProgressRenderer } from '../progress-renderer.ts';
 import type { WorkspaceCheck } from '../workspace-check.ts';
 import {
@@ -22,6 +20,7 @@ import {
   collect,
   describeWorkspace,
   makeRenderer,
+  preflightRun,
   runOptionsFor,
   writeReport,
 } from './analyze.ts';
@@ -139,21 +138,8 @@ async function runRerun(
 ): Promise<number> {
   const renderer = makeRenderer(context, options);
   const json = options.json === true;
-  const writeJson = (line: Parameters<typeof toJsonLine>[0]) =>
-    context.stdout.write(toJsonLine(line, context.now()));
-  const fail = (error: unknown): number => {
-    renderer.close();
-    const exitCode = exitCodeForError(error);
-    printError(context, error);
-    if (json && DatalystError.isInstance(error)) {
-      writeJson({
-        type: 'cli-error',
-        error: { code: error.code, message: error.message, fix: error.fix, fault: error.fault },
-        exitCode,
-      });
-    }
-    return exitCode;
-  };
+  const writeJson = jsonLineWriter(context);
+  const fail = cliFailure(context, () => renderer, json);
   let settings: AnalyzeSettings;
   let check: WorkspaceCheck;
   try {
@@ -184,17 +170,7 @@ async function runRerun(
       );
     }
     check = await checkRunWorkspace(settings);
-    if (json) {
-      writeJson({
-        type: 'workspace-check',
-        dir: check.dir,
-        excluded: check.excluded,
-        totalBytes: check.totalBytes,
-        dataFiles: check.dataFiles.map((entry) => entry.path),
-        skipped: check.skipped.map((entry) => ({ path: entry.path, reason: entry.reason ?? entry.kind })),
-      });
-    }
-    describeWorkspace(renderer, check, context);
+    describeWorkspace(renderer, check, context, json ? writeJson : null);
     renderer.info(
       `Re-running ${displayPath(path.resolve(context.cwd, runFolder), context.cwd)} on it, with no model.`,
     );
@@ -235,22 +211,14 @@ async function runRerun(
   try {
     let result: RerunResult;
     try {
-      const preflight = (step: string, detail: string) => {
-        renderer.info(`  ${detail}`);
-        if (json) writeJson({ type: 'preflight', step, detail });
-      };
-      if (options.rewriteAnswer === true && settings.model.kind === 'endpoint') {
-        const { detail, warning } = await checkModelBeforeRun(settings.model);
-        preflight('model', `Model endpoint: ${detail}.`);
-        if (warning !== null) renderer.warn(warning);
-      }
-      const image = await context.prepareSandbox({
-        backend: settings.sandbox,
-        image: settings.image,
-        limits: { cpus: settings.cpus, memoryMb: settings.memoryMb },
-        onProgress: (line) => preflight('sandbox', line),
-        signal: interrupts.signal,
-      });
+      const image = await preflightRun(
+        context,
+        settings,
+        renderer,
+        json ? writeJson : null,
+        interrupts.signal,
+        options.rewriteAnswer === true,
+      );
       outDir = await prepareOutDir(settings.outDir, settings.outDirIsDefault);
       charts.persistTo(path.join(outDir, '.chart-cache'));
       charts.warm();
