@@ -1,16 +1,17 @@
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import { z } from 'zod';
-import { DEFAULT_INSTRUCTION, resolveAnalyzeSettings } from '../../config/analyze-settings.ts';
-import { loadConfigFile, modelProfileNames, sandboxBackendNames } from '../../config/config-file.ts';
+import { DEFAULT_INSTRUCTION } from '../../config/analyze-settings.ts';
+import { modelProfileNames, sandboxBackendNames } from '../../config/config-file.ts';
 import { CancelledError, DatalystError } from '../../errors/index.ts';
 import type { AnalyzeSettings } from '../../config/index.ts';
 import type { AnalysisResult, AnalyzeOptions, RenderedReport, SandboxLimits } from '../../index.ts';
 import type { CliContext } from '../cli-context.ts';
+import { loadCommandSettings } from '../command-settings.ts';
 import { cliFailure, jsonLineWriter, type JsonLineWriter } from '../cli-failure.ts';
-import { ExitCode, exitCodeForError, exitCodeForTermination, exitCodeHelp } from '../exit-codes.ts';
+import { exitCodeForError, exitCodeForTermination, exitCodeHelp } from '../exit-codes.ts';
 import { formatBytes } from '../format.ts';
-import { handleInterrupts } from '../interrupt.ts';
+import { handleCommandInterrupts } from '../command-interrupts.ts';
 import { checkModelBeforeRun } from '../model-preflight.ts';
 import { findOwnOutput } from '../own-output.ts';
 import type { toJsonLine } from '../json-lines.ts';
@@ -300,16 +301,7 @@ async function runAnalyze(
   let settings: AnalyzeSettings;
   let check: WorkspaceCheck;
   try {
-    const configFile = await loadConfigFile(options.config ?? context.env.configPath, context.cwd);
-    settings = resolveAnalyzeSettings({
-      workspace,
-      instruction,
-      flags: options,
-      env: context.env,
-      configFile,
-      cwd: context.cwd,
-      now: context.now(),
-    });
+    settings = await loadCommandSettings(context, workspace, instruction, options);
     renderer = makeRenderer(context, options, settings.maxRounds);
     check = await checkRunWorkspace(settings);
     describeWorkspace(renderer, check, context, json ? writeJson : null);
@@ -369,18 +361,11 @@ async function runAnalyze(
     import('../../report/index.ts'),
     import('../model-factory.ts'),
   ]);
-  const interrupts = handleInterrupts({
-    source: context.signals,
-    onFirst: () =>
-      renderer.warn(
-        'Cancelling: stopping the model and the running cell, then writing a partial report. Ctrl-C again quits at once.',
-      ),
-    onSecond: () => {
-      renderer.close();
-      context.stderr.write('Quit without waiting.\n');
-      context.exit(ExitCode.cancelled);
-    },
-  });
+  const interrupts = handleCommandInterrupts(
+    context,
+    renderer,
+    'stopping the model and the running cell, then writing a partial report',
+  );
   // Charts are drawn as the cells make them, while the model thinks, so that
   // the report at the end only assembles them. Closed when the command ends.
   const charts = new ChartPool({ cache: true });

@@ -2,15 +2,15 @@ import { rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import { z } from 'zod';
-import { resolveAnalyzeSettings } from '../../config/analyze-settings.ts';
-import { loadConfigFile, modelProfileNames, sandboxBackendNames } from '../../config/config-file.ts';
+import { modelProfileNames, sandboxBackendNames } from '../../config/config-file.ts';
 import type { AnalyzeSettings } from '../../config/index.ts';
 import { CancelledError, ConfigError, DatalystError } from '../../errors/index.ts';
 import type { AnalysisResult, RerunResult } from '../../index.ts';
 import type { CliContext } from '../cli-context.ts';
+import { loadCommandSettings } from '../command-settings.ts';
 import { cliFailure, jsonLineWriter } from '../cli-failure.ts';
 import { ExitCode, exitCodeHelpFor } from '../exit-codes.ts';
-import { handleInterrupts } from '../interrupt.ts';
+import { handleCommandInterrupts } from '../command-interrupts.ts';
 import { displayPath, prepareOutDir } from '../output-dir.ts';
 import type { ExitCodeSink } from '../program.ts';
 import type { ProgressRenderer } from '../progress-renderer.ts';
@@ -143,15 +143,7 @@ async function runRerun(
   let settings: AnalyzeSettings;
   let check: WorkspaceCheck;
   try {
-    const configFile = await loadConfigFile(options.config ?? context.env.configPath, context.cwd);
-    settings = resolveAnalyzeSettings({
-      workspace,
-      flags: options,
-      env: context.env,
-      configFile,
-      cwd: context.cwd,
-      now: context.now(),
-    });
+    settings = await loadCommandSettings(context, workspace, undefined, options);
     if (options.rewriteAnswer === true && settings.model.kind !== 'endpoint') {
       throw new ConfigError(
         '--rewrite-answer needs a language model, and none is configured.',
@@ -192,18 +184,11 @@ async function runRerun(
     import('../../report/index.ts'),
     import('../model-factory.ts'),
   ]);
-  const interrupts = handleInterrupts({
-    source: context.signals,
-    onFirst: () =>
-      renderer.warn(
-        'Cancelling: stopping the running cell, then writing a partial report. Ctrl-C again quits at once.',
-      ),
-    onSecond: () => {
-      renderer.close();
-      context.stderr.write('Quit without waiting.\n');
-      context.exit(ExitCode.cancelled);
-    },
-  });
+  const interrupts = handleCommandInterrupts(
+    context,
+    renderer,
+    'stopping the running cell, then writing a partial report',
+  );
   const charts = new ChartPool({ cache: true });
   const chartPng = settings.formats.some((format) => format === 'md' || format === 'ipynb');
   let outDir: string | null = null;
