@@ -11,7 +11,7 @@ import type { DeepSubView, DeepVisual, PreparedDeepReport } from './deep-run.ts'
 import { deepReportStyles } from './deep-report-styles.ts';
 import { escapeHtml } from './html-escape.ts';
 import { renderDataTable } from './html-table.ts';
-import { reportContentSecurityPolicy } from './html-report.ts';
+import { reportDocumentHead } from './html-report.ts';
 import { highlightPython } from './python-highlighter.ts';
 import { formatDuration } from './report-format.ts';
 import { renderSafeMarkdown } from './safe-markdown.ts';
@@ -310,17 +310,7 @@ function renderProvenance(report: PreparedDeepReport): string {
 /** The deep run's report as one self-contained HTML document. */
 export function renderDeepHtmlReport(report: PreparedDeepReport, options: DeepHtmlOptions = {}): string {
   const maxOutputChars = options.maxOutputChars ?? 20_000;
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${reportContentSecurityPolicy}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<meta name="generator" content="Datalyst">
-<title>${escapeHtml(`Datalyst deep analysis: ${firstLine(report.record.question, 90)}`)}</title>
-<style>${deepReportStyles}</style>
-</head>
+  return `${reportDocumentHead(`Datalyst deep analysis: ${firstLine(report.record.question, 90)}`, deepReportStyles)}
 <body>
 <main>
 ${renderHeader(report)}

@@ -35,6 +35,24 @@ export interface HtmlReportOptions {
 export const reportContentSecurityPolicy =
   "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'";
 
+/**
+ * A report page's doctype and `<head>`: the policy above, no referrer, the
+ * title (escaped here) and the page's own styles, inline. `<body>` follows.
+ */
+export function reportDocumentHead(title: string, styles: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${reportContentSecurityPolicy}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<meta name="generator" content="Datalyst">
+<title>${escapeHtml(title)}</title>
+<style>${styles}</style>
+</head>`;
+}
+
 /** The whole report as one self-contained HTML document. */
 export function renderHtmlReport(report: PreparedReport, options: HtmlReportOptions = {}): string {
   const context: HtmlContext = {
@@ -49,17 +67,7 @@ export function renderHtmlReport(report: PreparedReport, options: HtmlReportOpti
   const visuals = collectVisuals(context);
   const key = keyVisuals(visuals, report);
   const rest = visuals.filter((visual) => !key.includes(visual));
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${reportContentSecurityPolicy}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<meta name="generator" content="Datalyst">
-<title>${escapeHtml(title)}</title>
-<style>${reportStyles}</style>
-</head>
+  return `${reportDocumentHead(title, reportStyles)}
 <body class="look-${outcome.look}">
 ${renderToc(context, outcome)}
 <main>
