@@ -535,13 +535,25 @@ export class ProgressRenderer {
         : '';
     const facts = `${plural(result.rounds, 'round')} · ${formatDuration(result.durationMs)}${tokens}`;
     const reason = result.termination.reason;
+    // A re-run that stopped still shows the earlier answer, its numbers carried over (`rerun`'s result says so).
+    const carriedOver =
+      'answerSource' in result && result.answerSource === 'carried-over' && result.answer !== null;
     if (reason === 'answered') {
       this.result(`${this.style.green(this.style.bold('✓ Answered'))} in ${facts}`);
     } else if (reason === 'cancelled') {
       this.result(`${this.style.yellow(this.style.bold('■ Cancelled'))} after ${facts}`);
+    } else if (carriedOver) {
+      this.result(`${this.style.red(this.style.bold(`✗ Stopped (${reason})`))} after ${facts}`);
     } else {
       this.result(
         `${this.style.red(this.style.bold(`✗ Stopped without an answer (${reason})`))} after ${facts}`,
+      );
+    }
+    if (carriedOver && reason !== 'answered') {
+      this.result(
+        reason === 'model-unavailable'
+          ? "  The model's rewrite of the answer failed: the answer shown is the earlier one, with its numbers carried over to the new outputs."
+          : '  The answer shown is the earlier one, with its numbers carried over to the new outputs (not a new answer).',
       );
     }
     if (result.termination.detail && reason !== 'answered')

@@ -156,3 +156,26 @@ export function formatStatistic(value: number | null | undefined): string {
   const rounded = Math.abs(value) >= 1000 ? Math.round(value) : Number(value.toPrecision(4));
   return rounded.toLocaleString('en-US', { maximumFractionDigits: 4 });
 }
+
+/** Why the data section has no table to show (plain text). */
+export function noTablesNote(profile: WorkspaceProfile | null): string {
+  return profile === null
+    ? 'The trace holds no workspace profile.'
+    : 'No file of the workspace held a table that could be read.';
+}
+
+/** `1,204 rows × 8 columns · 3 duplicate rows` (plain text). */
+export function shapeText(table: TableProfile): string {
+  const duplicates =
+    table.duplicateRows === undefined || table.duplicateRows === null
+      ? ''
+      : ` · ${count(table.duplicateRows, 'duplicate row')}`;
+  return `${count(table.rows, 'row')} × ${count(table.columns.length, 'column')}${table.columnsTruncated ? ' profiled (the table has more)' : ''}${duplicates}`;
+}
+
+/** `0`, or `12 (1.0%)`: a column's missing values. */
+export function missingText(column: ColumnProfile, table: TableProfile): string {
+  return column.missing === 0
+    ? '0'
+    : `${column.missing.toLocaleString('en-US')} (${percent(missingShare(column, table))})`;
+}

@@ -8,7 +8,9 @@ import {
   dataTables,
   formatStatistic,
   missingShare,
-  percent,
+  missingText,
+  noTablesNote,
+  shapeText,
   statsRows,
 } from './data-profile-view.ts';
 import type { DataAlert, DataTableView } from './data-profile-view.ts';
@@ -30,11 +32,7 @@ export function renderDataSection(
 ): string {
   const tables = dataTables(profile);
   if (tables.length === 0) {
-    return `<section id="data"><h2>Data</h2><p class="note">${
-      profile === null
-        ? 'The trace holds no workspace profile.'
-        : 'No file of the workspace held a table that could be read.'
-    }</p>${profile === null ? '' : unreadFiles(profile)}</section>`;
+    return `<section id="data"><h2>Data</h2><p class="note">${noTablesNote(profile)}</p>${profile === null ? '' : unreadFiles(profile)}</section>`;
   }
   const toc = tables.map((table) => `<a href="#${table.anchor}">${escapeHtml(table.label)}</a>`).join('');
   return `<section id="data"><h2>Data</h2>
@@ -59,15 +57,10 @@ function unreadFiles(profile: WorkspaceProfile | null): string {
 
 function renderTable(view: DataTableView, index: NumberIndex, anchorFor: OutputAnchor): string {
   const { table } = view;
-  const shape = `${count(table.rows, 'row')} × ${count(table.columns.length, 'column')}${table.columnsTruncated ? ' profiled (the table has more)' : ''}`;
   const sampled =
     statsRows(table) < table.rows
       ? `<p class="note">Column statistics come from ${count(statsRows(table), 'row')} of the ${table.rows.toLocaleString('en-US')}.</p>`
       : '';
-  const duplicates =
-    table.duplicateRows === undefined || table.duplicateRows === null
-      ? ''
-      : ` · ${count(table.duplicateRows, 'duplicate row')}`;
   const alerts =
     view.alerts.length === 0
       ? '<p class="alerts-none">No alerts.</p>'
@@ -75,7 +68,7 @@ function renderTable(view: DataTableView, index: NumberIndex, anchorFor: OutputA
   const rows = table.columns.map((column) => renderColumn(column, table)).join('');
   return `<article class="data-table" id="${view.anchor}">
 <h3><span class="mono">${escapeHtml(view.label)}</span></h3>
-<p class="shape">${escapeHtml(shape)}${escapeHtml(duplicates)}</p>${sampled}
+<p class="shape">${escapeHtml(shapeText(table))}</p>${sampled}
 ${alerts}
 <div class="table-wrap columns-wrap"><table class="columns"><thead><tr><th scope="col">Column</th><th scope="col">Type</th><th scope="col">Distinct</th><th scope="col">Missing</th><th scope="col">Values</th><th scope="col">Distribution</th></tr></thead><tbody>${rows}</tbody></table></div>${firstRows(table)}
 </article>`;
@@ -117,8 +110,7 @@ export function groundedText(text: string, index: NumberIndex, anchorFor: Output
 
 function renderColumn(column: ColumnProfile, table: TableProfile): string {
   const share = missingShare(column, table);
-  const missing =
-    column.missing === 0 ? '0' : `${column.missing.toLocaleString('en-US')} (${percent(share)})`;
+  const missing = missingText(column, table);
   return `<tr><th scope="row" class="mono">${escapeHtml(column.name)}</th><td data-label="Type"><span class="type type-${column.kind}">${escapeHtml(column.kind)}</span> <span class="dtype">${escapeHtml(column.dtype)}</span></td><td data-label="Distinct">${column.unique === null ? '' : column.unique.toLocaleString('en-US')}</td><td data-label="Missing"${share >= 0.05 ? ' class="warn"' : ''}>${escapeHtml(missing)}</td><td class="values">${valuesCell(column)}</td><td class="spark">${distribution(column)}</td></tr>`;
 }
 

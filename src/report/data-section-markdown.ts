@@ -5,8 +5,9 @@ import {
   count,
   dataTables,
   formatStatistic,
-  missingShare,
-  percent,
+  missingText,
+  noTablesNote,
+  shapeText,
   statsRows,
 } from './data-profile-view.ts';
 import { escapeMarkdownText } from './markdown-text.ts';
@@ -16,12 +17,7 @@ export function dataSectionMarkdown(profile: WorkspaceProfile | null): string[] 
   const tables = dataTables(profile);
   const lines = ['## Data', ''];
   if (tables.length === 0) {
-    lines.push(
-      profile === null
-        ? '*The trace holds no workspace profile.*'
-        : '*No file of the workspace held a table that could be read.*',
-      '',
-    );
+    lines.push(`*${noTablesNote(profile)}*`, '');
     return lines;
   }
   lines.push(
@@ -29,14 +25,10 @@ export function dataSectionMarkdown(profile: WorkspaceProfile | null): string[] 
     '',
   );
   for (const { label, table, alerts } of tables) {
-    const duplicates =
-      table.duplicateRows === undefined || table.duplicateRows === null
-        ? ''
-        : ` · ${count(table.duplicateRows, 'duplicate row')}`;
     lines.push(
       `### ${escapeMarkdownText(label)}`,
       '',
-      `${count(table.rows, 'row')} × ${count(table.columns.length, 'column')}${table.columnsTruncated ? ' profiled (the table has more)' : ''}${duplicates}${statsRows(table) < table.rows ? ` · statistics from ${count(statsRows(table), 'row')}` : ''}`,
+      `${shapeText(table)}${statsRows(table) < table.rows ? ` · statistics from ${count(statsRows(table), 'row')}` : ''}`,
       '',
     );
     if (alerts.length > 0) {
@@ -50,9 +42,8 @@ export function dataSectionMarkdown(profile: WorkspaceProfile | null): string[] 
       '| --- | --- | ---: | ---: | --- | --- |',
     );
     for (const column of table.columns) {
-      const share = missingShare(column, table);
       lines.push(
-        `| ${escapeMarkdownText(column.name)} | ${column.kind} (${escapeMarkdownText(column.dtype)}) | ${column.unique === null ? '' : column.unique.toLocaleString('en-US')} | ${column.missing === 0 ? '0' : `${column.missing.toLocaleString('en-US')} (${percent(share)})`} | ${escapeMarkdownText(values(column))} | ${blocks(column)} |`,
+        `| ${escapeMarkdownText(column.name)} | ${column.kind} (${escapeMarkdownText(column.dtype)}) | ${column.unique === null ? '' : column.unique.toLocaleString('en-US')} | ${missingText(column, table)} | ${escapeMarkdownText(values(column))} | ${blocks(column)} |`,
       );
     }
     lines.push('');

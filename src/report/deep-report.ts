@@ -1,4 +1,3 @@
-import type { Table } from '../sandbox/cell-result.ts';
 import type { ExecutionRecord } from '../trace/schema.ts';
 import { cleanOutputText } from '../trace/output-text.ts';
 import {
@@ -11,7 +10,8 @@ import {
 import type { DeepSubView, DeepVisual, PreparedDeepReport } from './deep-run.ts';
 import { deepReportStyles } from './deep-report-styles.ts';
 import { escapeHtml } from './html-escape.ts';
-import { reportContentSecurityPolicy } from './html-report.ts';
+import { renderDataTable } from './html-table.ts';
+import { reportDocumentHead } from './html-report.ts';
 import { highlightPython } from './python-highlighter.ts';
 import { formatDuration } from './report-format.ts';
 import { renderSafeMarkdown } from './safe-markdown.ts';
@@ -187,17 +187,6 @@ function renderEvidence(report: PreparedDeepReport): string {
 </section>`;
 }
 
-function renderTable(table: Table): string {
-  const header = `<tr><th></th>${table.columns.map((column) => `<th scope="col">${escapeHtml(column)}</th>`).join('')}</tr>`;
-  const rows = table.rows
-    .map(
-      (row, rowIndex) =>
-        `<tr><th scope="row">${escapeHtml(table.index[rowIndex] ?? '')}</th>${row.map((cell) => `<td>${escapeHtml(cell === null ? '' : String(cell))}</td>`).join('')}</tr>`,
-    )
-    .join('');
-  return `<div class="table-wrap"><table class="data"><thead>${header}</thead><tbody>${rows}</tbody></table></div>`;
-}
-
 function clip(text: string, maxChars: number): string {
   return text.length > maxChars
     ? `${text.slice(0, maxChars)}\n… (shortened; the sub-run's trace has it all)`
@@ -230,7 +219,7 @@ function renderCell(
     parts.push(
       `<pre class="stdout value">${escapeHtml(clip(cleanOutputText(result.value), maxOutputChars))}</pre>`,
     );
-  result.tables.forEach((table) => parts.push(renderTable(table)));
+  result.tables.forEach((table) => parts.push(renderDataTable(table)));
   const visuals = visualsOfExecution(sub.record.id, execution);
   for (const visual of visuals) {
     const section = report.placedIn.get(visual.key);
@@ -321,17 +310,7 @@ function renderProvenance(report: PreparedDeepReport): string {
 /** The deep run's report as one self-contained HTML document. */
 export function renderDeepHtmlReport(report: PreparedDeepReport, options: DeepHtmlOptions = {}): string {
   const maxOutputChars = options.maxOutputChars ?? 20_000;
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${reportContentSecurityPolicy}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<meta name="generator" content="Datalyst">
-<title>${escapeHtml(`Datalyst deep analysis: ${firstLine(report.record.question, 90)}`)}</title>
-<style>${deepReportStyles}</style>
-</head>
+  return `${reportDocumentHead(`Datalyst deep analysis: ${firstLine(report.record.question, 90)}`, deepReportStyles)}
 <body>
 <main>
 ${renderHeader(report)}

@@ -2,6 +2,7 @@ import type { ExecutionRecord, StepRecord } from '../trace/schema.ts';
 import type { Table } from '../sandbox/cell-result.ts';
 import type { RenderedChart } from './rendered-chart.ts';
 import { escapeHtml } from './html-escape.ts';
+import { renderDataTable } from './html-table.ts';
 import { cleanOutputText } from '../trace/output-text.ts';
 import { chartKey, figureKey, missingVisualNote, outputAnchor } from './prepared-report.ts';
 import type { PreparedReport } from './prepared-report.ts';
@@ -34,6 +35,24 @@ export interface HtmlReportOptions {
 export const reportContentSecurityPolicy =
   "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'";
 
+/**
+ * A report page's doctype and `<head>`: the policy above, no referrer, the
+ * title (escaped here) and the page's own styles, inline. `<body>` follows.
+ */
+export function reportDocumentHead(title: string, styles: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${reportContentSecurityPolicy}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<meta name="generator" content="Datalyst">
+<title>${escapeHtml(title)}</title>
+<style>${styles}</style>
+</head>`;
+}
+
 /** The whole report as one self-contained HTML document. */
 export function renderHtmlReport(report: PreparedReport, options: HtmlReportOptions = {}): string {
   const context: HtmlContext = {
@@ -48,17 +67,7 @@ export function renderHtmlReport(report: PreparedReport, options: HtmlReportOpti
   const visuals = collectVisuals(context);
   const key = keyVisuals(visuals, report);
   const rest = visuals.filter((visual) => !key.includes(visual));
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${reportContentSecurityPolicy}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<meta name="generator" content="Datalyst">
-<title>${escapeHtml(title)}</title>
-<style>${reportStyles}</style>
-</head>
+  return `${reportDocumentHead(title, reportStyles)}
 <body class="look-${outcome.look}">
 ${renderToc(context, outcome)}
 <main>
@@ -290,7 +299,7 @@ function renderGallery(context: HtmlContext, visuals: readonly Visual[]): string
   const evidence = evidenceTables(report);
   const tables = evidence.map(
     ({ execution, table, index }) =>
-      `<h3>Table ${index + 1} of output <a href="#${outputAnchor(execution.outputId)}">${escapeHtml(execution.outputId)}</a></h3>${renderTable(table)}`,
+      `<h3>Table ${index + 1} of output <a href="#${outputAnchor(execution.outputId)}">${escapeHtml(execution.outputId)}</a></h3>${renderDataTable(table)}`,
   );
   const body =
     visuals.length === 0 && tables.length === 0
@@ -509,7 +518,7 @@ function renderOutput(execution: ExecutionRecord, context: HtmlContext): string 
         : value,
     );
   }
-  result.tables.forEach((table) => parts.push(renderTable(table)));
+  result.tables.forEach((table) => parts.push(renderDataTable(table)));
   result.charts.forEach((trace, index) => {
     const key = chartKey(outputId, index);
     const chart = context.report.charts.get(key);
@@ -564,20 +573,6 @@ function renderStream(
       : '',
   ].filter((note) => note !== '');
   return `<pre class="${name}">${escapeHtml(shown)}</pre>${notes.map((note) => `<p class="note">${escapeHtml(note)}</p>`).join('')}`;
-}
-
-function renderTable(table: Table): string {
-  const header = `<tr><th></th>${table.columns.map((column) => `<th scope="col">${escapeHtml(column)}</th>`).join('')}</tr>`;
-  const rows = table.rows
-    .map(
-      (row, rowIndex) =>
-        `<tr><th scope="row">${escapeHtml(table.index[rowIndex] ?? '')}</th>${row.map((cell) => `<td>${escapeHtml(cell === null ? '' : String(cell))}</td>`).join('')}</tr>`,
-    )
-    .join('');
-  const note = table.truncated
-    ? `<p class="note">Showing ${table.rows.length} of ${table.totalRows.toLocaleString('en-US')} rows and ${table.columns.length} of ${table.totalColumns} columns.</p>`
-    : '';
-  return `<div class="table-wrap"><table class="data"><thead>${header}</thead><tbody>${rows}</tbody></table></div>${note}`;
 }
 
 function renderProvenance({ report }: HtmlContext): string {

@@ -1,6 +1,7 @@
 import MarkdownIt from 'markdown-it';
 import type Token from 'markdown-it/lib/token.mjs';
 import { escapeHtml } from './html-escape.ts';
+import { walkAnswerInline } from '../trace/answer-text-walk.ts';
 import { groundSegment } from '../trace/number-grounding.ts';
 import type { GroundedNumber, NumberIndex } from '../trace/number-grounding.ts';
 
@@ -150,30 +151,16 @@ function groundInlineChildren(
   inHeading: boolean,
   numbers: GroundedNumber[],
 ): void {
-  let atLineStart = true;
-  let linkDepth = 0;
-  for (const child of children) {
-    if (child.type === 'softbreak' || child.type === 'hardbreak') {
-      atLineStart = true;
-      continue;
-    }
-    if (child.type === 'link_open') linkDepth++;
-    if (child.type === 'link_close') linkDepth--;
-    if (child.type !== 'text') {
-      atLineStart = false;
-      continue;
-    }
+  walkAnswerInline(children, (child, { atLineStart, inLink }) => {
     // Numbers inside link text are left alone: the link already points somewhere.
-    if (linkDepth === 0) {
-      const grounded = groundSegment(child.content, index, { inHeading, atLineStart });
-      if (grounded.length > 0) {
-        const meta: GroundedTextMeta = { grounded };
-        child.meta = meta;
-        numbers.push(...grounded);
-      }
+    if (child.type !== 'text' || inLink) return;
+    const grounded = groundSegment(child.content, index, { inHeading, atLineStart });
+    if (grounded.length > 0) {
+      const meta: GroundedTextMeta = { grounded };
+      child.meta = meta;
+      numbers.push(...grounded);
     }
-    if (child.content.trim() !== '') atLineStart = false;
-  }
+  });
 }
 
 function markNumbers(text: string, grounded: readonly GroundedNumber[], env: GroundedRenderEnv): string {

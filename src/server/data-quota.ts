@@ -1,6 +1,19 @@
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
+import pLimit from 'p-limit';
 import { ServerRequestError } from './http-error.ts';
+
+/** How long a walk of the data folder is reused (the server's own writes added to it). */
+export const DATA_QUOTA_REUSE_MS = 3000;
+/** At most this many readdir/lstat calls at once while measuring. */
+const MEASURE_CONCURRENCY = 16;
+
+export interface DataQuotaOptions {
+  /** How long one walk is reused; 0 walks every time. */
+  reuseMs?: number;
+  /** The clock (tests). */
+  now?: () => number;
+}
 
 /**
  * One limit on the bytes of the whole data folder: uploads, thread
@@ -11,34 +24,71 @@ import { ServerRequestError } from './http-error.ts';
  * which the sandbox's own limits bound.
  *
  * The folder is measured by walking it (no counter can see what the sandbox
- * writes into a run folder); walks that overlap share one, and bytes of
- * uploads still streaming are added to the last measure.
+ * writes into a run folder). A walk is reused for `reuseMs` (uploads and new
+ * turns do not each walk the folder), with the bytes of uploads stored since
+ * it began added to it; walks that overlap share one; bytes of uploads still
+ * streaming are added too. What frees or writes room the server cannot count
+ * (a deletion, a turn that ended) calls `invalidate`, so that the next check
+ * walks again.
  */
 export class DataQuota {
   readonly #root: string;
   readonly limitBytes: number;
-  #walk: Promise<number> | null = null;
+  readonly #reuseMs: number;
+  readonly #now: () => number;
+  #walk: { epoch: number; bytes: Promise<number> } | null = null;
+  /** Bumped by `invalidate`: a walk of an older epoch is neither joined nor reused. */
+  #epoch = 0;
+  /** The last finished walk: its epoch and when it began. */
+  #last: { epoch: number; startedAt: number } | null = null;
   /** Bytes of uploads being written now (not yet in a finished walk). */
   #streaming = 0;
+  /** Bytes of uploads stored since the last finished walk began (some may be in it: counted twice, never missed). */
+  #written = 0;
   /** What the last finished walk measured. */
   #measured = 0;
 
-  constructor(root: string, limitBytes: number) {
+  constructor(root: string, limitBytes: number, options: DataQuotaOptions = {}) {
     this.#root = root;
     this.limitBytes = limitBytes;
+    this.#reuseMs = options.reuseMs ?? DATA_QUOTA_REUSE_MS;
+    this.#now = options.now ?? Date.now;
   }
 
-  /** Bytes the data folder holds now (hard links once). */
+  /** Bytes the data folder holds now (hard links once), from a walk at most `reuseMs` old plus the uploads stored since. */
   async usedBytes(): Promise<number> {
-    this.#walk ??= measure(this.#root)
-      .then((bytes) => {
-        this.#measured = bytes;
-        return bytes;
-      })
-      .finally(() => {
-        this.#walk = null;
-      });
-    return this.#walk;
+    const last = this.#last;
+    if (last !== null && last.epoch === this.#epoch && this.#now() - last.startedAt < this.#reuseMs)
+      return this.#measured + this.#written;
+    if (this.#walk === null || this.#walk.epoch !== this.#epoch) {
+      const epoch = this.#epoch;
+      const startedAt = this.#now();
+      const writtenBefore = this.#written;
+      const walk = {
+        epoch,
+        bytes: measure(this.#root)
+          .then((bytes) => {
+            // A newer walk may have finished first: the older result is dropped.
+            if (this.#last === null || this.#last.startedAt <= startedAt) {
+              this.#measured = bytes;
+              this.#written -= writtenBefore;
+              this.#last = { epoch, startedAt };
+            }
+            return bytes;
+          })
+          .finally(() => {
+            if (this.#walk === walk) this.#walk = null;
+          }),
+      };
+      this.#walk = walk;
+    }
+    await this.#walk.bytes;
+    return this.#measured + this.#written;
+  }
+
+  /** The folder changed in a way not counted here (files removed, a turn's run folder written): the next check walks it. */
+  invalidate(): void {
+    this.#epoch += 1;
   }
 
   /** Throws 507 when the folder is at or past its limit (no new turn, no new upload). */
@@ -53,7 +103,7 @@ export class DataQuota {
    * once the folder would pass its limit. Call `done` when the upload is
    * stored or refused.
    */
-  async meterUpload(): Promise<{ add(bytes: number): void; done(): void }> {
+  async meterUpload(): Promise<{ add(bytes: number): void; done(stored?: boolean): void }> {
     await this.checkRoom('this upload');
     let counted = 0;
     let finished = false;
@@ -62,13 +112,15 @@ export class DataQuota {
         counted += bytes;
         this.#streaming += bytes;
         // Against the folder and every upload streaming now: uploads started together do not each get the whole room.
-        const used = this.#measured + this.#streaming;
+        const used = this.#measured + this.#written + this.#streaming;
         if (used > this.limitBytes) throw this.full('this upload', used);
       },
-      done: () => {
+      /** `stored`: the upload's bytes stay in the folder (counted until a walk sees them). */
+      done: (stored = false) => {
         if (finished) return;
         finished = true;
         this.#streaming -= counted;
+        if (stored) this.#written += counted;
       },
     };
   }
@@ -86,14 +138,19 @@ export class DataQuota {
   }
 }
 
-/** Bytes under `root`, each inode once; entries that vanish during the walk are skipped. */
+/**
+ * Bytes under `root`, each inode once; entries that vanish during the walk
+ * are skipped. At most MEASURE_CONCURRENCY readdir/lstat calls run at once
+ * (only the calls are limited, not the recursion, which would deadlock).
+ */
 async function measure(root: string): Promise<number> {
+  const limit = pLimit(MEASURE_CONCURRENCY);
   const seen = new Set<string>();
   let total = 0;
   const visit = async (dir: string): Promise<void> => {
     let entries;
     try {
-      entries = await readdir(dir, { withFileTypes: true });
+      entries = await limit(() => readdir(dir, { withFileTypes: true }));
     } catch {
       return;
     }
@@ -102,7 +159,7 @@ async function measure(root: string): Promise<number> {
         const full = path.join(dir, entry.name);
         if (entry.isDirectory()) return visit(full);
         try {
-          const stats = await lstat(full);
+          const stats = await limit(() => lstat(full));
           const key = `${stats.dev}:${stats.ino}`;
           if (seen.has(key)) return;
           seen.add(key);

@@ -79,14 +79,16 @@ export class FileStore {
         callback(null, chunk);
       },
     });
+    let stored = false;
     try {
       await pipeline(source, meter, createWriteStream(tmpPath, { flags: 'wx' }));
       if (isTruncated()) throw tooLarge('The file is too large', limit);
+      stored = true;
     } catch (error) {
       await rm(tmpPath, { force: true });
       throw error;
     } finally {
-      quota?.done();
+      quota?.done(stored);
     }
     const sha256 = hash.digest('hex');
     const file: FileObject = {
@@ -162,6 +164,7 @@ export class FileStore {
       const stillUsed = (await this.list()).some((other) => other.sha256 === file.sha256);
       if (!stillUsed) await rm(this.blobPath(file.sha256), { force: true });
     });
+    this.#quota?.invalidate();
     return true;
   }
 

@@ -21,7 +21,7 @@ import type { EngineOptions } from './thread-engine.ts';
 import { ThreadService } from './thread-service.ts';
 import { ThreadStore } from './thread-store.ts';
 import { TurnQueue } from './turn-queue.ts';
-import { isWebUiPath, registerWebUi } from './web-ui.ts';
+import { announcesBody, isWebUiPath, registerWebUi } from './web-ui.ts';
 
 /**
  * `datalyst serve`. Every option has a default except the data folder and
@@ -130,8 +130,17 @@ export async function createServerApp(
       if (
         request.url === '/health' ||
         ((request.method === 'GET' || request.method === 'HEAD') && isWebUiPath(request.url))
-      )
-        return;
+      ) {
+        if (!announcesBody(request.headers)) return;
+        // Not even an announced body is waited for without the key: refused, and the connection closed.
+        void reply.header('connection', 'close');
+        throw new ServerRequestError(
+          400,
+          'BODY_NOT_ALLOWED',
+          'A request for the web UI or /health carries no body.',
+          { fix: 'Send it without a body (no Content-Length above 0, no Transfer-Encoding).' },
+        );
+      }
       if (!keyMatches(request.headers.authorization)) {
         // A peer without the key keeps no connection (nor a body it may trickle for ever).
         void reply.header('connection', 'close');

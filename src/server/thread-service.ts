@@ -168,6 +168,7 @@ export class ThreadService {
       }
       await this.#release(id);
       await this.#options.store.delete(id);
+      this.#options.quota?.invalidate();
     });
   }
 
@@ -358,6 +359,8 @@ export class ThreadService {
       release?.();
     }
     await update({ ...record, ended_at: nowSeconds() });
+    // The turn's run folder and logs were written past the quota's count: the next check walks the folder.
+    this.#options.quota?.invalidate();
     if (record.termination !== null && failedReasons.has(record.termination.reason)) {
       this.#options.log.error(
         { threadId: thread.id, turn: record.index, termination: record.termination },

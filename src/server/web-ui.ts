@@ -33,6 +33,19 @@ export function isWebUiPath(url: string): boolean {
   return pathname === '/' || pathname === '/index.html' || /^\/assets\/[\w.-]+$/.test(pathname);
 }
 
+/**
+ * Whether a request announces a body (a `content-length` above 0, or any
+ * `transfer-encoding`). The requests served without the API key (the UI's
+ * files, /health) must carry none: a peer without the key neither sends
+ * bytes the server reads nor holds a connection by trickling them.
+ */
+export function announcesBody(headers: Record<string, string | string[] | undefined>): boolean {
+  if (headers['transfer-encoding'] !== undefined) return true;
+  const length = headers['content-length'];
+  if (length === undefined) return false;
+  return !/^\s*0+\s*$/.test(Array.isArray(length) ? length.join(',') : length);
+}
+
 /** Serves the built UI at `/` (index.html, /assets/*) with that policy; nothing when it was not built. */
 export async function registerWebUi(app: FastifyInstance, root: string = webDistDir): Promise<boolean> {
   if (!existsSync(path.join(root, 'index.html'))) return false;

@@ -1,5 +1,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { AgentEvent, AnalysisResult, CellResult, WorkspaceProfile } from '../../src/index.ts';
+import type {
+  AgentEvent,
+  AnalysisResult,
+  CellResult,
+  RerunResult,
+  WorkspaceProfile,
+} from '../../src/index.ts';
 import { ModelUnavailableError } from '../../src/index.ts';
 import { ProgressRenderer, type ProgressRendererOptions } from '../../src/cli/progress-renderer.ts';
 import { cellResult } from '../support/cell-result.ts';
@@ -187,6 +193,51 @@ describe('progress renderer, plain (logs, pipes)', () => {
     expect(output).toContain(
       '✗ Stopped without an answer (max-rounds) after 2 rounds · 4.2 s\n  Stopped after 30 rounds.\n',
     );
+  });
+
+  it('a re-run whose --rewrite-answer model failed shows the carried-over answer: the end line does not say "without an answer"', () => {
+    const rerun: RerunResult = {
+      ...result,
+      answer: '> **Re-run** … with no model.\n\nIn all, 812 orders.',
+      termination: { reason: 'model-unavailable', detail: 'The model failed: 503 overloaded' },
+      rounds: 0,
+      rerunOf: { runId: 'r0', runDir: '/runs/r0', traceSha256: 'ab' },
+      cells: [],
+      failedCell: null,
+      answerSource: 'carried-over',
+      numbers: [],
+    };
+    const output = render([
+      { type: 'answer-end', round: 1, answer: rerun.answer ?? '' },
+      { type: 'run-end', result: rerun },
+    ]);
+    expect(output).not.toContain('without an answer');
+    expect(output).toContain('✗ Stopped (model-unavailable) after 0 rounds');
+    expect(output).toContain(
+      "The model's rewrite of the answer failed: the answer shown is the earlier one, with its numbers carried over to the new outputs.",
+    );
+    expect(output).toContain('The model failed: 503 overloaded');
+    // A re-run stopped by a failed cell keeps the carried-over answer too, and says so.
+    const cellFailed = render([
+      {
+        type: 'run-end',
+        result: {
+          ...rerun,
+          termination: { reason: 'rerun-cell-failed', detail: 'E2 failed on the new data.' },
+        },
+      },
+    ]);
+    expect(cellFailed).toContain('✗ Stopped (rerun-cell-failed)');
+    expect(cellFailed).toContain('The answer shown is the earlier one, with its numbers carried over');
+    // A plain run that stopped with no answer says so as before (what `analyze` prints is unchanged).
+    const analyze = render([
+      {
+        type: 'run-end',
+        result: { ...result, answer: null, termination: { reason: 'model-unavailable', detail: 'down' } },
+      },
+    ]);
+    expect(analyze).toContain('✗ Stopped without an answer (model-unavailable) after 2 rounds');
+    expect(analyze).not.toContain('carried over');
   });
 
   it('says when the model reply broke off and the turn starts over', () => {

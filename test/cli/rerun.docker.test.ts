@@ -418,6 +418,11 @@ describe('datalyst rerun', () => {
       ]);
       expect(run.exitCode, run.all).toBe(5);
       expect(run.all).toContain('MODEL_UNAVAILABLE');
+      // The terminal shows the carried-over answer, and its end line says so (not "without an answer").
+      expect(run.all).not.toContain('Stopped without an answer');
+      expect(run.all).toContain(
+        "The model's rewrite of the answer failed: the answer shown is the earlier one",
+      );
       // The model was asked (and retried), and failed every time.
       expect(failing.completionRequests.length).toBeGreaterThan(1);
       const records = await readTrace(out);

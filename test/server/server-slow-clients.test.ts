@@ -45,6 +45,37 @@ describe('slow clients', () => {
     expect(outcome.state).toBe('closed');
   });
 
+  it('a keyless request for the web UI or /health that announces a body is refused (400) and its connection closed', async () => {
+    const server = await startTestServer({ apiKey: key });
+    current = server;
+    const heads = [
+      'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000000\r\n\r\nabc',
+      'HEAD /index.html HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\n',
+      'GET /assets/app.js HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab',
+      'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10\r\n\r\n',
+    ];
+    for (const head of heads) {
+      const outcome = await sendAndWait(server.url, head, 5_000);
+      expect(outcome.got, head).toMatch(/^HTTP\/1\.1 400/);
+      expect(outcome.state, head).toBe('closed');
+      if (!head.startsWith('HEAD')) expect(outcome.got).toContain('BODY_NOT_ALLOWED');
+    }
+    // Without a body (or with Content-Length: 0) the same requests pass the key check as before.
+    for (const head of [
+      'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n',
+      'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n',
+    ]) {
+      const outcome = await sendAndWait(server.url, head, 5_000);
+      expect(outcome.got, head).toMatch(/^HTTP\/1\.1 200/);
+    }
+    const page = await sendAndWait(
+      server.url,
+      'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n',
+      5_000,
+    );
+    expect(page.got).not.toMatch(/^HTTP\/1\.1 (400|401)/);
+  });
+
   it('a request body trickled for ever is bounded by a request timeout (Fastify turns off Node’s)', async () => {
     const server = await startTestServer({ apiKey: key });
     current = server;

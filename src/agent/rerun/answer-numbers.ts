@@ -1,5 +1,6 @@
 import MarkdownIt from 'markdown-it';
 import type Token from 'markdown-it/lib/token.mjs';
+import { walkAnswerInline } from '../../trace/answer-text-walk.ts';
 import { groundingSources } from '../../trace/grounding-sources.ts';
 import {
   buildNumberIndex,
@@ -159,27 +160,16 @@ function locateInChildren(
   emit: (found: LocatedMention) => void,
 ): number {
   let cursor = from;
-  let atLineStart = true;
-  let linkDepth = 0;
-  for (const child of children) {
-    if (child.type === 'softbreak' || child.type === 'hardbreak') {
-      atLineStart = true;
-      continue;
-    }
-    if (child.type === 'link_open') linkDepth++;
-    if (child.type === 'link_close') linkDepth--;
+  walkAnswerInline(children, (child, { atLineStart, inLink }) => {
     if (child.type === 'code_inline' && child.content !== '') {
       const at = text.indexOf(child.content, cursor);
       if (at !== -1) cursor = at + child.content.length;
     }
-    if (child.type !== 'text') {
-      atLineStart = false;
-      continue;
-    }
+    if (child.type !== 'text') return;
     const at = child.content === '' ? -1 : text.indexOf(child.content, cursor);
     if (at !== -1) {
       // Numbers in link text are not grounded by the report either.
-      if (linkDepth === 0) {
+      if (!inLink) {
         const found: LocatedMention[] = [
           ...findNumberMentions(child.content, { inHeading, atLineStart }).map((mention): LocatedMention => ({
             kind: 'number',
@@ -206,8 +196,7 @@ function locateInChildren(
       }
       cursor = at + child.content.length;
     }
-    if (child.content.trim() !== '') atLineStart = false;
-  }
+  });
   return cursor;
 }
 

@@ -4,8 +4,8 @@ import type { AnalyzeSettings } from '../../config/index.ts';
 import { CancelledError, ConfigError, DatalystError } from '../../errors/index.ts';
 import type { DeepAnalysisResult, DeepEvent, WarmPool } from '../../index.ts';
 import type { CliContext } from '../cli-context.ts';
-import { ExitCode, exitCodeForDeepTermination } from '../exit-codes.ts';
-import { handleInterrupts } from '../interrupt.ts';
+import { exitCodeForDeepTermination } from '../exit-codes.ts';
+import { handleCommandInterrupts } from '../command-interrupts.ts';
 import type { toJsonLine } from '../json-lines.ts';
 import { displayPath, prepareOutDir } from '../output-dir.ts';
 import type { ProgressRenderer } from '../progress-renderer.ts';
@@ -126,18 +126,11 @@ export async function runDeepAnalyze(input: DeepCommandInput): Promise<number> {
     import('../../deep/index.ts'),
     import('../model-factory.ts'),
   ]);
-  const interrupts = handleInterrupts({
-    source: context.signals,
-    onFirst: () =>
-      renderer.warn(
-        'Cancelling: stopping every sub-analysis and its container, then writing deep.json. Ctrl-C again quits at once.',
-      ),
-    onSecond: () => {
-      renderer.close();
-      context.stderr.write('Quit without waiting.\n');
-      context.exit(ExitCode.cancelled);
-    },
-  });
+  const interrupts = handleCommandInterrupts(
+    context,
+    renderer,
+    'stopping every sub-analysis and its container, then writing deep.json',
+  );
   let pool: WarmPool | null = null;
   try {
     let result: DeepAnalysisResult;

@@ -1,18 +1,20 @@
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import { z } from 'zod';
-import { DEFAULT_INSTRUCTION, resolveAnalyzeSettings } from '../../config/analyze-settings.ts';
-import { loadConfigFile, modelProfileNames, sandboxBackendNames } from '../../config/config-file.ts';
+import { DEFAULT_INSTRUCTION } from '../../config/analyze-settings.ts';
+import { modelProfileNames, sandboxBackendNames } from '../../config/config-file.ts';
 import { CancelledError, ConfigError, DatalystError } from '../../errors/index.ts';
 import type { AnalyzeSettings } from '../../config/index.ts';
 import type { AnalysisResult, AnalyzeOptions, RenderedReport, SandboxLimits } from '../../index.ts';
 import type { CliContext } from '../cli-context.ts';
-import { ExitCode, exitCodeForError, exitCodeForTermination, exitCodeHelp } from '../exit-codes.ts';
+import { loadCommandSettings } from '../command-settings.ts';
+import { cliFailure, jsonLineWriter, type JsonLineWriter } from '../cli-failure.ts';
+import { exitCodeForError, exitCodeForTermination, exitCodeHelp } from '../exit-codes.ts';
 import { formatBytes } from '../format.ts';
-import { handleInterrupts } from '../interrupt.ts';
+import { handleCommandInterrupts } from '../command-interrupts.ts';
 import { checkModelBeforeRun } from '../model-preflight.ts';
 import { findOwnOutput } from '../own-output.ts';
-import { toJsonLine } from '../json-lines.ts';
+import type { toJsonLine } from '../json-lines.ts';
 import { displayPath, prepareOutDir } from '../output-dir.ts';
 import type { ExitCodeSink } from '../program.ts';
 import { printError } from '../program.ts';
@@ -194,11 +196,21 @@ export function makeRenderer(
   });
 }
 
+/** The workspace check, said on the terminal (and as a `workspace-check` line under `--json`). */
 export function describeWorkspace(
   renderer: ProgressRenderer,
   check: WorkspaceCheck,
   context: CliContext,
+  writeJson: JsonLineWriter | null = null,
 ): void {
+  writeJson?.({
+    type: 'workspace-check',
+    dir: check.dir,
+    excluded: check.excluded,
+    totalBytes: check.totalBytes,
+    dataFiles: check.dataFiles.map((entry) => entry.path),
+    skipped: check.skipped.map((entry) => ({ path: entry.path, reason: entry.reason ?? entry.kind })),
+  });
   renderer.info(
     `Workspace ${displayPath(check.dir, context.cwd)}: ${check.dataFiles.length} data file${check.dataFiles.length === 1 ? '' : 's'}, ${formatBytes(check.totalBytes)} in all`,
   );
@@ -263,14 +275,16 @@ export async function preflightRun(
   context: CliContext,
   settings: AnalyzeSettings,
   renderer: ProgressRenderer,
-  writeJson: ((line: Parameters<typeof toJsonLine>[0]) => void) | null,
+  writeJson: JsonLineWriter | null,
   signal: AbortSignal,
+  /** `rerun` asks the model only with --rewrite-answer. */
+  checkModel = true,
 ): Promise<string | undefined> {
   const preflight = (step: string, detail: string) => {
     renderer.info(`  ${detail}`);
     writeJson?.({ type: 'preflight', step, detail });
   };
-  if (settings.model.kind === 'endpoint') {
+  if (checkModel && settings.model.kind === 'endpoint') {
     const { detail, warning } = await checkModelBeforeRun(settings.model);
     preflight('model', `Model endpoint: ${detail}.`);
     if (warning !== null) renderer.warn(warning);
@@ -291,49 +305,17 @@ async function runAnalyze(
   options: AnalyzeCommandOptions,
 ): Promise<number> {
   const json = options.json === true;
-  const writeJson = (line: Parameters<typeof toJsonLine>[0]) =>
-    context.stdout.write(toJsonLine(line, context.now()));
+  const writeJson = jsonLineWriter(context);
   let renderer = makeRenderer(context, options);
-  const fail = (error: unknown): number => {
-    renderer.close();
-    const exitCode = exitCodeForError(error);
-    printError(context, error);
-    if (json && DatalystError.isInstance(error)) {
-      writeJson({
-        type: 'cli-error',
-        error: { code: error.code, message: error.message, fix: error.fix, fault: error.fault },
-        exitCode,
-      });
-    }
-    return exitCode;
-  };
+  const fail = cliFailure(context, () => renderer, json);
 
   let settings: AnalyzeSettings;
   let check: WorkspaceCheck;
   try {
-    const configFile = await loadConfigFile(options.config ?? context.env.configPath, context.cwd);
-    settings = resolveAnalyzeSettings({
-      workspace,
-      instruction,
-      flags: options,
-      env: context.env,
-      configFile,
-      cwd: context.cwd,
-      now: context.now(),
-    });
+    settings = await loadCommandSettings(context, workspace, instruction, options);
     renderer = makeRenderer(context, options, settings.maxRounds);
     check = await checkRunWorkspace(settings);
-    if (json) {
-      writeJson({
-        type: 'workspace-check',
-        dir: check.dir,
-        excluded: check.excluded,
-        totalBytes: check.totalBytes,
-        dataFiles: check.dataFiles.map((entry) => entry.path),
-        skipped: check.skipped.map((entry) => ({ path: entry.path, reason: entry.reason ?? entry.kind })),
-      });
-    }
-    describeWorkspace(renderer, check, context);
+    describeWorkspace(renderer, check, context, json ? writeJson : null);
     if (check.totalBytes > (settings.memoryMb * 1024 * 1024) / 2) {
       renderer.warn(
         `The workspace (${formatBytes(check.totalBytes)}) is copied into the sandbox's memory (--memory ${settings.memoryMb} MB); consider a larger --memory.`,
@@ -390,18 +372,11 @@ async function runAnalyze(
     import('../../report/index.ts'),
     import('../model-factory.ts'),
   ]);
-  const interrupts = handleInterrupts({
-    source: context.signals,
-    onFirst: () =>
-      renderer.warn(
-        'Cancelling: stopping the model and the running cell, then writing a partial report. Ctrl-C again quits at once.',
-      ),
-    onSecond: () => {
-      renderer.close();
-      context.stderr.write('Quit without waiting.\n');
-      context.exit(ExitCode.cancelled);
-    },
-  });
+  const interrupts = handleCommandInterrupts(
+    context,
+    renderer,
+    'stopping the model and the running cell, then writing a partial report',
+  );
   // Charts are drawn as the cells make them, while the model thinks, so that
   // the report at the end only assembles them (run-charts.ts). Closed when the command ends.
   let charts: RunCharts | null = null;

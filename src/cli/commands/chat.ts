@@ -2,12 +2,11 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
-import { loadConfigFile } from '../../config/config-file.ts';
-import { resolveAnalyzeSettings } from '../../config/analyze-settings.ts';
 import { CancelledError, ConfigError, DatalystError } from '../../errors/index.ts';
 import type { AnalyzeSettings } from '../../config/index.ts';
 import type { AgentEvent, LanguageModel, Thread, TurnResult } from '../../index.ts';
 import type { CliContext } from '../cli-context.ts';
+import { loadCommandSettings } from '../command-settings.ts';
 import { ExitCode, exitCodeForError, exitCodeForTermination, exitCodeHelp } from '../exit-codes.ts';
 import { formatBytes } from '../format.ts';
 import { handleInterrupts } from '../interrupt.ts';
@@ -98,16 +97,7 @@ async function prepare(
   options: AnalyzeCommandOptions,
   threaded: boolean,
 ): Promise<Prepared> {
-  const configFile = await loadConfigFile(options.config ?? context.env.configPath, context.cwd);
-  const settings = resolveAnalyzeSettings({
-    workspace,
-    instruction: question,
-    flags: options,
-    env: context.env,
-    configFile,
-    cwd: context.cwd,
-    now: context.now(),
-  });
+  const settings = await loadCommandSettings(context, workspace, question, options);
   const renderer = makeRenderer(context, options, settings.maxRounds, threaded);
   const check = await checkRunWorkspace(settings);
   describeWorkspace(renderer, check, context);

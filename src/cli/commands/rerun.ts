@@ -2,19 +2,17 @@ import { rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import { z } from 'zod';
-import { resolveAnalyzeSettings } from '../../config/analyze-settings.ts';
-import { loadConfigFile, modelProfileNames, sandboxBackendNames } from '../../config/config-file.ts';
+import { modelProfileNames, sandboxBackendNames } from '../../config/config-file.ts';
 import type { AnalyzeSettings } from '../../config/index.ts';
 import { CancelledError, ConfigError, DatalystError } from '../../errors/index.ts';
 import type { AnalysisResult, RerunResult } from '../../index.ts';
 import type { CliContext } from '../cli-context.ts';
-import { ExitCode, exitCodeForError, exitCodeHelpFor } from '../exit-codes.ts';
-import { handleInterrupts } from '../interrupt.ts';
-import { toJsonLine } from '../json-lines.ts';
-import { checkModelBeforeRun } from '../model-preflight.ts';
+import { loadCommandSettings } from '../command-settings.ts';
+import { cliFailure, jsonLineWriter } from '../cli-failure.ts';
+import { ExitCode, exitCodeHelpFor } from '../exit-codes.ts';
+import { handleCommandInterrupts } from '../command-interrupts.ts';
 import { displayPath, prepareOutDir } from '../output-dir.ts';
 import type { ExitCodeSink } from '../program.ts';
-import { printError } from '../program.ts';
 import type { ProgressRenderer } from '../progress-renderer.ts';
 import type { WorkspaceCheck } from '../workspace-check.ts';
 import {
@@ -22,6 +20,7 @@ import {
   collect,
   describeWorkspace,
   makeRenderer,
+  preflightRun,
   runOptionsFor,
   writeReport,
 } from './analyze.ts';
@@ -139,33 +138,12 @@ async function runRerun(
 ): Promise<number> {
   const renderer = makeRenderer(context, options);
   const json = options.json === true;
-  const writeJson = (line: Parameters<typeof toJsonLine>[0]) =>
-    context.stdout.write(toJsonLine(line, context.now()));
-  const fail = (error: unknown): number => {
-    renderer.close();
-    const exitCode = exitCodeForError(error);
-    printError(context, error);
-    if (json && DatalystError.isInstance(error)) {
-      writeJson({
-        type: 'cli-error',
-        error: { code: error.code, message: error.message, fix: error.fix, fault: error.fault },
-        exitCode,
-      });
-    }
-    return exitCode;
-  };
+  const writeJson = jsonLineWriter(context);
+  const fail = cliFailure(context, () => renderer, json);
   let settings: AnalyzeSettings;
   let check: WorkspaceCheck;
   try {
-    const configFile = await loadConfigFile(options.config ?? context.env.configPath, context.cwd);
-    settings = resolveAnalyzeSettings({
-      workspace,
-      flags: options,
-      env: context.env,
-      configFile,
-      cwd: context.cwd,
-      now: context.now(),
-    });
+    settings = await loadCommandSettings(context, workspace, undefined, options);
     if (options.rewriteAnswer === true && settings.model.kind !== 'endpoint') {
       throw new ConfigError(
         '--rewrite-answer needs a language model, and none is configured.',
@@ -184,17 +162,7 @@ async function runRerun(
       );
     }
     check = await checkRunWorkspace(settings);
-    if (json) {
-      writeJson({
-        type: 'workspace-check',
-        dir: check.dir,
-        excluded: check.excluded,
-        totalBytes: check.totalBytes,
-        dataFiles: check.dataFiles.map((entry) => entry.path),
-        skipped: check.skipped.map((entry) => ({ path: entry.path, reason: entry.reason ?? entry.kind })),
-      });
-    }
-    describeWorkspace(renderer, check, context);
+    describeWorkspace(renderer, check, context, json ? writeJson : null);
     renderer.info(
       `Re-running ${displayPath(path.resolve(context.cwd, runFolder), context.cwd)} on it, with no model.`,
     );
@@ -216,18 +184,11 @@ async function runRerun(
     import('../../report/index.ts'),
     import('../model-factory.ts'),
   ]);
-  const interrupts = handleInterrupts({
-    source: context.signals,
-    onFirst: () =>
-      renderer.warn(
-        'Cancelling: stopping the running cell, then writing a partial report. Ctrl-C again quits at once.',
-      ),
-    onSecond: () => {
-      renderer.close();
-      context.stderr.write('Quit without waiting.\n');
-      context.exit(ExitCode.cancelled);
-    },
-  });
+  const interrupts = handleCommandInterrupts(
+    context,
+    renderer,
+    'stopping the running cell, then writing a partial report',
+  );
   const charts = new ChartPool({ cache: true });
   const chartPng = settings.formats.some((format) => format === 'md' || format === 'ipynb');
   let outDir: string | null = null;
@@ -235,22 +196,14 @@ async function runRerun(
   try {
     let result: RerunResult;
     try {
-      const preflight = (step: string, detail: string) => {
-        renderer.info(`  ${detail}`);
-        if (json) writeJson({ type: 'preflight', step, detail });
-      };
-      if (options.rewriteAnswer === true && settings.model.kind === 'endpoint') {
-        const { detail, warning } = await checkModelBeforeRun(settings.model);
-        preflight('model', `Model endpoint: ${detail}.`);
-        if (warning !== null) renderer.warn(warning);
-      }
-      const image = await context.prepareSandbox({
-        backend: settings.sandbox,
-        image: settings.image,
-        limits: { cpus: settings.cpus, memoryMb: settings.memoryMb },
-        onProgress: (line) => preflight('sandbox', line),
-        signal: interrupts.signal,
-      });
+      const image = await preflightRun(
+        context,
+        settings,
+        renderer,
+        json ? writeJson : null,
+        interrupts.signal,
+        options.rewriteAnswer === true,
+      );
       outDir = await prepareOutDir(settings.outDir, settings.outDirIsDefault);
       charts.persistTo(path.join(outDir, '.chart-cache'));
       charts.warm();

@@ -1,0 +1,78 @@
+import { link, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DataQuota } from '../../src/server/data-quota.ts';
+
+/**
+ * Every upload and every new turn walked the whole data folder (one lstat per
+ * file, all at once). A walk is now reused for a few seconds, with the
+ * server's own stored uploads added to it, and walked again after a
+ * deletion or a turn (`invalidate`).
+ */
+let dir = '';
+afterEach(async () => {
+  if (dir !== '') await rm(dir, { recursive: true, force: true });
+});
+
+function clock() {
+  let now = 1_000_000;
+  return { now: () => now, advance: (ms: number) => (now += ms) };
+}
+
+describe('the data folder measure', () => {
+  it('reuses a walk within reuseMs, adds stored uploads to it, and walks again when stale or invalidated', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'datalyst-quota-reuse-'));
+    await writeFile(join(dir, 'a.bin'), Buffer.alloc(100));
+    const time = clock();
+    const quota = new DataQuota(dir, 10_000, { reuseMs: 3000, now: time.now });
+    expect(await quota.usedBytes()).toBe(100);
+
+    // Written behind the quota's back: not seen while the walk is reused.
+    await writeFile(join(dir, 'b.bin'), Buffer.alloc(50));
+    time.advance(1000);
+    expect(await quota.usedBytes()).toBe(100);
+
+    // An upload the server stored counts at once, without a walk.
+    const meter = await quota.meterUpload();
+    meter.add(200);
+    await writeFile(join(dir, 'upload.bin'), Buffer.alloc(200));
+    meter.done(true);
+    expect(await quota.usedBytes()).toBe(300);
+
+    // Past reuseMs the folder is walked again: the stored upload is not counted twice.
+    time.advance(2500);
+    expect(await quota.usedBytes()).toBe(350);
+
+    // A deletion invalidates the walk at once.
+    await rm(join(dir, 'upload.bin'));
+    expect(await quota.usedBytes()).toBe(350);
+    quota.invalidate();
+    expect(await quota.usedBytes()).toBe(150);
+  });
+
+  it('an upload refused or abandoned (done without stored) adds nothing', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'datalyst-quota-reuse-'));
+    const quota = new DataQuota(dir, 10_000, { now: clock().now });
+    const meter = await quota.meterUpload();
+    meter.add(500);
+    meter.done();
+    expect(await quota.usedBytes()).toBe(0);
+  });
+
+  it('measures a folder of many files and folders (the bounded walk finishes), hard links once', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'datalyst-quota-reuse-'));
+    let expected = 0;
+    for (let folder = 0; folder < 12; folder++) {
+      const sub = join(dir, `d${folder}`, 'inner');
+      await mkdir(sub, { recursive: true });
+      for (let file = 0; file < 25; file++) {
+        await writeFile(join(sub, `f${file}.bin`), Buffer.alloc(folder + file + 1));
+        expected += folder + file + 1;
+      }
+    }
+    await link(join(dir, 'd0', 'inner', 'f0.bin'), join(dir, 'linked.bin'));
+    const quota = new DataQuota(dir, 1_000_000, { reuseMs: 0 });
+    expect(await quota.usedBytes()).toBe(expected);
+  });
+});
