@@ -11,7 +11,7 @@ import type {
   TurnResult,
 } from '../agent/index.ts';
 import type { SandboxOptions } from '../sandbox/index.ts';
-import { groundAnswer } from './answer-grounding.ts';
+import { AnswerGrounder } from './answer-grounding.ts';
 import { prefetchCharts } from './chart-drawings.ts';
 import { storeFigures } from './figure-files.ts';
 
@@ -73,13 +73,17 @@ export async function openEngineThread(
   const library: Thread = hasTrace
     ? await resumeThread(thread.runDir, { ...options, workspaceDir: thread.workspaceDir })
     : await openThread({ ...options, workspaceDir: thread.workspaceDir, outDir: thread.runDir });
+  const grounder = new AnswerGrounder(thread.runDir, hasTrace);
   return {
     async *ask(question, signal) {
       let result: TurnResult | null = null;
+      // Read before the turn writes to the trace: the turn's own cells are added as they end.
+      grounder.start();
       for await (const event of library.ask(question, { signal })) {
         if (event.type === 'turn-end') result = event.result;
         // Charts are drawn as they appear, into the run folder: the UI's first view then draws none (issue #14).
         if (event.type === 'execution-end') {
+          grounder.add(event.outputId, event.result);
           prefetchCharts(thread.runDir, event.result.charts);
           // Figures go to the run folder; the event names them (no base64 in SSE or the turn log).
           yield await storeFigures(thread.runDir, event);
@@ -87,7 +91,7 @@ export async function openEngineThread(
         }
         // The answer goes out with its numbers grounded by the report's rules, for the web UI to link (issue #14).
         if (event.type === 'answer-end') {
-          yield { ...event, grounding: await groundAnswer(thread.runDir, event.answer) } as AgentEvent;
+          yield { ...event, grounding: await grounder.ground(event.answer) } as AgentEvent;
           continue;
         }
         yield event;

@@ -72,5 +72,6 @@ export type {
   GroundingSummary,
   PrintedNumber,
 } from './number-grounding.ts';
-export { groundingSources } from './grounding-sources.ts';
+export { groundingSources, groundingSource } from './grounding-sources.ts';
+export type { GroundedResult } from './grounding-sources.ts';
 export { cleanOutputText } from './output-text.ts';
