@@ -1,4 +1,5 @@
 import { stat } from 'node:fs/promises';
+import { isSameOrInside } from '../../util/path-inside.ts';
 import path from 'node:path';
 import { ConfigError, DatalystError, TraceError, WorkspaceError } from '../../errors/index.ts';
 import { createSandbox, type CellResult, type SandboxSession } from '../../sandbox/index.ts';
@@ -86,15 +87,6 @@ async function readRecordedRun(runDir: string, signal: AbortSignal): Promise<Rec
     question: answered?.question ?? start.instruction,
     termination: runEnd?.termination ?? turns.at(-1)?.end?.termination ?? null,
   };
-}
-
-function isInside(child: string, parent: string): boolean {
-  const relative = path.relative(parent, child);
-  // `..new` is a folder inside; only `..` itself or `../…` leaves the parent.
-  return (
-    relative === '' ||
-    (relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative))
-  );
 }
 
 /** The earlier model, for the trace's run-start: the code was its, even though no model runs now. */
@@ -185,7 +177,7 @@ export async function rerunAnalysis(options: RerunOptions): Promise<RerunResult>
   }
   const runId = options.runId ?? newRunId();
   const outDir = path.resolve(options.outDir ?? path.join(options.runsDir ?? 'runs', runId));
-  if (isInside(outDir, recorded.runDir)) {
+  if (isSameOrInside(outDir, recorded.runDir)) {
     throw new ConfigError(
       `The new run folder ${outDir} is the earlier run's folder or inside it; a re-run never changes the earlier run.`,
       'Pass another folder for the new run.',

@@ -1,4 +1,5 @@
 import { rmdir } from 'node:fs/promises';
+import { isSameOrInside } from '../../util/path-inside.ts';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import { z } from 'zod';
@@ -151,11 +152,7 @@ async function runRerun(
       );
     }
     // Refused here too, before the folder is made: not even an empty folder may appear in the earlier run.
-    const fromRun = path.relative(path.resolve(context.cwd, runFolder), settings.outDir);
-    if (
-      fromRun === '' ||
-      (fromRun !== '..' && !fromRun.startsWith(`..${path.sep}`) && !path.isAbsolute(fromRun))
-    ) {
+    if (isSameOrInside(settings.outDir, path.resolve(context.cwd, runFolder))) {
       throw new ConfigError(
         `The new run folder ${settings.outDir} is the earlier run's folder or inside it; a re-run never changes the earlier run.`,
         'Pass another folder with -o.',
