@@ -45,8 +45,15 @@ async function once(root: string, concurrency: number, index: number): Promise<S
   // other sub-analysis) is started before the clock. Not a warm pool: a pool starts a replacement for each
   // session it hands out, and on 2 cores those starts (~0.5 s of CPU each) took a third of the machine
   // during the measured run, in both modes, for sessions nobody used.
+  // Warm as a warm pool hands them out: createSandbox returns once the kernel's supervisor is up, before its
+  // worker has imported pandas; without the empty cell the four imports (~0.5 s of CPU each) ran inside the
+  // measured window, in both modes, on 2 cores.
   const ready: SandboxSession[] = await Promise.all(
-    Array.from({ length: subAnalyses }, () => createSandbox({ workspaceDir })),
+    Array.from({ length: subAnalyses }, async () => {
+      const session = await createSandbox({ workspaceDir });
+      await session.execute('');
+      return session;
+    }),
   );
   const handedOut = { count: 0 };
   try {
