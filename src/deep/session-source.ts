@@ -12,14 +12,15 @@ import type { DeepAnalyzeOptions } from './deep-options.ts';
 /**
  * Where the sessions of a deep run come from: the caller's `createSandbox`,
  * else a warm pool (the caller's, or the run's own on the Docker backend, its
- * kernels started while the brief is written). The session that profiled the
- * workspace is handed to the first sub-analysis rather than thrown away.
+ * kernels started while the brief is written). The sessions that profiled the
+ * workspace are handed to the first sub-analyses rather than thrown away.
  */
 export class SessionSource {
   private readonly pool: WarmPool | null;
   private readonly ownsPool: boolean;
   private poolClosing: Promise<void> | null = null;
-  private handover: SandboxSession | null = null;
+  /** Sessions that profiled the workspace, kept for the first sub-analyses. */
+  private handover: SandboxSession[] = [];
   private handedOut = 0;
   private closeAfter: number | null = null;
 
@@ -50,22 +51,24 @@ export class SessionSource {
         : null);
   }
 
-  /** A session for profiling the workspace; kept for the first sub-analysis. */
-  async first(signal: AbortSignal): Promise<SandboxSession> {
-    const session = await this.open({
-      ...this.options.sandbox,
-      workspaceDir: this.options.workspaceDir,
-      signal,
-    });
-    this.handover = session;
-    return session;
+  /** `count` sessions for profiling the workspace (a part each); kept for the first sub-analyses. */
+  async first(count: number, signal: AbortSignal): Promise<SandboxSession[]> {
+    const opened = await Promise.allSettled(
+      Array.from({ length: count }, () =>
+        this.open({ ...this.options.sandbox, workspaceDir: this.options.workspaceDir, signal }),
+      ),
+    );
+    const sessions = opened.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+    // Kept before a failure is thrown: close() then closes the ones that did open.
+    this.handover.push(...sessions);
+    const failed = opened.find((result) => result.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+    return sessions;
   }
 
   /** What each sub-analysis's thread opens its session with. */
   readonly factory: SandboxFactory = async (sandboxOptions) => {
-    const kept = this.handover;
-    this.handover = null;
-    const session = kept ?? (await this.open(sandboxOptions));
+    const session = this.handover.shift() ?? (await this.open(sandboxOptions));
     this.handedOut += 1;
     if (this.closeAfter !== null && this.handedOut >= this.closeAfter) void this.closePool();
     return session;
@@ -84,11 +87,10 @@ export class SessionSource {
     return this.poolClosing;
   }
 
-  /** Closes the kept session if nobody took it, and the run's own pool. */
+  /** Closes the kept sessions nobody took, and the run's own pool. */
   async close(): Promise<void> {
-    const kept = this.handover;
-    this.handover = null;
-    await Promise.allSettled([kept?.close(), this.closePool()]);
+    const kept = this.handover.splice(0);
+    await Promise.allSettled([...kept.map((session) => session.close()), this.closePool()]);
   }
 
   private open(sandboxOptions: SandboxOptions): Promise<SandboxSession> {

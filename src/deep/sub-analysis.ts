@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { openThread, type Thread, type ThreadOptions, type TurnResult } from '../agent/index.ts';
 import { readTrace, type ExecutionRecord } from '../trace/index.ts';
+import type { WorkspaceProfile } from '../sandbox/index.ts';
 import type { DeepEvent } from './deep-events.ts';
 import type { DeepAnalyzeOptions } from './deep-options.ts';
 import type { DeepRoles, EvidenceDraft, RoleContext } from './deep-roles.ts';
@@ -25,6 +26,8 @@ export interface SubAnalysisHost {
   readonly roles: DeepRoles;
   readonly runId: string;
   readonly outDir: string;
+  /** The workspace's profile, made once by the run: each sub-analyst starts from it instead of profiling again. */
+  readonly workspaceProfile: () => WorkspaceProfile | null;
   /** Sandbox sessions for the sub-analyses' threads. */
   readonly createSandbox: NonNullable<ThreadOptions['createSandbox']>;
   /** Aborted when research stops (cancel, deadline, token budget). */
@@ -180,8 +183,10 @@ function threadOptions(host: SubAnalysisHost, subQuestion: SubQuestion): ThreadO
     model: _model,
     ...loopOptions
   } = host.options;
+  const profile = host.workspaceProfile();
   return {
     ...loopOptions,
+    ...(profile === null ? {} : { workspaceProfile: profile }),
     model: host.roles.subAnalystModel(subQuestion),
     workspaceDir: host.options.workspaceDir,
     outDir: path.join(host.outDir, 'sub', subQuestion.id),

@@ -72,6 +72,7 @@ export {
   fileFormatSchema,
   fileProfileSchema,
   workspaceProfileSchema,
+  mergeProfileParts,
 } from './workspace-profile.ts';
 export type {
   ColumnProfile,
@@ -80,4 +81,5 @@ export type {
   FileFormat,
   FileProfile,
   WorkspaceProfile,
+  ProfilePart,
 } from './workspace-profile.ts';

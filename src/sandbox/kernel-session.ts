@@ -13,7 +13,7 @@ import type {
   SandboxRuntimeName,
   SandboxSession,
 } from './sandbox.ts';
-import type { WorkspaceProfile } from './workspace-profile.ts';
+import type { ProfilePart, WorkspaceProfile } from './workspace-profile.ts';
 import { hasControlCharacters } from './path-text.ts';
 import { isSafeWorkspacePath } from './workspace-files.ts';
 import { unlessAborted } from '../util/unless-aborted.ts';
@@ -97,7 +97,18 @@ export class KernelSession implements SandboxSession {
     });
   }
 
-  async profileWorkspace(options: { signal?: AbortSignal } = {}): Promise<WorkspaceProfile> {
+  async profileWorkspace(
+    options: { signal?: AbortSignal; part?: ProfilePart } = {},
+  ): Promise<WorkspaceProfile> {
+    const part = options.part ?? { index: 0, count: 1 };
+    if (
+      !Number.isInteger(part.count) ||
+      part.count < 1 ||
+      !Number.isInteger(part.index) ||
+      part.index < 0 ||
+      part.index >= part.count
+    )
+      throw new RangeError(`profileWorkspace: part ${part.index} of ${part.count} is not a part.`);
     this.assertOpen();
     return this.inTurn(options.signal, async () => {
       const response = await this.connection.request(
@@ -106,7 +117,7 @@ export class KernelSession implements SandboxSession {
           timeoutMs: PROFILE_TIMEOUT_MS,
           interruptGraceMs: this.limits.interruptGraceMs,
           maxOutputBytes: this.limits.maxOutputBytes,
-          options: {},
+          options: part.count === 1 ? {} : { partIndex: part.index, partCount: part.count },
         },
         this.jobOptions(PROFILE_TIMEOUT_MS, options.signal),
       );

@@ -1,5 +1,5 @@
 import type { CellResult } from './cell-result.ts';
-import type { WorkspaceProfile } from './workspace-profile.ts';
+import type { ProfilePart, WorkspaceProfile } from './workspace-profile.ts';
 
 export type SandboxBackendName = 'docker' | 'local';
 
@@ -148,8 +148,14 @@ export interface SandboxSession extends AsyncDisposable {
    * the next result's `files`.
    */
   execute(code: string, options?: ExecuteOptions): Promise<CellResult>;
-  /** Profiles every workspace file inside the sandbox, without touching the kernel's variables. Waits its turn like a cell. */
-  profileWorkspace(options?: { signal?: AbortSignal }): Promise<WorkspaceProfile>;
+  /**
+   * Profiles every workspace file inside the sandbox, without touching the
+   * kernel's variables. Waits its turn like a cell. With `part`, only that
+   * part of the files (each format's files dealt evenly by size): sessions
+   * profiling one part each share the work, and `mergeProfileParts` makes
+   * the whole profile of theirs.
+   */
+  profileWorkspace(options?: { signal?: AbortSignal; part?: ProfilePart }): Promise<WorkspaceProfile>;
   /** Reads regular files (never links) from the working directory, with byte caps. */
   readFiles(paths: readonly string[], options?: ReadFilesOptions): Promise<CollectedFile[]>;
   /** Stops the kernel and removes the container. Safe to call twice. */

@@ -130,3 +130,28 @@ export const workspaceProfileSchema = z.object({
   totalFiles: z.number().int().nonnegative().optional(),
 });
 export type WorkspaceProfile = z.infer<typeof workspaceProfileSchema>;
+
+/** Which part of the workspace's files one kernel profiles (`profileWorkspace({ part })`), so that several kernels share the work. */
+export interface ProfilePart {
+  /** From 0 to `count - 1`. */
+  index: number;
+  count: number;
+}
+
+/**
+ * The whole workspace's profile from the profiles of its parts (each made
+ * with `part: { index, count }` of the same `count`, one per index): their
+ * files in the order a single profile lists them (by path, in code points).
+ */
+export function mergeProfileParts(parts: readonly WorkspaceProfile[]): WorkspaceProfile {
+  const files = parts
+    .flatMap((part) => part.files)
+    .sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)));
+  const totals = parts.flatMap((part) => (part.totalFiles === undefined ? [] : [part.totalFiles]));
+  return {
+    files,
+    truncated: parts.some((part) => part.truncated),
+    // Every part counts the same listing.
+    ...(totals.length === 0 ? {} : { totalFiles: Math.max(...totals) }),
+  };
+}

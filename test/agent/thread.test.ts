@@ -14,7 +14,13 @@ import {
   type FakeOpenAIServer,
   type ScriptEntry,
 } from '../support/fake-openai-server.ts';
-import { createFakeSandbox, printed, slowCell, type FakeSessionOptions } from './support/fake-session.ts';
+import {
+  createFakeSandbox,
+  printed,
+  slowCell,
+  testProfile,
+  type FakeSessionOptions,
+} from './support/fake-session.ts';
 import { cleanUpHarness, makeRunsDir, makeWorkspace, readTrace } from './support/loop-harness.ts';
 
 afterEach(cleanUpHarness);
@@ -170,6 +176,27 @@ describe('thread', () => {
       await turn.result;
       await thread.close();
       expect(() => thread.ask('three')).toThrow(expect.objectContaining({ code: 'THREAD_CLOSED' }));
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('starts from a profile it is given (a deep run made it once) instead of profiling the workspace again', async () => {
+    const given = { ...testProfile, files: testProfile.files.map((file) => ({ ...file, notes: ['given'] })) };
+    const { server, options, sandbox, runDir } = await setUp(
+      [answerTurn('a')],
+      {},
+      { workspaceProfile: given },
+    );
+    try {
+      const thread = await openThread(options);
+      await thread.ask('one').result;
+      await thread.close();
+      expect(sandbox.sessions[0]?.profiled).toEqual([]);
+      const trace = await readTrace(runDir);
+      expect(trace.find((record) => record.type === 'workspace-profile')).toMatchObject({ profile: given });
+      // The model's first message is written from it.
+      expect(JSON.stringify(server.completionRequests[0]?.body?.messages)).toContain('sales.csv');
     } finally {
       await server.close();
     }

@@ -117,8 +117,13 @@ describe('the deep engine', () => {
     });
     expect(record?.sections[0]).toMatchObject({ citedEvidenceIds: ['EV1', 'EV2'], error: null });
     expect(record?.sections[0]?.numbers).toEqual([{ text: '1,234', output: 'S1:E1', verified: true }]);
-    // The profile's session went on to serve the first sub-analysis: two sessions for two sub-analyses.
+    // The workspace was profiled once, a part per session that runs at once (one per core at most), and
+    // those sessions went on to serve the sub-analyses, which did not profile it again.
+    const parts = Math.min(2, os.availableParallelism());
     expect(sandbox.sessions).toHaveLength(2);
+    expect(sandbox.sessions.map((session) => session.profiled)).toEqual(
+      parts === 2 ? [[{ index: 0, count: 2 }], [{ index: 1, count: 2 }]] : [[{ index: 0, count: 1 }], []],
+    );
     expect(sandbox.sessions.every((session) => session.closed)).toBe(true);
     expect(record?.usage.promptTokens).toBeGreaterThan(0);
   });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createSandbox,
+  mergeProfileParts,
   type FileProfile,
   type SandboxSession,
   type WorkspaceProfile,
@@ -221,6 +222,38 @@ describe('the workspace profile', () => {
       expect((await session.execute('pd')).value).toBe("'my own variable'");
     } finally {
       await session.close();
+    }
+  });
+
+  it('profiles in parts that together are the whole profile, each file in one part', async () => {
+    const sessions = await Promise.all([
+      createSandbox({ workspaceDir: studentLoanDir }),
+      createSandbox({ workspaceDir: studentLoanDir }),
+    ]);
+    try {
+      const [whole, ...parts] = await Promise.all([
+        sessions[0]!.profileWorkspace(),
+        sessions[0]!.profileWorkspace({ part: { index: 0, count: 2 } }),
+        sessions[1]!.profileWorkspace({ part: { index: 1, count: 2 } }),
+      ]);
+      expect(mergeProfileParts(parts)).toEqual(whole);
+      const [first, second] = parts.map((part) => part.files.map((entry) => entry.path));
+      expect(first!.filter((name) => second!.includes(name))).toEqual([]);
+      // Each format's bytes are shared out evenly (workbooks are slower per byte than CSV): the parts differ
+      // by no more than that format's largest file.
+      for (const format of ['csv', 'excel'] as const) {
+        const sizes = parts.map((part) =>
+          part.files.filter((entry) => entry.format === format).map((entry) => entry.sizeBytes),
+        );
+        const [first, second] = sizes.map((list) => list.reduce((sum, size) => sum + size, 0));
+        expect(Math.abs(first! - second!)).toBeLessThanOrEqual(Math.max(...sizes.flat()));
+        expect(sizes.every((list) => list.length > 0)).toBe(true);
+      }
+      await expect(sessions[0]!.profileWorkspace({ part: { index: 2, count: 2 } })).rejects.toThrow(
+        RangeError,
+      );
+    } finally {
+      await Promise.all(sessions.map((session) => session.close()));
     }
   });
 

@@ -1,3 +1,4 @@
+import type { WorkspaceProfile } from '../../sandbox/index.ts';
 import type { AnalyzeOptions } from '../analyze-options.ts';
 
 /**
@@ -31,6 +32,13 @@ export interface ThreadOptions extends Omit<AnalyzeOptions, 'instruction' | 'sig
   idleTimeoutMs?: number | null;
   /** Cancels opening the thread (hashing the workspace). Each question takes its own signal. */
   signal?: AbortSignal;
+  /**
+   * The profile of this same workspace, already made in a sandbox (a deep
+   * run profiles once and opens a thread per sub-analysis): the first
+   * question uses it instead of profiling every file again. It is recorded in
+   * the trace as the thread's own.
+   */
+  workspaceProfile?: WorkspaceProfile;
 }
 
 /**
@@ -40,7 +48,7 @@ export interface ThreadOptions extends Omit<AnalyzeOptions, 'instruction' | 'sig
  */
 export interface ResumeThreadOptions extends Omit<
   ThreadOptions,
-  'workspaceDir' | 'outDir' | 'runsDir' | 'runId'
+  'workspaceDir' | 'outDir' | 'runsDir' | 'runId' | 'workspaceProfile'
 > {
   /** The data folder. Default the one the trace recorded; its files are hashed again and a change is a notice. */
   workspaceDir?: string;

@@ -580,7 +580,8 @@ export class Thread implements AsyncDisposable {
   }
 
   /**
-   * The workspace profile for the first message. A profile that fails does
+   * The workspace profile for the first message (the caller's when it gave
+   * one, made of this workspace). A profile that fails does
    * not stop the analysis: the model gets the file names and sizes, and the
    * trace says why there is no more.
    */
@@ -590,7 +591,7 @@ export class Thread implements AsyncDisposable {
   ): AsyncGenerator<AgentEvent, WorkspaceProfile, undefined> {
     let profile: WorkspaceProfile;
     try {
-      profile = await session.profileWorkspace({ signal });
+      profile = this.options.workspaceProfile ?? (await session.profileWorkspace({ signal }));
       this.noData = noDataDecision(profile, true);
     } catch (error) {
       if (signal.aborted) throw error;

@@ -8,7 +8,7 @@ import type {
   SandboxOptions,
   SandboxSession,
 } from '../../../src/sandbox/sandbox.ts';
-import type { WorkspaceProfile } from '../../../src/sandbox/workspace-profile.ts';
+import type { ProfilePart, WorkspaceProfile } from '../../../src/sandbox/workspace-profile.ts';
 import type { SandboxFactory } from '../../../src/agent/analyze-options.ts';
 import { cellResult } from '../../support/cell-result.ts';
 import { csvReadOptions } from '../../support/read-options.ts';
@@ -97,6 +97,8 @@ export interface FakeSandbox {
 
 export interface FakeSession extends SandboxSession {
   readonly executed: string[];
+  /** Each profileWorkspace call's part (null: the whole workspace). */
+  readonly profiled: (ProfilePart | null)[];
   readonly closed: boolean;
   readonly openedWith: SandboxOptions;
 }
@@ -133,6 +135,7 @@ export function createFakeSandbox(options: FakeSessionOptions = {}): FakeSandbox
   const sessions: FakeSession[] = [];
   const factory: SandboxFactory = (openedWith) => {
     const executed: string[] = [];
+    const profiled: (ProfilePart | null)[] = [];
     let closed = false;
     const session: FakeSession = {
       id: `fake-${sessions.length + 1}`,
@@ -141,6 +144,7 @@ export function createFakeSandbox(options: FakeSessionOptions = {}): FakeSandbox
       ...(options.image === undefined ? {} : { image: options.image }),
       openedWith,
       executed,
+      profiled,
       get closed() {
         return closed;
       },
@@ -154,7 +158,8 @@ export function createFakeSandbox(options: FakeSessionOptions = {}): FakeSandbox
           (await options.run?.(code, index, executeOptions?.signal, executeOptions?.onOutput)) ?? cellResult()
         );
       },
-      profileWorkspace() {
+      profileWorkspace(profileOptions) {
+        profiled.push(profileOptions?.part ?? null);
         return Promise.resolve(options.profile ?? testProfile);
       },
       readFiles(paths) {
