@@ -27,9 +27,12 @@ export interface DataQuotaOptions {
  * writes into a run folder). A walk is reused for `reuseMs` (uploads and new
  * turns do not each walk the folder), with the bytes of uploads stored since
  * it began added to it; walks that overlap share one; bytes of uploads still
- * streaming are added too. What frees or writes room the server cannot count
- * (a deletion, a turn that ended) calls `invalidate`, so that the next check
- * walks again.
+ * streaming are added too. A folder that changed in a way the server cannot
+ * count (a turn wrote its thread's folder, a thread was deleted) is named to
+ * `remeasure`: the next check walks that folder only, not the whole data
+ * folder (with many threads, a walk of everything at every turn was most of
+ * the server's own work per follow-up). What changed elsewhere (a file
+ * deleted) calls `invalidate`, so that the next check walks everything.
  */
 export class DataQuota {
   readonly #root: string;
@@ -47,6 +50,13 @@ export class DataQuota {
   #written = 0;
   /** What the last finished walk measured. */
   #measured = 0;
+  /** Folders measured apart (`remeasure`), with the files (inode → bytes) each holds; '' is the rest of the data folder. */
+  #areas = new Map<string, Area>([['', newArea()]]);
+  /** Folders named to `remeasure` since they were last walked. */
+  #stale = new Set<string>();
+  #areaWalk: Promise<void> | null = null;
+  /** Which area counts each inode (a file hard-linked in several folders is counted by one). */
+  #owner = new Map<string, string>();
 
   constructor(root: string, limitBytes: number, options: DataQuotaOptions = {}) {
     this.#root = root;
@@ -58,18 +68,31 @@ export class DataQuota {
   /** Bytes the data folder holds now (hard links once), from a walk at most `reuseMs` old plus the uploads stored since. */
   async usedBytes(): Promise<number> {
     const last = this.#last;
-    if (last !== null && last.epoch === this.#epoch && this.#now() - last.startedAt < this.#reuseMs)
+    if (last !== null && last.epoch === this.#epoch && this.#now() - last.startedAt < this.#reuseMs) {
+      // Walks of changed folders that overlap share one; a folder named meanwhile waits for the next.
+      while (this.#stale.size > 0) {
+        this.#areaWalk ??= this.#walkStaleAreas().finally(() => (this.#areaWalk = null));
+        await this.#areaWalk;
+      }
       return this.#measured + this.#written;
+    }
     if (this.#walk === null || this.#walk.epoch !== this.#epoch) {
       const epoch = this.#epoch;
       const startedAt = this.#now();
       const writtenBefore = this.#written;
       const walk = {
         epoch,
-        bytes: measure(this.#root)
-          .then((bytes) => {
+        bytes: measure(this.#root, new Set(this.#areas.keys()))
+          .then((areas) => {
+            const bytes = [...areas.values()].reduce((sum, area) => sum + area.bytes, 0);
             // A newer walk may have finished first: the older result is dropped.
             if (this.#last === null || this.#last.startedAt <= startedAt) {
+              this.#areas = areas;
+              this.#owner = new Map(
+                [...areas.entries()].flatMap(([name, area]) =>
+                  [...area.files.keys()].map((inode) => [inode, name]),
+                ),
+              );
               this.#measured = bytes;
               this.#written -= writtenBefore;
               this.#last = { epoch, startedAt };
@@ -86,9 +109,49 @@ export class DataQuota {
     return this.#measured + this.#written;
   }
 
-  /** The folder changed in a way not counted here (files removed, a turn's run folder written): the next check walks it. */
+  /** The folder changed in a way not counted here (files removed): the next check walks all of it. */
   invalidate(): void {
     this.#epoch += 1;
+  }
+
+  /** `dir` (inside the data folder) changed, or is gone: the next check walks it again, and nothing else. */
+  remeasure(dir: string): void {
+    const folder = path.resolve(dir);
+    if (!this.#areas.has(folder)) this.#areas.set(folder, newArea());
+    this.#stale.add(folder);
+  }
+
+  /** Walks the folders named to `remeasure`; a file another folder already counts (a hard link) is not counted again. */
+  async #walkStaleAreas(): Promise<void> {
+    const folders = [...this.#stale];
+    this.#stale.clear();
+    const epoch = this.#epoch;
+    const walked = await Promise.all(folders.map((folder) => measureFolder(folder)));
+    // A full walk that began meanwhile counts these folders itself.
+    if (epoch !== this.#epoch) return;
+    const rest = this.#areas.get('') ?? newArea();
+    folders.forEach((folder, index) => {
+      const old = this.#areas.get(folder) ?? newArea();
+      for (const inode of old.files.keys()) this.#owner.delete(inode);
+      const area = newArea();
+      for (const [inode, size] of walked[index] as Map<string, number>) {
+        const owner = this.#owner.get(inode);
+        if (owner === '' && inside(folder, rest.paths.get(inode) ?? '')) {
+          // Counted with the rest of the data folder before this folder was measured apart: it moves here.
+          rest.bytes -= rest.files.get(inode) ?? 0;
+          this.#measured -= rest.files.get(inode) ?? 0;
+          rest.files.delete(inode);
+          rest.paths.delete(inode);
+        } else if (owner !== undefined) continue;
+        area.files.set(inode, size);
+        area.bytes += size;
+        this.#owner.set(inode, folder);
+      }
+      this.#measured += area.bytes - old.bytes;
+      // A folder that is gone is no longer measured apart.
+      if (area.files.size === 0) this.#areas.delete(folder);
+      else this.#areas.set(folder, area);
+    });
   }
 
   /** Throws 507 when the folder is at or past its limit (no new turn, no new upload). */
@@ -138,16 +201,31 @@ export class DataQuota {
   }
 }
 
+/** The files of one measured folder: bytes by inode, and (for the rest of the data folder) where each was found. */
+interface Area {
+  files: Map<string, number>;
+  paths: Map<string, string>;
+  bytes: number;
+}
+
+const newArea = (): Area => ({ files: new Map(), paths: new Map(), bytes: 0 });
+
+const inside = (folder: string, file: string): boolean => file.startsWith(`${folder}${path.sep}`);
+
 /**
- * Bytes under `root`, each inode once; entries that vanish during the walk
- * are skipped. At most MEASURE_CONCURRENCY readdir/lstat calls run at once
- * (only the calls are limited, not the recursion, which would deadlock).
+ * Walks `root`, calling `onFile` once per file (symbolic links included, never
+ * followed) with its inode key, its size and the folder of `areaFolders` it is
+ * in ('' for none); entries that vanish during the walk are skipped. At most
+ * MEASURE_CONCURRENCY readdir/lstat calls run at once (only the calls are
+ * limited, not the recursion, which would deadlock).
  */
-async function measure(root: string): Promise<number> {
+async function walk(
+  root: string,
+  areaFolders: ReadonlySet<string>,
+  onFile: (inode: string, size: number, file: string, area: string) => void,
+): Promise<void> {
   const limit = pLimit(MEASURE_CONCURRENCY);
-  const seen = new Set<string>();
-  let total = 0;
-  const visit = async (dir: string): Promise<void> => {
+  const visit = async (dir: string, area: string): Promise<void> => {
     let entries;
     try {
       entries = await limit(() => readdir(dir, { withFileTypes: true }));
@@ -157,19 +235,46 @@ async function measure(root: string): Promise<number> {
     await Promise.all(
       entries.map(async (entry) => {
         const full = path.join(dir, entry.name);
-        if (entry.isDirectory()) return visit(full);
+        if (entry.isDirectory()) return visit(full, areaFolders.has(full) ? full : area);
         try {
           const stats = await limit(() => lstat(full));
-          const key = `${stats.dev}:${stats.ino}`;
-          if (seen.has(key)) return;
-          seen.add(key);
-          total += stats.size;
+          onFile(`${stats.dev}:${stats.ino}`, stats.size, full, area);
         } catch {
           // Removed meanwhile.
         }
       }),
     );
   };
-  await visit(root);
-  return total;
+  await visit(path.resolve(root), '');
+}
+
+/** The whole data folder by area (the folders measured apart, and the rest), each inode counted once. */
+async function measure(root: string, areaFolders: ReadonlySet<string>): Promise<Map<string, Area>> {
+  const areas = new Map<string, Area>([['', newArea()]]);
+  const seenIn = new Map<string, string>();
+  await walk(root, areaFolders, (inode, size, file, name) => {
+    const seen = seenIn.get(inode);
+    // A file also linked outside the folders measured apart (an upload placed in a thread's workspace) is
+    // the rest's: a thread's folder, walked again alone or gone, never takes it with it.
+    if (seen !== undefined && (name !== '' || seen === '')) return;
+    if (seen !== undefined) {
+      const owner = areas.get(seen) as Area;
+      owner.files.delete(inode);
+      owner.bytes -= size;
+    }
+    seenIn.set(inode, name);
+    let area = areas.get(name);
+    if (area === undefined) areas.set(name, (area = newArea()));
+    area.files.set(inode, size);
+    if (name === '') area.paths.set(inode, file);
+    area.bytes += size;
+  });
+  return areas;
+}
+
+/** One folder's files: bytes by inode. */
+async function measureFolder(folder: string): Promise<Map<string, number>> {
+  const files = new Map<string, number>();
+  await walk(folder, new Set(), (inode, size) => files.set(inode, size));
+  return files;
 }

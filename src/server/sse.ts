@@ -10,6 +10,7 @@ export class SseWriter {
   readonly #response: ServerResponse;
   readonly #heartbeat: NodeJS.Timeout;
   #closed = false;
+  #corked = false;
 
   constructor(response: ServerResponse, heartbeatMs = 15_000) {
     this.#response = response;
@@ -46,7 +47,18 @@ export class SseWriter {
   }
 
   #write(text: string): void {
-    if (!this.closed) this.#response.write(text);
+    if (this.closed) return;
+    // Events of one burst (a cell's end, its answer, turn-done) leave in one write once the promise
+    // callbacks that sent them have run: one packet, so the reader wakes once rather than once per event.
+    if (!this.#corked) {
+      this.#corked = true;
+      this.#response.cork();
+      process.nextTick(() => {
+        this.#corked = false;
+        this.#response.uncork();
+      });
+    }
+    this.#response.write(text);
   }
 
   #stop(): void {

@@ -9,6 +9,7 @@ import { notFound, ServerRequestError, tooLarge } from './http-error.ts';
 import type { FileObject } from './openai-schemas.ts';
 import { openEngineThread, type EngineOptions, type EngineThread } from './thread-engine.ts';
 import type { ThreadRecord, ThreadStore, TurnRecord } from './thread-store.ts';
+import { TextDeltaBatch } from './text-delta-batch.ts';
 import { endPartialLine, readTurnLog, TurnLog, type UnnumberedTurnEvent } from './turn-log.ts';
 import type { TurnQueue } from './turn-queue.ts';
 
@@ -39,6 +40,8 @@ export interface LiveTurn {
   controller: AbortController;
   /** Resolves with the final record when the turn has ended and its log is on disk. */
   done: Promise<TurnRecord>;
+  /** Set when turn-done has been sent: the turn is over, its log is being closed. */
+  finishing: boolean;
 }
 
 interface LiveThread {
@@ -182,6 +185,8 @@ export class ThreadService {
       let record = await this.#options.store.readThread(id);
       if (record === null) throw notFound('thread', id);
       const live = this.#liveThread(id);
+      // A turn that has sent turn-done is only closing its log: a client that asks again at once waits for that.
+      if (live.turn?.finishing === true) await live.turn.done;
       if (live.turn !== null) {
         throw new ServerRequestError(
           409,
@@ -220,7 +225,14 @@ export class ThreadService {
       const log = new TurnLog(this.#options.store.eventsPath(id, index));
       log.append({ type: 'turn-queued', position: slot.position });
       const controller = new AbortController();
-      const liveTurn: LiveTurn = { threadId: id, record: turn, log, controller, done: Promise.resolve(turn) };
+      const liveTurn: LiveTurn = {
+        threadId: id,
+        record: turn,
+        log,
+        controller,
+        done: Promise.resolve(turn),
+        finishing: false,
+      };
       liveTurn.done = this.#runTurn(record, liveTurn, slot.whenStarted);
       live.turn = liveTurn;
       if (live.idleTimer !== null) clearTimeout(live.idleTimer);
@@ -298,6 +310,7 @@ export class ThreadService {
     const signal = turn.controller.signal;
     let release: (() => void) | null = null;
     let record = turn.record;
+    const deltas = new TextDeltaBatch((event) => turn.log.append(toTurnEvent(event)));
     const update = async (next: Partial<TurnRecord>): Promise<void> => {
       record = { ...record, ...next };
       turn.record = record;
@@ -316,6 +329,11 @@ export class ThreadService {
       );
       turn.log.append({ type: 'turn-running', resumed });
       for await (const event of live.engine.ask(record.question, signal)) {
+        if (event.type === 'text-delta') {
+          deltas.add(event);
+          continue;
+        }
+        deltas.flush();
         turn.log.append(toTurnEvent(event));
         // A failure the turn survives or ends with (the sandbox, the model, a bug): the operator sees it too.
         if (event.type === 'error')
@@ -342,6 +360,7 @@ export class ThreadService {
         throw new Error('the turn ended without turn-end');
       }
     } catch (error) {
+      deltas.flush();
       const cancelled = signal.aborted;
       if (!cancelled) {
         turn.log.append(toTurnEvent({ type: 'error', error: asDatalystError(error) }));
@@ -356,17 +375,19 @@ export class ThreadService {
         },
       };
     } finally {
+      deltas.flush();
       release?.();
     }
     await update({ ...record, ended_at: nowSeconds() });
-    // The turn's run folder and logs were written past the quota's count: the next check walks the folder.
-    this.#options.quota?.invalidate();
+    // The turn's run folder and logs were written past the quota's count: the next check walks this thread's folder.
+    this.#options.quota?.remeasure(store.threadDir(thread.id));
     if (record.termination !== null && failedReasons.has(record.termination.reason)) {
       this.#options.log.error(
         { threadId: thread.id, turn: record.index, termination: record.termination },
         'turn ended by a failure',
       );
     }
+    turn.finishing = true;
     turn.log.append({ type: 'turn-done', status: record.status, termination: record.termination });
     await turn.log.end();
     const live = this.#liveThread(thread.id);

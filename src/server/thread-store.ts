@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { renameSync, writeFileSync } from 'node:fs';
+import { mkdir, readFile, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { fileIdSchema, threadIdSchema } from './openai-schemas.ts';
@@ -107,7 +108,8 @@ export class ThreadStore {
   }
 
   async saveTurn(id: string, turn: TurnRecord): Promise<void> {
-    await mkdir(this.turnDir(id, turn.index), { recursive: true });
+    // The turn's folder is made with its first record (queued); its later records only replace turn.json.
+    if (turn.status === 'queued') await mkdir(this.turnDir(id, turn.index), { recursive: true });
     await atomicWrite(path.join(this.turnDir(id, turn.index), 'turn.json'), JSON.stringify(turn));
   }
 
@@ -136,10 +138,21 @@ export class ThreadStore {
   }
 }
 
-async function atomicWrite(file: string, text: string): Promise<void> {
+/**
+ * Written synchronously: a record is a few hundred bytes and its two
+ * syscalls take well under a millisecond, while each thread-pool round trip
+ * (open, write, close, rename) waited for a time slice on a busy machine —
+ * ~3 ms at the end of every turn under load, before turn-done could go out.
+ */
+function atomicWrite(file: string, text: string): Promise<void> {
   const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
-  await writeFile(tmp, text);
-  await rename(tmp, file);
+  try {
+    writeFileSync(tmp, text);
+    renameSync(tmp, file);
+    return Promise.resolve();
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
 }
 
 function isMissing(error: unknown): boolean {

@@ -23,6 +23,7 @@ export class TurnLog {
   readonly #file: WriteStream;
   readonly #firstSeq: number;
   #ended = false;
+  #corked = false;
 
   /** `lastSeq`: the last number already in the file (a log continued after a restart). */
   constructor(
@@ -41,6 +42,15 @@ export class TurnLog {
     if (this.#ended) throw new Error('append after the turn log ended');
     const numbered = { ...event, seq: this.#firstSeq + this.#events.length } as TurnEvent;
     this.#events.push(numbered);
+    // A burst of events goes to the file in one write (fs.WriteStream joins corked writes).
+    if (!this.#corked) {
+      this.#corked = true;
+      this.#file.cork();
+      process.nextTick(() => {
+        this.#corked = false;
+        this.#file.uncork();
+      });
+    }
     this.#file.write(`${JSON.stringify(numbered)}\n`);
     this.#wake();
     return numbered;

@@ -51,6 +51,37 @@ describe('the data folder measure', () => {
     expect(await quota.usedBytes()).toBe(150);
   });
 
+  it('walks only a folder named to remeasure, moving its files out of the rest, a hard link counted once', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'datalyst-quota-reuse-'));
+    const thread = join(dir, 'threads', 'thread-1');
+    await mkdir(join(thread, 'workspace'), { recursive: true });
+    await mkdir(join(dir, 'files'));
+    await writeFile(join(dir, 'files', 'upload.csv'), Buffer.alloc(100));
+    await link(join(dir, 'files', 'upload.csv'), join(thread, 'workspace', 'upload.csv'));
+    await writeFile(join(thread, 'trace.jsonl'), Buffer.alloc(10));
+    const time = clock();
+    const quota = new DataQuota(dir, 10_000, { reuseMs: 3000, now: time.now });
+    expect(await quota.usedBytes()).toBe(110);
+
+    // A turn wrote into the thread's folder; something else wrote outside it, behind the quota's back.
+    await writeFile(join(thread, 'report.html'), Buffer.alloc(40));
+    await writeFile(join(dir, 'elsewhere.bin'), Buffer.alloc(1000));
+    quota.remeasure(thread);
+    expect(await quota.usedBytes()).toBe(150);
+    // Measured again (the hard-linked upload still once), still without walking the rest.
+    await writeFile(join(thread, 'trace.jsonl'), Buffer.alloc(30));
+    quota.remeasure(thread);
+    expect(await quota.usedBytes()).toBe(170);
+
+    // Past reuseMs everything is walked: what was written elsewhere counts now.
+    time.advance(3500);
+    expect(await quota.usedBytes()).toBe(1170);
+    // A folder that is gone counts nothing (its hard-linked upload still counts once, in files/).
+    await rm(thread, { recursive: true });
+    quota.remeasure(thread);
+    expect(await quota.usedBytes()).toBe(1100);
+  });
+
   it('an upload refused or abandoned (done without stored) adds nothing', async () => {
     dir = await mkdtemp(join(tmpdir(), 'datalyst-quota-reuse-'));
     const quota = new DataQuota(dir, 10_000, { now: clock().now });

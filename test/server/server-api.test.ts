@@ -3,6 +3,7 @@ import path from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, DatalystError } from '../../src/errors/index.ts';
+import type { LanguageModel, ModelRequest } from '../../src/index.ts';
 import {
   chatCompletionChunkSchema,
   createServerApp,
@@ -357,6 +358,56 @@ describe('datalyst serve: threads, turns and their events', () => {
     expect(report.status).toBe(200);
     expect(report.headers.get('content-security-policy')).toMatch(/default-src 'none'.*; sandbox$/);
     expect(await report.text()).toContain('The mean is 42.');
+  });
+
+  it('joins a burst of text deltas into one event with the exact text, and takes a question asked the moment turn-done arrives', async () => {
+    // A model that yields each reply at once, in 4-character pieces (as the offline analyst does).
+    const reply = (request: ModelRequest) =>
+      request.messages.at(-1)?.content.includes('cell-output') === true
+        ? '<Answer>The mean is 42.</Answer>'
+        : '<Analyze>Look at the data.</Analyze><Code>\nprint(42)\n</Code>';
+    const bursty: LanguageModel = {
+      id: 'bursty-model',
+      contextWindowTokens: 32_768,
+      async *stream(request) {
+        const text = reply(request);
+        for (let at = 0; at < text.length; at += 4)
+          yield { type: 'text-delta', text: text.slice(at, at + 4) };
+        yield { type: 'finish', reason: 'stop' };
+      },
+    };
+    const server = await serve({ createModel: () => bursty });
+    const fileId = await upload(server);
+    const thread = (await (
+      await fetch(`${server.url}/v1/threads`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ file_ids: [fileId] }),
+      })
+    ).json()) as { id: string };
+    for (let index = 1; index <= 4; index += 1) {
+      // Asked as soon as the previous turn's turn-done was read: never 409 while that turn closes its log.
+      const posted = await fetch(`${server.url}/v1/threads/${thread.id}/turns`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ question: `question ${index}` }),
+      });
+      expect(posted.status).toBe(202);
+      const { events_url } = (await posted.json()) as Turn;
+      const events = (await readSse(await fetch(events_url))).events.map((event) =>
+        turnEventSchema.parse(JSON.parse(event.data)),
+      );
+      expect(events.at(-1)).toMatchObject({ type: 'turn-done', status: 'finished' });
+      const deltas = events.filter((event) => event.type === 'text-delta') as unknown as {
+        tag: string;
+        text: string;
+      }[];
+      // One event per step (analyze, code, answer) instead of one per 4-character piece, the text exact.
+      expect(deltas.map((delta) => delta.tag)).toEqual(['analyze', 'code', 'answer']);
+      expect(deltas.map((delta) => delta.text).join('')).toBe(
+        'Look at the data.\nprint(42)\nThe mean is 42.',
+      );
+    }
   });
 
   it('cancels a running turn, refuses a second turn on a busy thread (409), and deletes threads', async () => {

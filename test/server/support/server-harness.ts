@@ -86,11 +86,16 @@ export interface TestServer {
 }
 
 export async function startTestServer(
-  options: Partial<Omit<ServerOptions, 'engine'>> & { createSandbox?: SandboxFactory; dataDir?: string } = {},
+  options: Partial<Omit<ServerOptions, 'engine'>> & {
+    createSandbox?: SandboxFactory;
+    dataDir?: string;
+    /** The model of each thread. Default `scriptedModel`. */
+    createModel?: () => LanguageModel;
+  } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'datalyst-server-')));
   const sandbox = scriptedSandbox();
-  const { createSandbox, ...rest } = options;
+  const { createSandbox, createModel, ...rest } = options;
   const logLines: string[] = [];
   const server = await startServer({
     port: 0,
@@ -100,7 +105,11 @@ export async function startTestServer(
     ...rest,
     log: { stream: { write: (line: string) => logLines.push(line) }, ...rest.log },
     dataDir,
-    engine: { createModel: scriptedModel, createSandbox: createSandbox ?? sandbox.factory, profile: 'chat' },
+    engine: {
+      createModel: createModel ?? scriptedModel,
+      createSandbox: createSandbox ?? sandbox.factory,
+      profile: 'chat',
+    },
   });
   return {
     server,
