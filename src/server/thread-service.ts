@@ -318,7 +318,10 @@ export class ThreadService {
     };
     try {
       release = await whenStarted(signal);
-      await update({ status: 'running', started_at: nowSeconds() });
+      // Running is not saved: readers see the live record, and after a crash a queued or running turn is
+      // interrupted alike. One write fewer per turn.
+      record = { ...record, status: 'running', started_at: nowSeconds() };
+      turn.record = record;
       const live = this.#liveThread(thread.id);
       // No engine in this process yet, but earlier turns: the thread resumes from its run folder by replay.
       const resumed =

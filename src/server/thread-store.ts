@@ -42,6 +42,16 @@ export type TurnRecord = z.infer<typeof turnRecordSchema>;
 
 export class ThreadStore {
   readonly #root: string;
+  /**
+   * The records this process has read or written, kept so that a turn does
+   * not read and parse its thread's record and every earlier turn's from disk
+   * (bench:server). Written through: the files stay the truth after a
+   * restart. The server is the data folder's only writer.
+   */
+  readonly #threads = new Map<string, ThreadRecord>();
+  readonly #turns = new Map<string, Map<number, TurnRecord>>();
+  /** Saves per thread: a read from disk that a save overtook is not kept. */
+  readonly #saves = new Map<string, number>();
 
   constructor(dataDir: string) {
     this.#root = path.join(dataDir, 'threads');
@@ -84,14 +94,25 @@ export class ThreadStore {
 
   async saveThread(record: ThreadRecord): Promise<void> {
     await atomicWrite(path.join(this.threadDir(record.id), 'thread.json'), JSON.stringify(record));
+    this.#saved(record.id);
+    this.#threads.set(record.id, record);
+  }
+
+  #saved(id: string): void {
+    this.#saves.set(id, (this.#saves.get(id) ?? 0) + 1);
   }
 
   async readThread(id: string): Promise<ThreadRecord | null> {
     if (!threadIdSchema.safeParse(id).success) return null;
+    const kept = this.#threads.get(id);
+    if (kept !== undefined) return kept;
+    const saves = this.#saves.get(id);
     try {
-      return threadRecordSchema.parse(
+      const record = threadRecordSchema.parse(
         JSON.parse(await readFile(path.join(this.threadDir(id), 'thread.json'), 'utf8')),
       );
+      if (this.#saves.get(id) === saves) this.#threads.set(id, record);
+      return this.#threads.get(id) ?? record;
     } catch (error) {
       if (isMissing(error)) return null;
       throw error;
@@ -104,16 +125,41 @@ export class ThreadStore {
   }
 
   async delete(id: string): Promise<void> {
-    await rm(this.threadDir(id), { recursive: true, force: true });
+    this.#forget(id);
+    try {
+      await rm(this.threadDir(id), { recursive: true, force: true });
+    } finally {
+      // A read that began before the removal may have put the records back.
+      this.#forget(id);
+    }
+  }
+
+  #forget(id: string): void {
+    this.#threads.delete(id);
+    this.#turns.delete(id);
+    this.#saved(id);
   }
 
   async saveTurn(id: string, turn: TurnRecord): Promise<void> {
     // The turn's folder is made with its first record (queued); its later records only replace turn.json.
     if (turn.status === 'queued') await mkdir(this.turnDir(id, turn.index), { recursive: true });
     await atomicWrite(path.join(this.turnDir(id, turn.index), 'turn.json'), JSON.stringify(turn));
+    this.#saved(id);
+    this.#turns.get(id)?.set(turn.index, turn);
   }
 
   async readTurns(id: string): Promise<TurnRecord[]> {
+    const kept = this.#turns.get(id);
+    if (kept !== undefined) return [...kept.values()].sort((a, b) => a.index - b.index);
+    const saves = this.#saves.get(id);
+    const turns = await this.#readTurnFiles(id);
+    // A save while the files were read may be missing from them: kept only when none came.
+    if (this.#saves.get(id) === saves && !this.#turns.has(id))
+      this.#turns.set(id, new Map(turns.map((turn) => [turn.index, turn])));
+    return turns;
+  }
+
+  async #readTurnFiles(id: string): Promise<TurnRecord[]> {
     let names: string[];
     try {
       names = await readdir(path.join(this.threadDir(id), 'turns'));

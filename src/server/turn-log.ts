@@ -11,6 +11,14 @@ export type UnnumberedTurnEvent = TurnEvent extends infer Event
     : never
   : never;
 
+/** Each live event's JSON, made once when it was logged: readers send the same text over SSE. */
+const serialized = new WeakMap<TurnEvent, string>();
+
+/** An event's JSON (the log's own text for an event it numbered). */
+export function turnEventJson(event: TurnEvent): string {
+  return serialized.get(event) ?? JSON.stringify(event);
+}
+
 /**
  * The events of one turn, numbered from 1 and appended to `events.jsonl` as
  * they happen. While the turn runs they are also kept in memory, so any
@@ -51,7 +59,9 @@ export class TurnLog {
         this.#file.uncork();
       });
     }
-    this.#file.write(`${JSON.stringify(numbered)}\n`);
+    const json = JSON.stringify(numbered);
+    serialized.set(numbered, json);
+    this.#file.write(`${json}\n`);
     this.#wake();
     return numbered;
   }

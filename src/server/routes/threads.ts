@@ -10,6 +10,7 @@ import { reportContentType, reportFileName } from '../report-cache.ts';
 import { baseUrlOf, parseWith, type RouteContext } from '../route-context.ts';
 import { resolveInside } from '../safe-name.ts';
 import { SseWriter } from '../sse.ts';
+import { turnEventJson } from '../turn-log.ts';
 import type { ThreadService } from '../thread-service.ts';
 import type { ThreadRecord, TurnRecord } from '../thread-store.ts';
 import { threadView, turnView } from '../views.ts';
@@ -183,7 +184,7 @@ async function streamTurnEvents(
   try {
     for await (const event of threads.events(threadId, index, afterSeq, gone.signal)) {
       if (sse.closed) break;
-      sse.send(event, event.seq);
+      sse.send(turnEventJson(event), event.seq);
     }
   } finally {
     sse.end();
