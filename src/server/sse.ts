@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { burstCork } from './burst-cork.ts';
 
 /**
  * Server-sent events on a raw response. Every write is one complete event
@@ -10,10 +11,12 @@ export class SseWriter {
   readonly #response: ServerResponse;
   readonly #heartbeat: NodeJS.Timeout;
   #closed = false;
-  #corked = false;
+  /** Events of one burst leave in one write: the reader wakes once rather than once per event. */
+  readonly #corkBurst: () => void;
 
   constructor(response: ServerResponse, heartbeatMs = 15_000) {
     this.#response = response;
+    this.#corkBurst = burstCork(response);
     response.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
@@ -48,16 +51,7 @@ export class SseWriter {
 
   #write(text: string): void {
     if (this.closed) return;
-    // Events of one burst (a cell's end, its answer, turn-done) leave in one write once the promise
-    // callbacks that sent them have run: one packet, so the reader wakes once rather than once per event.
-    if (!this.#corked) {
-      this.#corked = true;
-      this.#response.cork();
-      process.nextTick(() => {
-        this.#corked = false;
-        this.#response.uncork();
-      });
-    }
+    this.#corkBurst();
     this.#response.write(text);
   }
 

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { open, type FileHandle } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { turnEventSchema, type TurnEvent } from './api-schemas.ts';
+import { burstCork } from './burst-cork.ts';
 
 /** A turn event before the log numbers it. */
 export type UnnumberedTurnEvent = TurnEvent extends infer Event
@@ -31,7 +32,7 @@ export class TurnLog {
   readonly #file: WriteStream;
   readonly #firstSeq: number;
   #ended = false;
-  #corked = false;
+  readonly #corkBurst: () => void;
 
   /** `lastSeq`: the last number already in the file (a log continued after a restart). */
   constructor(
@@ -39,6 +40,7 @@ export class TurnLog {
     lastSeq = 0,
   ) {
     this.#file = createWriteStream(path, { flags: 'a' });
+    this.#corkBurst = burstCork(this.#file);
     this.#firstSeq = lastSeq + 1;
   }
 
@@ -50,15 +52,8 @@ export class TurnLog {
     if (this.#ended) throw new Error('append after the turn log ended');
     const numbered = { ...event, seq: this.#firstSeq + this.#events.length } as TurnEvent;
     this.#events.push(numbered);
-    // A burst of events goes to the file in one write (fs.WriteStream joins corked writes).
-    if (!this.#corked) {
-      this.#corked = true;
-      this.#file.cork();
-      process.nextTick(() => {
-        this.#corked = false;
-        this.#file.uncork();
-      });
-    }
+    // A burst of events goes to the file in one write.
+    this.#corkBurst();
     const json = JSON.stringify(numbered);
     serialized.set(numbered, json);
     this.#file.write(`${json}\n`);

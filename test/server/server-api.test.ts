@@ -51,14 +51,21 @@ async function waitForTurn(
   throw new Error(`turn ${index} never reached ${status}`);
 }
 
+/** POST /v1/threads with these files; the thread as the server describes it. */
+async function createThread(
+  server: TestServer,
+  fileIds: string[] = [],
+): Promise<{ id: string; files: unknown[] }> {
+  const response = await fetch(`${server.url}/v1/threads`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ file_ids: fileIds }),
+  });
+  return (await response.json()) as { id: string; files: unknown[] };
+}
+
 async function startSlowTurn(server: TestServer): Promise<{ threadId: string }> {
-  const thread = (await (
-    await fetch(`${server.url}/v1/threads`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{}',
-    })
-  ).json()) as { id: string };
+  const thread = await createThread(server);
   const response = await fetch(`${server.url}/v1/threads/${thread.id}/turns`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -306,13 +313,7 @@ describe('datalyst serve: threads, turns and their events', () => {
   it('frames turn events as SSE with ids, and re-attaches after a dropped connection with Last-Event-ID', async () => {
     const server = await serve();
     const fileId = await upload(server);
-    const thread = (await (
-      await fetch(`${server.url}/v1/threads`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ file_ids: [fileId] }),
-      })
-    ).json()) as { id: string; files: unknown[] };
+    const thread = await createThread(server, [fileId]);
     expect(thread.files).toHaveLength(1);
     const turn = (await (
       await fetch(`${server.url}/v1/threads/${thread.id}/turns`, {
@@ -378,13 +379,7 @@ describe('datalyst serve: threads, turns and their events', () => {
     };
     const server = await serve({ createModel: () => bursty });
     const fileId = await upload(server);
-    const thread = (await (
-      await fetch(`${server.url}/v1/threads`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ file_ids: [fileId] }),
-      })
-    ).json()) as { id: string };
+    const thread = await createThread(server, [fileId]);
     for (let index = 1; index <= 4; index += 1) {
       // Asked as soon as the previous turn's turn-done was read: never 409 while that turn closes its log.
       const posted = await fetch(`${server.url}/v1/threads/${thread.id}/turns`, {
