@@ -184,13 +184,17 @@ class DeepRun {
     this.phase('profile', 0);
     const count = Math.min(this.concurrency, this.maxSubAnalyses, os.availableParallelism());
     const sessions = await this.sessions.first(count, this.research.signal);
-    const profile: WorkspaceProfile = mergeProfileParts(
-      await Promise.all(
-        sessions.map((session, index) =>
-          session.profileWorkspace({ signal: this.research.signal, part: { index, count } }),
-        ),
-      ),
-    );
+    const signal = this.research.signal;
+    const first = sessions[0] as (typeof sessions)[number];
+    const profile: WorkspaceProfile =
+      count === 1
+        ? await first.profileWorkspace({ signal })
+        : // Parts that do not make one whole (the workspace changed between the kernels' listings): one session.
+          (mergeProfileParts(
+            await Promise.all(
+              sessions.map((session, index) => session.profileWorkspace({ signal, part: { index, count } })),
+            ),
+          ) ?? (await first.profileWorkspace({ signal })));
     this.workspaceProfile = profile;
     const noData = noDataDecision(profile, true);
     if (noData !== null) return { reason: 'no-data', detail: noData.detail };

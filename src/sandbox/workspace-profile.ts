@@ -128,6 +128,15 @@ export const workspaceProfileSchema = z.object({
   truncated: z.boolean(),
   /** Files found in the workspace, profiled or not (absent from older kernels). */
   totalFiles: z.number().int().nonnegative().optional(),
+  /** A part's profile (`profileWorkspace({ part })`): which part, and the listing it was dealt from. */
+  part: z
+    .object({
+      index: z.number().int().nonnegative(),
+      count: z.number().int().positive(),
+      /** SHA-256 of the listing it was dealt from (each path with its size): the same in every part of one whole. */
+      listing: z.string().regex(/^[0-9a-f]{64}$/),
+    })
+    .optional(),
 });
 export type WorkspaceProfile = z.infer<typeof workspaceProfileSchema>;
 
@@ -142,11 +151,27 @@ export interface ProfilePart {
  * The whole workspace's profile from the profiles of its parts (each made
  * with `part: { index, count }` of the same `count`, one per index): their
  * files in the order a single profile lists them (by path, in code points).
+ * Null when the parts do not make one whole — a part that is not one (a
+ * session that ignores `part`), kernels that listed different files (a file
+ * added or still growing between their listings: a file could then be in two
+ * parts or in none), a path in two parts: the caller then profiles the
+ * workspace in one session.
  */
-export function mergeProfileParts(parts: readonly WorkspaceProfile[]): WorkspaceProfile {
+export function mergeProfileParts(parts: readonly WorkspaceProfile[]): WorkspaceProfile | null {
+  const first = parts[0]?.part;
+  if (first === undefined) return null;
+  const whole = parts.every(
+    (profile, index) =>
+      profile.part?.index === index &&
+      profile.part.count === parts.length &&
+      profile.part.listing === first.listing,
+  );
+  if (!whole) return null;
+  // Dealt from one listing, the parts hold each file once; a repeated path means they were not.
   const files = parts
     .flatMap((part) => part.files)
     .sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)));
+  if (new Set(files.map((file) => file.path)).size !== files.length) return null;
   const totals = parts.flatMap((part) => (part.totalFiles === undefined ? [] : [part.totalFiles]));
   return {
     files,

@@ -13,6 +13,11 @@ export interface DataQuotaOptions {
   reuseMs?: number;
   /** The clock (tests). */
   now?: () => number;
+  /**
+   * A folder inside the data folder whose every child folder (a thread's) is
+   * measured apart: `remeasure(child)` walks that folder alone.
+   */
+  areasUnder?: string;
 }
 
 /**
@@ -50,19 +55,21 @@ export class DataQuota {
   #written = 0;
   /** What the last finished walk measured. */
   #measured = 0;
-  /** Folders measured apart (`remeasure`), with the files (inode → bytes) each holds; '' is the rest of the data folder. */
+  /** Bytes by area: each folder under `areasUnder`, and '' for the rest of the data folder. */
   #areas = new Map<string, Area>([['', newArea()]]);
-  /** Folders named to `remeasure` since they were last walked. */
+  /** Areas named to `remeasure` since they were last walked. */
   #stale = new Set<string>();
   #areaWalk: Promise<void> | null = null;
-  /** Which area counts each inode (a file hard-linked in several folders is counted by one). */
+  /** Which area counts each file with several hard links (an upload placed in threads' workspaces): one. */
   #owner = new Map<string, string>();
+  readonly #areasUnder: string | null;
 
   constructor(root: string, limitBytes: number, options: DataQuotaOptions = {}) {
     this.#root = root;
     this.limitBytes = limitBytes;
     this.#reuseMs = options.reuseMs ?? DATA_QUOTA_REUSE_MS;
     this.#now = options.now ?? Date.now;
+    this.#areasUnder = options.areasUnder === undefined ? null : path.resolve(options.areasUnder);
   }
 
   /** Bytes the data folder holds now (hard links once), from a walk at most `reuseMs` old plus the uploads stored since. */
@@ -82,17 +89,13 @@ export class DataQuota {
       const writtenBefore = this.#written;
       const walk = {
         epoch,
-        bytes: measure(this.#root, new Set(this.#areas.keys()))
-          .then((areas) => {
+        bytes: measure(this.#root, this.#areasUnder)
+          .then(({ areas, owner }) => {
             const bytes = [...areas.values()].reduce((sum, area) => sum + area.bytes, 0);
             // A newer walk may have finished first: the older result is dropped.
             if (this.#last === null || this.#last.startedAt <= startedAt) {
               this.#areas = areas;
-              this.#owner = new Map(
-                [...areas.entries()].flatMap(([name, area]) =>
-                  [...area.files.keys()].map((inode) => [inode, name]),
-                ),
-              );
+              this.#owner = owner;
               this.#measured = bytes;
               this.#written -= writtenBefore;
               this.#last = { epoch, startedAt };
@@ -114,42 +117,41 @@ export class DataQuota {
     this.#epoch += 1;
   }
 
-  /** `dir` (inside the data folder) changed, or is gone: the next check walks it again, and nothing else. */
+  /**
+   * `dir`, a folder under `areasUnder`, changed or is gone: the next check
+   * walks it again, and nothing else. Any other folder: the next check walks
+   * everything.
+   */
   remeasure(dir: string): void {
     const folder = path.resolve(dir);
-    if (!this.#areas.has(folder)) this.#areas.set(folder, newArea());
-    this.#stale.add(folder);
+    if (this.#areasUnder === null || path.dirname(folder) !== this.#areasUnder) this.invalidate();
+    else this.#stale.add(folder);
   }
 
-  /** Walks the folders named to `remeasure`; a file another folder already counts (a hard link) is not counted again. */
+  /** Walks the areas named to `remeasure`; a hard-linked file another area counts is not counted again. */
   async #walkStaleAreas(): Promise<void> {
     const folders = [...this.#stale];
     this.#stale.clear();
     const epoch = this.#epoch;
-    const walked = await Promise.all(folders.map((folder) => measureFolder(folder)));
+    const walked = await Promise.all(folders.map((folder) => measure(folder, null)));
     // A full walk that began meanwhile counts these folders itself.
     if (epoch !== this.#epoch) return;
-    const rest = this.#areas.get('') ?? newArea();
     folders.forEach((folder, index) => {
       const old = this.#areas.get(folder) ?? newArea();
-      for (const inode of old.files.keys()) this.#owner.delete(inode);
-      const area = newArea();
-      for (const [inode, size] of walked[index] as Map<string, number>) {
-        const owner = this.#owner.get(inode);
-        if (owner === '' && inside(folder, rest.paths.get(inode) ?? '')) {
-          // Counted with the rest of the data folder before this folder was measured apart: it moves here.
-          rest.bytes -= rest.files.get(inode) ?? 0;
-          this.#measured -= rest.files.get(inode) ?? 0;
-          rest.files.delete(inode);
-          rest.paths.delete(inode);
-        } else if (owner !== undefined) continue;
-        area.files.set(inode, size);
-        area.bytes += size;
+      for (const inode of old.linked.keys()) if (this.#owner.get(inode) === folder) this.#owner.delete(inode);
+      const found = (walked[index] as Awaited<ReturnType<typeof measure>>).areas.get('') ?? newArea();
+      const area: Area = { bytes: found.bytes, linked: new Map() };
+      for (const [inode, size] of found.linked) {
+        if (this.#owner.has(inode)) {
+          area.bytes -= size;
+          continue;
+        }
+        area.linked.set(inode, size);
         this.#owner.set(inode, folder);
       }
       this.#measured += area.bytes - old.bytes;
       // A folder that is gone is no longer measured apart.
-      if (area.files.size === 0) this.#areas.delete(folder);
+      if (area.bytes === 0 && area.linked.size === 0) this.#areas.delete(folder);
       else this.#areas.set(folder, area);
     });
   }
@@ -201,31 +203,38 @@ export class DataQuota {
   }
 }
 
-/** The files of one measured folder: bytes by inode, and (for the rest of the data folder) where each was found. */
+/**
+ * One area's bytes, every file counted, and its files with several hard links
+ * (inode → bytes): only those can be in another area too, so only those are
+ * kept (a data folder of many small files costs no memory per file).
+ */
 interface Area {
-  files: Map<string, number>;
-  paths: Map<string, string>;
   bytes: number;
+  linked: Map<string, number>;
 }
 
-const newArea = (): Area => ({ files: new Map(), paths: new Map(), bytes: 0 });
-
-const inside = (folder: string, file: string): boolean => file.startsWith(`${folder}${path.sep}`);
+const newArea = (): Area => ({ bytes: 0, linked: new Map() });
 
 /**
- * Walks `root`, calling `onFile` once per file (symbolic links included, never
- * followed) with its inode key, its size and the folder of `areaFolders` it is
- * in ('' for none); entries that vanish during the walk are skipped. At most
- * MEASURE_CONCURRENCY readdir/lstat calls run at once (only the calls are
- * limited, not the recursion, which would deadlock).
+ * The bytes under `root` by area (each child folder of `areasUnder`, and ''
+ * for the rest), a file with several links counted once: by the rest when it
+ * is linked there (an upload), else by the first area in name order. Entries
+ * that vanish during the walk are skipped. At most MEASURE_CONCURRENCY
+ * readdir/lstat calls run at once (only the calls are limited, not the
+ * recursion, which would deadlock).
  */
-async function walk(
+async function measure(
   root: string,
-  areaFolders: ReadonlySet<string>,
-  onFile: (inode: string, size: number, file: string, area: string) => void,
-): Promise<void> {
+  areasUnder: string | null,
+): Promise<{ areas: Map<string, Area>; owner: Map<string, string> }> {
   const limit = pLimit(MEASURE_CONCURRENCY);
-  const visit = async (dir: string, area: string): Promise<void> => {
+  const areas = new Map<string, Area>([['', newArea()]]);
+  const areaOf = (name: string): Area => {
+    let area = areas.get(name);
+    if (area === undefined) areas.set(name, (area = newArea()));
+    return area;
+  };
+  const visit = async (dir: string, name: string): Promise<void> => {
     let entries;
     try {
       entries = await limit(() => readdir(dir, { withFileTypes: true }));
@@ -235,10 +244,12 @@ async function walk(
     await Promise.all(
       entries.map(async (entry) => {
         const full = path.join(dir, entry.name);
-        if (entry.isDirectory()) return visit(full, areaFolders.has(full) ? full : area);
+        if (entry.isDirectory()) return visit(full, dir === areasUnder ? full : name);
         try {
           const stats = await limit(() => lstat(full));
-          onFile(`${stats.dev}:${stats.ino}`, stats.size, full, area);
+          const area = areaOf(name);
+          if (stats.nlink > 1) area.linked.set(`${stats.dev}:${stats.ino}`, stats.size);
+          else area.bytes += stats.size;
         } catch {
           // Removed meanwhile.
         }
@@ -246,35 +257,16 @@ async function walk(
     );
   };
   await visit(path.resolve(root), '');
-}
-
-/** The whole data folder by area (the folders measured apart, and the rest), each inode counted once. */
-async function measure(root: string, areaFolders: ReadonlySet<string>): Promise<Map<string, Area>> {
-  const areas = new Map<string, Area>([['', newArea()]]);
-  const seenIn = new Map<string, string>();
-  await walk(root, areaFolders, (inode, size, file, name) => {
-    const seen = seenIn.get(inode);
-    // A file also linked outside the folders measured apart (an upload placed in a thread's workspace) is
-    // the rest's: a thread's folder, walked again alone or gone, never takes it with it.
-    if (seen !== undefined && (name !== '' || seen === '')) return;
-    if (seen !== undefined) {
-      const owner = areas.get(seen) as Area;
-      owner.files.delete(inode);
-      owner.bytes -= size;
+  // Each linked file to one area; the others do not count it.
+  const owner = new Map<string, string>();
+  for (const name of [...areas.keys()].sort()) {
+    for (const [inode, size] of (areas.get(name) as Area).linked) {
+      if (owner.has(inode)) continue;
+      owner.set(inode, name);
+      (areas.get(name) as Area).bytes += size;
     }
-    seenIn.set(inode, name);
-    let area = areas.get(name);
-    if (area === undefined) areas.set(name, (area = newArea()));
-    area.files.set(inode, size);
-    if (name === '') area.paths.set(inode, file);
-    area.bytes += size;
-  });
-  return areas;
-}
-
-/** One folder's files: bytes by inode. */
-async function measureFolder(folder: string): Promise<Map<string, number>> {
-  const files = new Map<string, number>();
-  await walk(folder, new Set(), (inode, size) => files.set(inode, size));
-  return files;
+  }
+  for (const [name, area] of areas)
+    for (const inode of [...area.linked.keys()]) if (owner.get(inode) !== name) area.linked.delete(inode);
+  return { areas, owner };
 }

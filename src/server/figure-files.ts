@@ -1,5 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { AgentEvent } from '../agent/index.ts';
 
@@ -19,26 +19,42 @@ export const figurePath = (runDir: string, name: string): string =>
  * parallel, and the browser can keep them. The trace and the report keep
  * their own copy. A figure that cannot be written stays in the event.
  */
-export function storeFigures(runDir: string, event: ExecutionEnd): ExecutionEnd {
+export async function storeFigures(runDir: string, event: ExecutionEnd): Promise<ExecutionEnd> {
   const { figures } = event.result;
   if (figures.length === 0) return event;
-  const stored = figures.map((figure) => {
+  const bytes = figures.reduce((sum, figure) => sum + figure.dataBase64.length, 0);
+  const stored: ((typeof figures)[number] & { name?: string })[] = [];
+  for (const figure of figures) {
     const name = `${event.outputId}--${figure.id}`;
-    if (!figureNamePattern.test(name)) return figure;
-    try {
-      // Synchronously: the turn's next event waits for the file, and a figure (a PNG the kernel capped) is
-      // written in well under a millisecond, while four thread-pool round trips each waited for a time
-      // slice on a busy machine (~3 ms of every turn that drew one, bench:server).
-      mkdirSync(path.join(runDir, 'figures'), { recursive: true });
-      writeFileSync(figurePath(runDir, name), Buffer.from(figure.dataBase64, 'base64'));
-      const { dataBase64: _bytes, ...rest } = figure;
-      return { ...rest, name, dataBase64: '' };
-    } catch {
-      return figure;
+    if (!figureNamePattern.test(name)) {
+      stored.push(figure);
+      continue;
     }
-  });
+    try {
+      const file = figurePath(runDir, name);
+      const data = Buffer.from(figure.dataBase64, 'base64');
+      // A cell's usual figures are written synchronously: the turn's next event waits for them, and a few
+      // hundred KB take well under a millisecond, while each thread-pool round trip waited for a time slice on
+      // a busy machine (~3 ms of every turn that drew one, bench:server). Larger ones (a cell may show
+      // megabytes) go through the thread pool, so they never hold up the other threads' streams.
+      if (bytes <= SYNC_WRITE_MAX_BASE64_CHARS) {
+        mkdirSync(path.dirname(file), { recursive: true });
+        writeFileSync(file, data);
+      } else {
+        await mkdir(path.dirname(file), { recursive: true });
+        await writeFile(file, data);
+      }
+      const { dataBase64: _bytes, ...rest } = figure;
+      stored.push({ ...rest, name, dataBase64: '' });
+    } catch {
+      stored.push(figure);
+    }
+  }
   return { ...event, result: { ...event.result, figures: stored } };
 }
+
+/** A cell's figures up to this much base64 (~256 KiB of PNG) are written without the thread pool. */
+const SYNC_WRITE_MAX_BASE64_CHARS = 350_000;
 
 /** A stored figure's PNG bytes, or null when there is none. */
 export async function readStoredFigure(runDir: string, name: string): Promise<Buffer | null> {

@@ -83,9 +83,13 @@ export async function createServerApp(
   const maxFileBytes = options.maxFileBytes ?? 256 * 1024 * 1024;
   const maxJsonBytes = options.maxJsonBytes ?? 1024 * 1024;
   const maxDataBytes = options.maxDataBytes === undefined ? 20 * 1024 ** 3 : options.maxDataBytes;
-  const quota = maxDataBytes === null ? null : new DataQuota(options.dataDir, maxDataBytes);
-  const files = new FileStore(options.dataDir, maxFileBytes, quota);
   const store = new ThreadStore(options.dataDir);
+  // Each thread's folder is measured apart: a turn's end walks its thread's folder only.
+  const quota =
+    maxDataBytes === null
+      ? null
+      : new DataQuota(options.dataDir, maxDataBytes, { areasUnder: store.threadsDir });
+  const files = new FileStore(options.dataDir, maxFileBytes, quota);
   await Promise.all([files.init(), store.init()]);
   const queue = new TurnQueue({
     maxRunning: maxConcurrentTurns,

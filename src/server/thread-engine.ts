@@ -86,7 +86,7 @@ export async function openEngineThread(
           grounder.add(event.outputId, event.result);
           prefetchCharts(thread.runDir, event.result.charts);
           // Figures go to the run folder; the event names them (no base64 in SSE or the turn log).
-          yield storeFigures(thread.runDir, event);
+          yield await storeFigures(thread.runDir, event);
           continue;
         }
         // The answer goes out with its numbers grounded by the report's rules, for the web UI to link (issue #14).

@@ -10,7 +10,7 @@ import type { FileObject } from './openai-schemas.ts';
 import { openEngineThread, type EngineOptions, type EngineThread } from './thread-engine.ts';
 import type { ThreadRecord, ThreadStore, TurnRecord } from './thread-store.ts';
 import { TextDeltaBatch } from './text-delta-batch.ts';
-import { endPartialLine, readTurnLog, TurnLog, type UnnumberedTurnEvent } from './turn-log.ts';
+import { endPartialLine, lastTurnEvent, readTurnLog, TurnLog, type UnnumberedTurnEvent } from './turn-log.ts';
 import type { TurnQueue } from './turn-queue.ts';
 
 export interface ThreadServiceOptions {
@@ -80,12 +80,20 @@ export class ThreadService {
     return this.#options.store;
   }
 
-  /** After a restart: turns that were queued or running are recorded as interrupted. */
+  /**
+   * After a restart: turns that were queued or running are recorded as
+   * interrupted, and an ended turn whose log lost its last events (the
+   * process killed between saving the record and writing them) gets its
+   * turn-done, so that its readers are not left waiting.
+   */
   async recover(): Promise<number> {
     let interrupted = 0;
     for (const id of await this.#options.store.listThreadIds()) {
       for (const turn of await this.#options.store.readTurns(id)) {
-        if (turn.status !== 'queued' && turn.status !== 'running') continue;
+        if (turn.status !== 'queued' && turn.status !== 'running') {
+          await this.#endLog(id, turn);
+          continue;
+        }
         const record: TurnRecord = {
           ...turn,
           status: 'interrupted',
@@ -104,6 +112,17 @@ export class ThreadService {
       }
     }
     return interrupted;
+  }
+
+  /** Appends turn-done to an ended turn's log that lacks it. */
+  async #endLog(id: string, turn: TurnRecord): Promise<void> {
+    const path = this.#options.store.eventsPath(id, turn.index);
+    const last = await lastTurnEvent(path);
+    if (last === null || last.type === 'turn-done') return;
+    await endPartialLine(path);
+    const log = new TurnLog(path, last.seq);
+    log.append({ type: 'turn-done', status: turn.status, termination: turn.termination });
+    await log.end();
   }
 
   async create(fileIds: readonly string[]): Promise<ThreadRecord> {
@@ -381,7 +400,15 @@ export class ThreadService {
       deltas.flush();
       release?.();
     }
-    await update({ ...record, ended_at: nowSeconds() });
+    try {
+      await update({ ...record, ended_at: nowSeconds() });
+    } catch (error) {
+      // A full disk must not leave the thread busy for ever, nor its readers waiting: the turn still ends.
+      this.#options.log.error(
+        { threadId: thread.id, turn: record.index, err: error },
+        'turn record not saved',
+      );
+    }
     // The turn's run folder and logs were written past the quota's count: the next check walks this thread's folder.
     this.#options.quota?.remeasure(store.threadDir(thread.id));
     if (record.termination !== null && failedReasons.has(record.termination.reason)) {

@@ -48,13 +48,18 @@ export class ThreadStore {
    * (bench:server). Written through: the files stay the truth after a
    * restart. The server is the data folder's only writer.
    */
-  readonly #threads = new Map<string, ThreadRecord>();
-  readonly #turns = new Map<string, Map<number, TurnRecord>>();
+  readonly #threads = new RecentlyUsed<ThreadRecord>(MAX_CACHED_THREADS);
+  readonly #turns = new RecentlyUsed<Map<number, TurnRecord>>(MAX_CACHED_THREADS);
   /** Saves per thread: a read from disk that a save overtook is not kept. */
   readonly #saves = new Map<string, number>();
 
   constructor(dataDir: string) {
     this.#root = path.join(dataDir, 'threads');
+  }
+
+  /** The folder holding one folder per thread. */
+  get threadsDir(): string {
+    return this.#root;
   }
 
   async init(): Promise<void> {
@@ -181,6 +186,38 @@ export class ThreadStore {
       }
     }
     return turns.sort((a, b) => a.index - b.index);
+  }
+}
+
+/** Threads whose records are kept in memory at most (the least recently used are dropped first). */
+const MAX_CACHED_THREADS = 1000;
+
+/** A map of at most `max` entries; reading or writing an entry makes it the most recent, the least recent go first. */
+class RecentlyUsed<Value> {
+  readonly #entries = new Map<string, Value>();
+  constructor(readonly max: number) {}
+
+  get(key: string): Value | undefined {
+    const value = this.#entries.get(key);
+    if (value !== undefined) {
+      this.#entries.delete(key);
+      this.#entries.set(key, value);
+    }
+    return value;
+  }
+
+  has(key: string): boolean {
+    return this.#entries.has(key);
+  }
+
+  set(key: string, value: Value): void {
+    this.#entries.delete(key);
+    this.#entries.set(key, value);
+    if (this.#entries.size > this.max) this.#entries.delete(this.#entries.keys().next().value as string);
+  }
+
+  delete(key: string): void {
+    this.#entries.delete(key);
   }
 }
 

@@ -130,6 +130,44 @@ export async function* readTurnLog(
   }
 }
 
+/** How much of a log's end `lastTurnEvent` reads: far more than one event's line. */
+const TAIL_BYTES = 1024 * 1024;
+
+/** The last whole event of a turn's log (read from its end), or null when it has none. */
+export async function lastTurnEvent(path: string): Promise<TurnEvent | null> {
+  let file: FileHandle;
+  try {
+    file = await open(path, 'r');
+  } catch (error) {
+    if (typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT')
+      return null;
+    throw error;
+  }
+  try {
+    const { size } = await file.stat();
+    const length = Math.min(size, TAIL_BYTES);
+    const tail = Buffer.alloc(length);
+    await file.read(tail, 0, length, size - length);
+    const lines = tail.toString('utf8').split('\n');
+    // The first line may be cut by where the read began, the last by a kill mid-write: both are skipped.
+    for (let index = lines.length - 1; index >= 0; index -= 1) {
+      const line = lines[index] ?? '';
+      if (line.length === 0) continue;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      const event = turnEventSchema.safeParse(parsed);
+      if (event.success) return event.data;
+    }
+    return null;
+  } finally {
+    await file.close();
+  }
+}
+
 /**
  * A log cut inside a line (the process killed mid-write) gets its line
  * ended, so that what is appended next is a line of its own and not glued to

@@ -51,7 +51,7 @@ describe('the data folder measure', () => {
     expect(await quota.usedBytes()).toBe(150);
   });
 
-  it('walks only a folder named to remeasure, moving its files out of the rest, a hard link counted once', async () => {
+  it('walks only a thread folder named to remeasure, a hard link counted once (by the uploads)', async () => {
     dir = await mkdtemp(join(tmpdir(), 'datalyst-quota-reuse-'));
     const thread = join(dir, 'threads', 'thread-1');
     await mkdir(join(thread, 'workspace'), { recursive: true });
@@ -60,7 +60,11 @@ describe('the data folder measure', () => {
     await link(join(dir, 'files', 'upload.csv'), join(thread, 'workspace', 'upload.csv'));
     await writeFile(join(thread, 'trace.jsonl'), Buffer.alloc(10));
     const time = clock();
-    const quota = new DataQuota(dir, 10_000, { reuseMs: 3000, now: time.now });
+    const quota = new DataQuota(dir, 10_000, {
+      reuseMs: 3000,
+      now: time.now,
+      areasUnder: join(dir, 'threads'),
+    });
     expect(await quota.usedBytes()).toBe(110);
 
     // A turn wrote into the thread's folder; something else wrote outside it, behind the quota's back.

@@ -56,4 +56,39 @@ describe('a server killed in the middle of writing an event', () => {
       await second.close();
     }
   });
+
+  it('a finished turn whose last events were lost gets its turn-done on restart, with its own status', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-server-partial-'));
+    dirs.push(dataDir);
+    const first = await startTestServer({ dataDir });
+    const thread = JSON.parse((await rawRequest(first.url, 'POST', '/v1/threads')).body) as { id: string };
+    await rawRequest(
+      first.url,
+      'POST',
+      `/v1/threads/${thread.id}/turns`,
+      { 'content-type': 'application/json' },
+      JSON.stringify({ question: 'hi' }),
+    );
+    await rawRequest(first.url, 'GET', `/v1/threads/${thread.id}/turns/1/events`);
+    await first.close();
+
+    // As a kill between saving the finished record and writing the last events leaves it.
+    const turnDir = path.join(dataDir, 'threads', thread.id, 'turns', '1');
+    const lines = (await readFile(path.join(turnDir, 'events.jsonl'), 'utf8')).trimEnd().split('\n');
+    const kept = lines.filter((line) => !line.includes('"turn-done"') && !line.includes('"turn-end"'));
+    await writeFile(path.join(turnDir, 'events.jsonl'), `${kept.join('\n')}\n{"seq":998,"type":"tu`);
+
+    const second = await startTestServer({ dataDir });
+    try {
+      expect(second.server.interruptedOnStart).toBe(0);
+      const { events } = await readSse(await fetch(`${second.url}/v1/threads/${thread.id}/turns/1/events`));
+      expect(JSON.parse(events.at(-1)?.data ?? '{}')).toMatchObject({
+        type: 'turn-done',
+        status: 'finished',
+        seq: kept.length + 1,
+      });
+    } finally {
+      await second.close();
+    }
+  });
 });

@@ -17,6 +17,7 @@ Standard library only.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import stat
@@ -150,6 +151,10 @@ def profile_with_inputs(profile_workspace, workdir: str, options: dict) -> dict:
     if root is None or not os.path.isdir(root):
         return own
     inputs = profile_workspace(root, options)
+    if 'part' in own and 'part' in inputs:
+        # A part is dealt from both listings: the host merges parts only when every kernel saw the same two.
+        both = hashlib.sha256((own['part']['listing'] + inputs['part']['listing']).encode('ascii')).hexdigest()
+        own = dict(own, part=dict(own['part'], listing=both))
     linked = [entry for entry in inputs['files']
               if input_of(os.path.join(workdir, entry['path']), root) == os.path.join(root, entry['path'])]
     if not linked:

@@ -60,14 +60,35 @@ def profile_workspace(workdir: str, options: dict | None = None) -> dict:
     max_files = int(options.get('maxFiles') or MAX_FILES)
     paths, truncated, total = list_files(workdir, max_files)
     part_count = int(options.get('partCount') or 1)
+    part = None
     if part_count > 1:
-        paths = part_of(workdir, paths, int(options.get('partIndex') or 0), part_count)
+        part_index = int(options.get('partIndex') or 0)
+        # What this kernel dealt from: the host merges parts only when every kernel saw the same listing.
+        part = {'index': part_index, 'count': part_count, 'listing': listing_digest(workdir, paths)}
+        paths = part_of(workdir, paths, part_index, part_count)
     files = []
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
         for relative in paths:
             files.append(profile_file(workdir, relative))
-    return {'files': files, 'truncated': truncated, 'totalFiles': total}
+    profile = {'files': files, 'truncated': truncated, 'totalFiles': total}
+    if part is not None:
+        profile['part'] = part
+    return profile
+
+
+def listing_digest(workdir: str, paths: list[str]) -> str:
+    """SHA-256 of the listing a part was dealt from: each path with its size."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for relative in paths:
+        try:
+            size = os.stat(os.path.join(workdir, relative), follow_symlinks=False).st_size
+        except OSError:
+            size = -1
+        digest.update(('%s\t%d\n' % (relative, size)).encode('utf-8', 'surrogateescape'))
+    return digest.hexdigest()
 
 
 def part_of(workdir: str, paths: list[str], index: int, count: int) -> list[str]:

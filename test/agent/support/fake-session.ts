@@ -159,8 +159,16 @@ export function createFakeSandbox(options: FakeSessionOptions = {}): FakeSandbox
         );
       },
       profileWorkspace(profileOptions) {
-        profiled.push(profileOptions?.part ?? null);
-        return Promise.resolve(options.profile ?? testProfile);
+        const part = profileOptions?.part;
+        profiled.push(part ?? null);
+        const profile = options.profile ?? testProfile;
+        if (part === undefined || part.count === 1) return Promise.resolve(profile);
+        // A part, as the kernel makes it: every count-th file, and the listing it was dealt from.
+        return Promise.resolve({
+          ...profile,
+          files: profile.files.filter((_, index) => index % part.count === part.index),
+          part: { ...part, listing: '0'.repeat(64) },
+        });
       },
       readFiles(paths) {
         const found: CollectedFile[] = [];
