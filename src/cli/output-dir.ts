@@ -1,6 +1,7 @@
 import { mkdir, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../errors/index.ts';
+import { isMissingFile } from '../util/fs-errors.ts';
 
 /**
  * The run folder. A previous report is never overwritten: an explicit `--out`
@@ -36,8 +37,7 @@ async function folderState(candidate: string): Promise<'missing' | 'empty' | 'no
     if (!info.isDirectory()) return 'file';
     return (await readdir(candidate)).length === 0 ? 'empty' : 'non-empty';
   } catch (error) {
-    if (typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT')
-      return 'missing';
+    if (isMissingFile(error)) return 'missing';
     throw new ConfigError(
       `The output folder ${candidate} cannot be used.`,
       'Check the path and its permissions, or pass another --out.',

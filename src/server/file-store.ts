@@ -9,6 +9,7 @@ import { z } from 'zod';
 import type { DataQuota } from './data-quota.ts';
 import { tooLarge } from './http-error.ts';
 import { fileObjectSchema, type FileObject } from './openai-schemas.ts';
+import { hasErrorCode, isMissingFile } from '../util/fs-errors.ts';
 
 /** The file object on disk, with the upload time in milliseconds (the object has only seconds). */
 const storedFileSchema = fileObjectSchema.extend({ created_ms: z.number() });
@@ -129,7 +130,7 @@ export class FileStore {
     try {
       return storedFileSchema.parse(JSON.parse(await readFile(this.#metaPath(id), 'utf8')));
     } catch (error) {
-      if (isMissing(error)) return null;
+      if (isMissingFile(error)) return null;
       throw error;
     }
   }
@@ -193,7 +194,7 @@ export class FileStore {
   /** Puts a file's bytes into a workspace folder: a hard link when the filesystem allows, else a copy. */
   async placeInto(file: FileObject, destination: string): Promise<void> {
     await link(this.blobPath(file.sha256), destination).catch(async (error: unknown) => {
-      if (isCode(error, 'EEXIST')) throw error;
+      if (hasErrorCode(error, 'EEXIST')) throw error;
       await copyFile(this.blobPath(file.sha256), destination);
     });
   }
@@ -208,12 +209,4 @@ export class FileStore {
   #metaPath(id: string): string {
     return path.join(this.#metaDir, `${id}.json`);
   }
-}
-
-function isCode(error: unknown, code: string): boolean {
-  return typeof error === 'object' && error !== null && 'code' in error && error.code === code;
-}
-
-function isMissing(error: unknown): boolean {
-  return isCode(error, 'ENOENT');
 }

@@ -82,16 +82,18 @@ export class ThreadService {
 
   /**
    * After a restart: turns that were queued or running are recorded as
-   * interrupted, and an ended turn whose log lost its last events (the
-   * process killed between saving the record and writing them) gets its
-   * turn-done, so that its readers are not left waiting.
+   * interrupted, and a thread's last turn, ended but with a log that lost its
+   * last events (the process killed between saving the record and writing
+   * them), gets its turn-done, so that its readers are not left waiting. An
+   * earlier turn's log was closed before the next turn began.
    */
   async recover(): Promise<number> {
     let interrupted = 0;
     for (const id of await this.#options.store.listThreadIds()) {
-      for (const turn of await this.#options.store.readTurns(id)) {
+      const turns = await this.#options.store.readTurns(id);
+      for (const turn of turns) {
         if (turn.status !== 'queued' && turn.status !== 'running') {
-          await this.#endLog(id, turn);
+          if (turn === turns.at(-1)) await this.#endLog(id, turn, false);
           continue;
         }
         const record: TurnRecord = {
@@ -100,13 +102,7 @@ export class ThreadService {
           ended_at: nowSeconds(),
           termination: { reason: 'interrupted', detail: INTERRUPTED_DETAIL },
         };
-        let lastSeq = 0;
-        for await (const event of readTurnLog(this.#options.store.eventsPath(id, turn.index), 0))
-          lastSeq = event.seq;
-        await endPartialLine(this.#options.store.eventsPath(id, turn.index));
-        const log = new TurnLog(this.#options.store.eventsPath(id, turn.index), lastSeq);
-        log.append({ type: 'turn-done', status: 'interrupted', termination: record.termination });
-        await log.end();
+        await this.#endLog(id, record, true);
         await this.#options.store.saveTurn(id, record);
         interrupted += 1;
       }
@@ -114,13 +110,13 @@ export class ThreadService {
     return interrupted;
   }
 
-  /** Appends turn-done to an ended turn's log that lacks it. */
-  async #endLog(id: string, turn: TurnRecord): Promise<void> {
+  /** Appends the turn's turn-done, after its last whole event; `always`: even when the log already ends with one. */
+  async #endLog(id: string, turn: TurnRecord, always: boolean): Promise<void> {
     const path = this.#options.store.eventsPath(id, turn.index);
     const last = await lastTurnEvent(path);
-    if (last === null || last.type === 'turn-done') return;
+    if (!always && (last === null || last.type === 'turn-done')) return;
     await endPartialLine(path);
-    const log = new TurnLog(path, last.seq);
+    const log = new TurnLog(path, last?.seq ?? 0);
     log.append({ type: 'turn-done', status: turn.status, termination: turn.termination });
     await log.end();
   }

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { fileIdSchema, threadIdSchema } from './openai-schemas.ts';
 import { terminationSchema, turnStatusSchema } from './api-schemas.ts';
+import { isMissingFile } from '../util/fs-errors.ts';
 
 /**
  * Threads on disk, one folder each under `<data>/threads/<id>/`:
@@ -119,7 +120,7 @@ export class ThreadStore {
       if (this.#saves.get(id) === saves) this.#threads.set(id, record);
       return this.#threads.get(id) ?? record;
     } catch (error) {
-      if (isMissing(error)) return null;
+      if (isMissingFile(error)) return null;
       throw error;
     }
   }
@@ -169,7 +170,7 @@ export class ThreadStore {
     try {
       names = await readdir(path.join(this.threadDir(id), 'turns'));
     } catch (error) {
-      if (isMissing(error)) return [];
+      if (isMissingFile(error)) return [];
       throw error;
     }
     const turns: TurnRecord[] = [];
@@ -182,7 +183,7 @@ export class ThreadStore {
           ),
         );
       } catch (error) {
-        if (!isMissing(error)) throw error;
+        if (!isMissingFile(error)) throw error;
       }
     }
     return turns.sort((a, b) => a.index - b.index);
@@ -236,8 +237,4 @@ function atomicWrite(file: string, text: string): Promise<void> {
   } catch (error) {
     return Promise.reject(error instanceof Error ? error : new Error(String(error)));
   }
-}
-
-function isMissing(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT';
 }

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { open, type FileHandle } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { turnEventSchema, type TurnEvent } from './api-schemas.ts';
+import { isMissingFile } from '../util/fs-errors.ts';
 import { burstCork } from './burst-cork.ts';
 
 /** A turn event before the log numbers it. */
@@ -110,62 +111,66 @@ export async function* readTurnLog(
   const lines = createInterface({ input, crlfDelay: Infinity });
   try {
     for await (const line of lines) {
-      if (line.length === 0) continue;
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(line);
-      } catch {
-        // The last line of a turn killed mid-write; everything before it stands.
-        continue;
-      }
-      const event = turnEventSchema.safeParse(parsed);
-      if (event.success && event.data.seq > afterSeq) yield event.data;
+      const event = turnEventOfLine(line);
+      if (event !== null && event.seq > afterSeq) yield event;
     }
   } catch (error) {
-    if (!(typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT'))
-      throw error;
+    if (!isMissingFile(error)) throw error;
   } finally {
     lines.close();
     input.destroy();
   }
 }
 
-/** How much of a log's end `lastTurnEvent` reads: far more than one event's line. */
-const TAIL_BYTES = 1024 * 1024;
+/**
+ * A line of a turn's log as its event, or null for a line that is not one
+ * (empty, or the last line of a turn killed mid-write: everything before it
+ * stands).
+ */
+function turnEventOfLine(line: string): TurnEvent | null {
+  if (line.length === 0) return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    return null;
+  }
+  const event = turnEventSchema.safeParse(parsed);
+  return event.success ? event.data : null;
+}
 
-/** The last whole event of a turn's log (read from its end), or null when it has none. */
+/** How much of a log's end `lastTurnEvent` reads first: a turn-done line and then some. */
+const TAIL_BYTES = 64 * 1024;
+
+/** The last whole event of a turn's log, or null when it has none. Reads the log's end only, unless its last event is longer. */
 export async function lastTurnEvent(path: string): Promise<TurnEvent | null> {
   let file: FileHandle;
   try {
     file = await open(path, 'r');
   } catch (error) {
-    if (typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT')
-      return null;
+    if (isMissingFile(error)) return null;
     throw error;
   }
+  let size: number;
   try {
-    const { size } = await file.stat();
+    size = (await file.stat()).size;
     const length = Math.min(size, TAIL_BYTES);
     const tail = Buffer.alloc(length);
     await file.read(tail, 0, length, size - length);
+    // The first line may be cut by where the read began, the last by a kill mid-write: neither parses.
     const lines = tail.toString('utf8').split('\n');
-    // The first line may be cut by where the read began, the last by a kill mid-write: both are skipped.
     for (let index = lines.length - 1; index >= 0; index -= 1) {
-      const line = lines[index] ?? '';
-      if (line.length === 0) continue;
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(line);
-      } catch {
-        continue;
-      }
-      const event = turnEventSchema.safeParse(parsed);
-      if (event.success) return event.data;
+      const event = turnEventOfLine(lines[index] ?? '');
+      if (event !== null) return event;
     }
-    return null;
   } finally {
     await file.close();
   }
+  if (size <= TAIL_BYTES) return null;
+  // The last event is longer than the tail (a cell's large output): the whole log.
+  let last: TurnEvent | null = null;
+  for await (const event of readTurnLog(path, 0)) last = event;
+  return last;
 }
 
 /**
@@ -178,7 +183,7 @@ export async function endPartialLine(path: string): Promise<void> {
   try {
     file = await open(path, 'r+');
   } catch (error) {
-    if (typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT') return;
+    if (isMissingFile(error)) return;
     throw error;
   }
   try {
