@@ -2,7 +2,12 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { rawRequest } from './support/raw-http.ts';
-import { startTestServer, type TestServer } from './support/server-harness.ts';
+import {
+  askOnNewThread,
+  startTestServer,
+  waitForTurnStatus,
+  type TestServer,
+} from './support/server-harness.ts';
 
 /**
  * The chart route answered from its memory of drawn charts before it looked
@@ -18,24 +23,8 @@ afterEach(async () => {
 describe('a chart of a deleted thread', () => {
   it('is a 404, and nothing of the thread is written again', async () => {
     server = await startTestServer();
-    const thread = JSON.parse((await rawRequest(server.url, 'POST', '/v1/threads')).body) as { id: string };
-    const turn = await rawRequest(
-      server.url,
-      'POST',
-      `/v1/threads/${thread.id}/turns`,
-      { 'content-type': 'application/json' },
-      JSON.stringify({ question: 'draw a chart' }),
-    );
-    expect(turn.status).toBe(202);
-    for (let attempt = 0; attempt < 400; attempt += 1) {
-      const status = (
-        JSON.parse((await rawRequest(server.url, 'GET', `/v1/threads/${thread.id}/turns/1`)).body) as {
-          status: string;
-        }
-      ).status;
-      if (status === 'finished') break;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    const thread = { id: await askOnNewThread(server.url, 'draw a chart') };
+    await waitForTurnStatus(server.url, thread.id, 1, 'finished');
     const chartUrl = `${server.url}/v1/threads/${thread.id}/turns/1/charts/chart-1`;
     expect((await fetch(chartUrl)).status).toBe(200);
     expect((await rawRequest(server.url, 'DELETE', `/v1/threads/${thread.id}`)).status).toBe(200);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SandboxUnavailableError } from '../../src/errors/index.ts';
 import { multipartUpload, rawRequest } from './support/raw-http.ts';
-import { startTestServer, type TestServer } from './support/server-harness.ts';
+import { askOnNewThread, startTestServer, type TestServer } from './support/server-harness.ts';
 
 /** The server's error log: JSON lines, errors by default, never a secret, requests only when asked. */
 
@@ -75,16 +75,8 @@ describe('server log', () => {
         Promise.reject(new SandboxUnavailableError('Docker is not running.', { fix: 'Start Docker.' })),
     });
     current.push(server);
-    const thread = JSON.parse((await rawRequest(server.url, 'POST', '/v1/threads')).body) as { id: string };
-    const turn = await rawRequest(
-      server.url,
-      'POST',
-      `/v1/threads/${thread.id}/turns`,
-      { 'content-type': 'application/json' },
-      JSON.stringify({ question: 'hi' }),
-    );
-    expect(turn.status).toBe(202);
-    const line = await waitFor(() => parsed(server).find((entry) => entry.threadId === thread.id));
+    const threadId = await askOnNewThread(server.url, 'hi');
+    const line = await waitFor(() => parsed(server).find((entry) => entry.threadId === threadId));
     expect(line).toMatchObject({ level: 50, turn: 1, err: { code: 'SANDBOX_UNAVAILABLE' } });
   });
 

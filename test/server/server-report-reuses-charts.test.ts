@@ -1,8 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ReportCache } from '../../src/server/report-cache.ts';
-import { rawRequest } from './support/raw-http.ts';
-import { startTestServer, type TestServer } from './support/server-harness.ts';
+import {
+  askOnNewThread,
+  startTestServer,
+  waitForTurnStatus,
+  type TestServer,
+} from './support/server-harness.ts';
 
 /**
  * The server draws each chart as its cell displays it, into the run folder's
@@ -17,25 +21,9 @@ afterEach(async () => {
 });
 
 async function finishedChartTurn(server: TestServer): Promise<string> {
-  const thread = JSON.parse((await rawRequest(server.url, 'POST', '/v1/threads')).body) as { id: string };
-  const turn = await rawRequest(
-    server.url,
-    'POST',
-    `/v1/threads/${thread.id}/turns`,
-    { 'content-type': 'application/json' },
-    JSON.stringify({ question: 'draw a chart' }),
-  );
-  expect(turn.status).toBe(202);
-  for (let attempt = 0; attempt < 400; attempt += 1) {
-    const status = (
-      JSON.parse((await rawRequest(server.url, 'GET', `/v1/threads/${thread.id}/turns/1`)).body) as {
-        status: string;
-      }
-    ).status;
-    if (status === 'finished') return thread.id;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error('the turn never finished');
+  const threadId = await askOnNewThread(server.url, 'draw a chart');
+  await waitForTurnStatus(server.url, threadId, 1, 'finished');
+  return threadId;
 }
 
 describe("the server's report after a turn", () => {

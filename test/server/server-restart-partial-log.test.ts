@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { rawRequest } from './support/raw-http.ts';
-import { readSse, startTestServer } from './support/server-harness.ts';
+import { askOnNewThread, readSse, startTestServer } from './support/server-harness.ts';
 
 const dirs: string[] = [];
 
@@ -11,21 +11,21 @@ afterEach(async () => {
   await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
+/** A data folder holding one thread with one finished turn, its server closed. */
+async function oneFinishedTurn(): Promise<{ dataDir: string; thread: { id: string } }> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-server-partial-'));
+  dirs.push(dataDir);
+  const first = await startTestServer({ dataDir });
+  const thread = { id: await askOnNewThread(first.url, 'hi') };
+  // Read to its end: the turn has finished.
+  await rawRequest(first.url, 'GET', `/v1/threads/${thread.id}/turns/1/events`);
+  await first.close();
+  return { dataDir, thread };
+}
+
 describe('a server killed in the middle of writing an event', () => {
   it('the restarted server still ends the interrupted turn with turn-done after a partial last line', async () => {
-    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-server-partial-'));
-    dirs.push(dataDir);
-    const first = await startTestServer({ dataDir });
-    const thread = JSON.parse((await rawRequest(first.url, 'POST', '/v1/threads')).body) as { id: string };
-    await rawRequest(
-      first.url,
-      'POST',
-      `/v1/threads/${thread.id}/turns`,
-      { 'content-type': 'application/json' },
-      JSON.stringify({ question: 'hi' }),
-    );
-    await rawRequest(first.url, 'GET', `/v1/threads/${thread.id}/turns/1/events`);
-    await first.close();
+    const { dataDir, thread } = await oneFinishedTurn();
 
     // As SIGKILL would leave it: the turn still `running`, its log cut inside a line, no turn-done.
     const turnDir = path.join(dataDir, 'threads', thread.id, 'turns', '1');
@@ -58,19 +58,7 @@ describe('a server killed in the middle of writing an event', () => {
   });
 
   it('a finished turn whose last events were lost gets its turn-done on restart, with its own status', async () => {
-    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-server-partial-'));
-    dirs.push(dataDir);
-    const first = await startTestServer({ dataDir });
-    const thread = JSON.parse((await rawRequest(first.url, 'POST', '/v1/threads')).body) as { id: string };
-    await rawRequest(
-      first.url,
-      'POST',
-      `/v1/threads/${thread.id}/turns`,
-      { 'content-type': 'application/json' },
-      JSON.stringify({ question: 'hi' }),
-    );
-    await rawRequest(first.url, 'GET', `/v1/threads/${thread.id}/turns/1/events`);
-    await first.close();
+    const { dataDir, thread } = await oneFinishedTurn();
 
     // As a kill between saving the finished record and writing the last events leaves it.
     const turnDir = path.join(dataDir, 'threads', thread.id, 'turns', '1');

@@ -7,6 +7,7 @@ import type { LanguageModel, ModelChunk, ModelRequest, SandboxFactory } from '..
 import { startServer, type DatalystServer, type ServerOptions } from '../../../src/server/index.ts';
 import { createFakeSandbox, printed, slowCell, type FakeSandbox } from '../../agent/support/fake-session.ts';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../../support/fake-openai-server.ts';
+import { rawRequest } from './raw-http.ts';
 
 /**
  * A scripted model for server tests: a question containing "slow" gets a
@@ -122,6 +123,37 @@ export async function startTestServer(
       if (options.dataDir === undefined) await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A new thread without files, asked `question` over raw HTTP; its id. Throws unless the question was taken (202). */
+export async function askOnNewThread(url: string, question: string): Promise<string> {
+  const thread = JSON.parse((await rawRequest(url, 'POST', '/v1/threads')).body) as { id: string };
+  const turn = await rawRequest(
+    url,
+    'POST',
+    `/v1/threads/${thread.id}/turns`,
+    { 'content-type': 'application/json' },
+    JSON.stringify({ question }),
+  );
+  if (turn.status !== 202) throw new Error(`the question was not taken: ${turn.status} ${turn.body}`);
+  return thread.id;
+}
+
+/** Polls a turn until it has `status`; throws after 10 s. */
+export async function waitForTurnStatus(
+  url: string,
+  threadId: string,
+  index: number,
+  status: string,
+): Promise<void> {
+  for (let attempt = 0; attempt < 400; attempt += 1) {
+    const turn = JSON.parse(
+      (await rawRequest(url, 'GET', `/v1/threads/${threadId}/turns/${index}`)).body,
+    ) as { status: string };
+    if (turn.status === status) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`turn ${index} of ${threadId} never reached ${status}`);
 }
 
 /** Reads an SSE body into events (`id`, parsed `data`), stopping after `limit` events when given. */
