@@ -4,7 +4,7 @@ import path from 'node:path';
 import pLimit from 'p-limit';
 import { newRunId, noDataDecision } from '../agent/index.ts';
 import { CancelledError, ConfigError, DatalystError } from '../errors/index.ts';
-import { mergeProfileParts, type WorkspaceProfile } from '../sandbox/index.ts';
+import { profileInParts, type WorkspaceProfile } from '../sandbox/index.ts';
 import { DEEP_RECORD_FILE, writeDeepRecord } from './deep-record.ts';
 import type { DeepAnalysisResult, DeepEvent, DeepPhase } from './deep-events.ts';
 import type { DeepAnalyzeOptions } from './deep-options.ts';
@@ -184,17 +184,7 @@ class DeepRun {
     this.phase('profile', 0);
     const count = Math.min(this.concurrency, this.maxSubAnalyses, os.availableParallelism());
     const sessions = await this.sessions.first(count, this.research.signal);
-    const signal = this.research.signal;
-    const first = sessions[0] as (typeof sessions)[number];
-    const profile: WorkspaceProfile =
-      count === 1
-        ? await first.profileWorkspace({ signal })
-        : // Parts that do not make one whole (the workspace changed between the kernels' listings): one session.
-          (mergeProfileParts(
-            await Promise.all(
-              sessions.map((session, index) => session.profileWorkspace({ signal, part: { index, count } })),
-            ),
-          ) ?? (await first.profileWorkspace({ signal })));
+    const profile: WorkspaceProfile = await profileInParts(sessions, { signal: this.research.signal });
     this.workspaceProfile = profile;
     const noData = noDataDecision(profile, true);
     if (noData !== null) return { reason: 'no-data', detail: noData.detail };

@@ -74,6 +74,7 @@ export {
   workspaceProfileSchema,
   mergeProfileParts,
 } from './workspace-profile.ts';
+export { profileInParts } from './profile-in-parts.ts';
 export type {
   ColumnProfile,
   ReadOptions,
