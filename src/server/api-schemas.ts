@@ -143,8 +143,17 @@ export const turnEventSchema = z
   .discriminatedUnion('type', [
     /** Server: the turn waits for a slot (`position` turns ahead of it). */
     z.object({ type: z.literal('turn-queued'), seq: z.number().int(), position: z.number().int() }),
-    /** Server: the turn got a slot; `resumed` when the thread's sandbox is reopened and its cells replayed first. */
-    z.object({ type: z.literal('turn-running'), seq: z.number().int(), resumed: z.boolean() }),
+    /**
+     * Server: the turn got a slot; `resumed` when the thread's sandbox is reopened and its cells replayed first;
+     * `started_at` (Unix seconds) is the turn record's, kept here so that a turn the server did not live to end
+     * still says when it began (absent from logs of servers before it).
+     */
+    z.object({
+      type: z.literal('turn-running'),
+      seq: z.number().int(),
+      resumed: z.boolean(),
+      started_at: z.number().int().optional(),
+    }),
     /** Server: the last event of every turn, whatever happened (finished, cancelled, failed, interrupted). */
     z.object({
       type: z.literal('turn-done'),

@@ -98,6 +98,8 @@ export class ThreadService {
         }
         const record: TurnRecord = {
           ...turn,
+          // Running is not saved (see #runTurn): when it began is in its log.
+          started_at: turn.started_at ?? (await this.#startedAt(id, turn.index)),
           status: 'interrupted',
           ended_at: nowSeconds(),
           termination: { reason: 'interrupted', detail: INTERRUPTED_DETAIL },
@@ -108,6 +110,16 @@ export class ThreadService {
       }
     }
     return interrupted;
+  }
+
+  /** When a turn began running, from its log's turn-running event (its second line); null when it never ran. */
+  async #startedAt(id: string, index: number): Promise<number | null> {
+    for await (const event of readTurnLog(this.#options.store.eventsPath(id, index), 0)) {
+      if (event.type === 'turn-running') return event.started_at ?? null;
+      // The events of a turn that ran begin with turn-queued and turn-running: anything else means it did not.
+      if (event.type !== 'turn-queued') return null;
+    }
+    return null;
   }
 
   /** Appends the turn's turn-done, after its last whole event; `always`: even when the log already ends with one. */
@@ -335,7 +347,8 @@ export class ThreadService {
       release = await whenStarted(signal);
       // Running is not saved: readers see the live record, and after a crash a queued or running turn is
       // interrupted alike. One write fewer per turn.
-      record = { ...record, status: 'running', started_at: nowSeconds() };
+      const startedAt = nowSeconds();
+      record = { ...record, status: 'running', started_at: startedAt };
       turn.record = record;
       const live = this.#liveThread(thread.id);
       // No engine in this process yet, but earlier turns: the thread resumes from its run folder by replay.
@@ -345,7 +358,7 @@ export class ThreadService {
         { workspaceDir: store.workspaceDir(thread.id), runDir: store.runDir(thread.id) },
         this.#options.engine,
       );
-      turn.log.append({ type: 'turn-running', resumed });
+      turn.log.append({ type: 'turn-running', resumed, started_at: startedAt });
       for await (const event of live.engine.ask(record.question, signal)) {
         if (event.type === 'text-delta') {
           deltas.add(event);

@@ -594,6 +594,13 @@ describe('datalyst serve: persistence', () => {
     const interrupted = (await (await fetch(`${second.url}/v1/threads/${threadId}/turns/1`)).json()) as Turn;
     expect(interrupted).toMatchObject({ status: 'interrupted', termination: { reason: 'interrupted' } });
     const events = await readSse(await fetch(interrupted.events_url));
+    // When it began is kept although the running turn's record was never saved: its turn-running event says.
+    const running = events.events
+      .map((event) => JSON.parse(event.data) as { type: string; started_at?: number })
+      .find((event) => event.type === 'turn-running');
+    expect(running?.started_at).toEqual(expect.any(Number));
+    expect(interrupted.started_at).toBe(running?.started_at);
+    expect(interrupted.ended_at).toBeGreaterThanOrEqual(interrupted.started_at ?? Infinity);
     expect(JSON.parse(events.events.at(-1)?.data ?? '{}')).toMatchObject({
       type: 'turn-done',
       status: 'interrupted',

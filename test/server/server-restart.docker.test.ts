@@ -86,6 +86,8 @@ it('SIGKILL mid-turn, then a restart: files and finished turns are there, the tu
       [2, 'interrupted'],
     ]);
     expect(thread.turns[0]?.answer).toBe('29 units.');
+    // The interrupted turn still says when it began (from its log: a running turn's record is not saved).
+    expect(thread.turns[1]?.started_at).toBeGreaterThanOrEqual(thread.turns[0]?.ended_at ?? Infinity);
 
     // The thread resumes: the first turn's cells are replayed, so `total` exists again.
     const resumed = await completion(second.url, {
