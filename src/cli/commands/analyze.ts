@@ -23,6 +23,7 @@ import { describeRenderedReport, mapWriteFailure } from '../report-summary.ts';
 import { colorEnabled, liveProgressEnabled } from '../terminal-style.ts';
 import { checkWorkspace, type WorkspaceCheck } from '../workspace-check.ts';
 import { drawRunCharts, reportNeedsChartPng, type RunCharts } from '../run-charts.ts';
+import { earlyRunChecks } from '../early-run-checks.ts';
 
 const analyzeHelp = `
 Without an instruction: "${DEFAULT_INSTRUCTION}"
@@ -340,16 +341,7 @@ async function runAnalyze(
         `Model ${settings.model.id} at ${settings.model.baseUrl ?? 'api.openai.com'} (profile ${settings.model.profile})`,
       );
     }
-    if (settings.sandbox === 'local') {
-      renderer.warn(
-        '--sandbox local runs the generated code on THIS machine with NO isolation: it can read and change your files.',
-      );
-    }
-    // A PDF needs Chromium: said now, not after the run.
-    if (settings.formats.includes('pdf')) {
-      const { assertChromiumInstalled } = await import('../../report/pdf.ts');
-      await assertChromiumInstalled(context.env.chromium);
-    }
+    await earlyRunChecks(context, renderer, settings, 'generated');
   } catch (error) {
     return fail(error);
   }

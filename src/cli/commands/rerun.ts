@@ -25,6 +25,7 @@ import {
   runOptionsFor,
   writeReport,
 } from './analyze.ts';
+import { earlyRunChecks } from '../early-run-checks.ts';
 
 const rerunHelp = `
 Runs the recorded cells of an earlier run again, in order, on the files of
@@ -163,15 +164,7 @@ async function runRerun(
     renderer.info(
       `Re-running ${displayPath(path.resolve(context.cwd, runFolder), context.cwd)} on it, with no model.`,
     );
-    if (settings.sandbox === 'local') {
-      renderer.warn(
-        '--sandbox local runs the recorded code on THIS machine with NO isolation: it can read and change your files.',
-      );
-    }
-    if (settings.formats.includes('pdf')) {
-      const { assertChromiumInstalled } = await import('../../report/pdf.ts');
-      await assertChromiumInstalled(context.env.chromium);
-    }
+    await earlyRunChecks(context, renderer, settings, 'recorded');
   } catch (error) {
     return fail(error);
   }
