@@ -62,6 +62,21 @@ describe('web UI on datalyst serve: the offline analyst end to end in Chromium',
       .allTextContents();
     expect(await page.locator('#profiles .first-rows thead th').allTextContents()).toEqual(columnNames);
     expect(await page.locator('#profiles .first-rows tbody tr').count()).toBe(5);
+    // The statistics as a person reads them (not as the profile's field names): a measure's mean and spread
+    // with a histogram, a category's most frequent values; an id's values, each seen once, are not "frequent".
+    const summaryOf = (column: string) =>
+      page
+        .locator('#profiles tbody tr', { has: page.locator(`th:text-is("${column}")`) })
+        .locator('.column-summary');
+    expect(await summaryOf('units').textContent()).toMatch(/^mean 5\.16 · std 1\.76 · skew 0\.578/);
+    expect(await summaryOf('units').locator('svg.histogram').getAttribute('aria-label')).toMatch(
+      /^Distribution of units: \d+ equal bins from 2 to 12, rows per bin \d/,
+    );
+    expect(await summaryOf('region').textContent()).toBe(
+      'most frequent: North (373) · East (358) · South (236) …',
+    );
+    expect(await summaryOf('order_id').textContent()).toBe('each value once');
+    expect(await page.locator('#profiles').textContent()).not.toMatch(/topValues|histogram:|skewness/);
     expect(await seriousViolations(page)).toEqual([]); // the profile view
     await mkdir(artifactsDir, { recursive: true });
     await page.locator('#profiles').evaluate((element) => element.scrollIntoView({ block: 'start' }));

@@ -11,8 +11,30 @@ const tableFields = new Set([
   'read',
   'loadCode',
   'sampleRows',
+  'statsRows',
+  'duplicateRows',
+  'correlations',
 ]);
-const columnFields = new Set(['name', 'dtype', 'kind', 'missing', 'unique', 'samples', 'min', 'max']);
+const columnFields = new Set([
+  'name',
+  'dtype',
+  'kind',
+  'missing',
+  'unique',
+  'samples',
+  'min',
+  'max',
+  'mean',
+  'std',
+  'skewness',
+  'histogram',
+  'topValues',
+]);
+
+const SVG = 'http://www.w3.org/2000/svg';
+
+/** A statistic to three significant digits, grouped: 5.16, 63.6, 1,190. */
+const statText = (value: number): string => value.toLocaleString('en-US', { maximumSignificantDigits: 3 });
 
 /** A value as short text: scalars as they are, lists joined, records as `key: value` pairs; nested deeper is left out. */
 function shortText(value: unknown, depth = 0): string {
@@ -124,6 +146,8 @@ function tableView(table: EventRecord): HTMLElement {
   const columns = arr(table.columns).map(rec);
   const name = str(table.name);
   const caption = `${name === '' ? 'Table' : name} — ${num(table.rows).toLocaleString('en-US')} rows, ${columns.length} columns${table.columnsTruncated === true ? ' profiled (more left out)' : ''}`;
+  const summaries = columns.map(columnSummary);
+  const hasSummaries = summaries.some((summary) => summary !== null);
   const extras = columns.map((column) => otherFields(column, columnFields));
   const hasExtras = extras.some((text) => text !== '');
   const head = h(
@@ -134,6 +158,7 @@ function tableView(table: EventRecord): HTMLElement {
     h('th', { scope: 'col' }, 'Missing'),
     h('th', { scope: 'col' }, 'Distinct'),
     h('th', { scope: 'col' }, 'Range'),
+    hasSummaries ? h('th', { scope: 'col' }, 'Summary') : null,
     h('th', { scope: 'col' }, 'Sample values'),
     hasExtras ? h('th', { scope: 'col' }, 'More') : null,
   );
@@ -148,6 +173,7 @@ function tableView(table: EventRecord): HTMLElement {
       h('td', {}, shortText(column.missing)),
       h('td', {}, shortText(column.unique)),
       h('td', {}, min === '' && max === '' ? '' : `${min} – ${max}`),
+      hasSummaries ? h('td', { class: 'column-summary' }, summaries[index]) : null,
       h(
         'td',
         {},
@@ -170,6 +196,8 @@ function tableView(table: EventRecord): HTMLElement {
   );
   const sample = firstRowsView(columns, arr(table.sampleRows), name);
   if (sample !== null) wrapper.append(sample);
+  const facts = tableFacts(table, columns.length);
+  if (facts !== '') wrapper.append(h('p', { class: 'profile-facts' }, facts));
   const read = readText(rec(table.read));
   if (read !== '') wrapper.append(h('p', { class: 'profile-read' }, `Read with ${read}.`));
   const moreTable = otherFields(table, tableFields);
@@ -199,4 +227,108 @@ function firstRowsView(columns: EventRecord[], rows: unknown[], name: string): H
       ),
     ),
   );
+}
+
+/**
+ * What the profile's statistics say of a column: mean, spread and skew with a
+ * histogram of a measure, or the most frequent values of a category; null
+ * when it has none of them (an older server's profile).
+ */
+function columnSummary(column: EventRecord): HTMLElement | null {
+  const stats = (
+    [
+      ['mean', column.mean],
+      ['std', column.std],
+      ['skew', column.skewness],
+    ] as const
+  ).flatMap(([label, value]) =>
+    typeof value === 'number' && Number.isFinite(value) ? [`${label} ${statText(value)}`] : [],
+  );
+  const top = arr(column.topValues)
+    .map(rec)
+    .filter((entry) => typeof entry.value === 'string');
+  const histogram = histogramView(rec(column.histogram), str(column.name));
+  if (stats.length === 0 && top.length === 0 && histogram === null) return null;
+  // Values seen once each (an id) have no most frequent one.
+  const eachOnce = top.length > 0 && top.every((entry) => num(entry.count) <= 1);
+  const shown = eachOnce
+    ? []
+    : top.slice(0, 3).map((entry) => `${str(entry.value)} (${num(entry.count).toLocaleString('en-US')})`);
+  return h(
+    'div',
+    {},
+    stats.length > 0 ? h('div', {}, stats.join(' · ')) : null,
+    eachOnce ? h('div', {}, 'each value once') : null,
+    shown.length > 0
+      ? h('div', {}, `most frequent: ${shown.join(' · ')}${top.length > 3 ? ' …' : ''}`)
+      : null,
+    histogram,
+  );
+}
+
+/**
+ * A column's histogram as a small SVG of bars (sizes as attributes: the
+ * page's CSP allows no inline style), described for screen readers; null
+ * without counts.
+ */
+function histogramView(histogram: EventRecord, name: string): SVGSVGElement | null {
+  const counts = arr(histogram.counts).map(num).slice(0, 64);
+  const highest = Math.max(0, ...counts);
+  if (counts.length === 0 || highest === 0) return null;
+  const width = 96;
+  const height = 24;
+  const bar = width / counts.length;
+  const svg = document.createElementNS(SVG, 'svg');
+  svg.setAttribute('class', 'histogram');
+  svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
+  svg.setAttribute('width', String(width));
+  svg.setAttribute('height', String(height));
+  svg.setAttribute('role', 'img');
+  const range =
+    typeof histogram.low === 'number' && typeof histogram.high === 'number'
+      ? ` from ${statText(histogram.low)} to ${statText(histogram.high)}`
+      : '';
+  svg.setAttribute(
+    'aria-label',
+    `Distribution of ${name}: ${counts.length} equal bins${range}, rows per bin ${counts.map((count) => count.toLocaleString('en-US')).join(', ')}`,
+  );
+  counts.forEach((count, index) => {
+    if (count === 0) return;
+    // At least a pixel, so that a bin with a few rows is seen beside a tall one.
+    const barHeight = Math.max(1, (count / highest) * height);
+    const rect = document.createElementNS(SVG, 'rect');
+    rect.setAttribute('x', (index * bar).toFixed(2));
+    rect.setAttribute('y', (height - barHeight).toFixed(2));
+    rect.setAttribute('width', Math.max(0.5, bar - 1).toFixed(2));
+    rect.setAttribute('height', barHeight.toFixed(2));
+    svg.append(rect);
+  });
+  return svg;
+}
+
+/** The table's statistics in a sentence: the rows they come from, duplicate rows, strong correlations. */
+function tableFacts(table: EventRecord, columnCount: number): string {
+  const facts: string[] = [];
+  const rows = num(table.rows);
+  if (typeof table.statsRows === 'number' && table.statsRows < rows)
+    facts.push(
+      `Statistics from the first ${table.statsRows.toLocaleString('en-US')} of ${rows.toLocaleString('en-US')} rows`,
+    );
+  if (typeof table.duplicateRows === 'number' && table.duplicateRows > 0)
+    facts.push(
+      `${table.duplicateRows.toLocaleString('en-US')} duplicate ${table.duplicateRows === 1 ? 'row' : 'rows'}`,
+    );
+  const correlations = arr(table.correlations)
+    .map(rec)
+    .filter((pair) => typeof pair.r === 'number' && str(pair.a) !== '' && str(pair.b) !== '');
+  if (correlations.length > 0 && columnCount > 1)
+    facts.push(
+      `strongly correlated: ${correlations
+        .slice(0, 5)
+        .map((pair) => `${str(pair.a)} and ${str(pair.b)} (r = ${num(pair.r).toFixed(2)})`)
+        .join(', ')}${correlations.length > 5 ? ' …' : ''}`,
+    );
+  if (facts.length === 0) return '';
+  const sentence = facts.join('; ');
+  return `${sentence.charAt(0).toUpperCase()}${sentence.slice(1)}.`;
 }
