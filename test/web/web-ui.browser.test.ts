@@ -77,6 +77,9 @@ describe('web UI on datalyst serve: the offline analyst end to end in Chromium',
     );
     expect(await summaryOf('order_id').textContent()).toBe('each value once');
     expect(await page.locator('#profiles').textContent()).not.toMatch(/topValues|histogram:|skewness/);
+    expect(await page.locator('#profiles .profile-facts').first().textContent()).toBe(
+      'Correlated (|r| ≥ 0.5): unit_price and revenue (r = 0.90), units and discount_pct (r = 0.64).',
+    );
     expect(await seriousViolations(page)).toEqual([]); // the profile view
     await mkdir(artifactsDir, { recursive: true });
     await page.locator('#profiles').evaluate((element) => element.scrollIntoView({ block: 'start' }));

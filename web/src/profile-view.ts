@@ -323,7 +323,7 @@ function tableFacts(table: EventRecord, columnCount: number): string {
     .filter((pair) => typeof pair.r === 'number' && str(pair.a) !== '' && str(pair.b) !== '');
   if (correlations.length > 0 && columnCount > 1)
     facts.push(
-      `strongly correlated: ${correlations
+      `correlated (|r| ≥ 0.5): ${correlations
         .slice(0, 5)
         .map((pair) => `${str(pair.a)} and ${str(pair.b)} (r = ${num(pair.r).toFixed(2)})`)
         .join(', ')}${correlations.length > 5 ? ' …' : ''}`,
