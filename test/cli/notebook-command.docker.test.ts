@@ -47,6 +47,25 @@ describe('datalyst notebook --execute', () => {
     expect(executed.cells.map((cell) => cell.id)).toContain('E7');
   });
 
+  it("re-executes a deep analysis's notebook against the workspace its sub-analyses recorded", async () => {
+    const deepDir = join(root, 'deep');
+    const analyzed = await runDatalyst(
+      ['analyze', join(repoRoot, 'workspace-examples/student-loan'), '--deep', '--offline', '--out', deepDir],
+      { createSandbox: (options) => createSandbox(options) },
+    );
+    expect(analyzed.exitCode).toBe(0);
+    const run = await runDatalyst(['notebook', deepDir, '--execute'], {
+      createSandbox: (options) => createSandbox(options),
+    });
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toMatch(/(\d+) of \1 executed cells gave the recorded outputs\.\n$/);
+    expect(run.exitCode).toBe(0);
+    const executed = notebookSchema.parse(
+      JSON.parse(await readFile(join(deepDir, 'analysis.executed.ipynb'), 'utf8')),
+    );
+    expect(executed.cells.filter((cell) => cell.cell_type === 'code').length).toBeGreaterThan(10);
+  });
+
   it('names the changed input file and the cells whose outputs differ', async () => {
     const workspace = join(root, 'changed-workspace');
     await cp(join(repoRoot, 'workspace-examples/student-loan'), workspace, { recursive: true });

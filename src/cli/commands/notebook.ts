@@ -23,7 +23,9 @@ not stderr, which holds library warnings). The run folder's other files and
 the workspace are not changed.
 
 The workspace is the one the run recorded unless --workspace names another;
-files whose SHA-256 differs from the recorded one are named first.
+files whose SHA-256 differs from the recorded one are named first. A deep
+analysis's notebook runs its sub-analyses' cells one after another in one
+kernel (they ran in kernels of their own).
 
 Exit code 0 when every output matches, 3 when some differ or a cell failed
 that had not failed in the run.
@@ -52,7 +54,10 @@ export function defineNotebookCommand(
   program
     .command('notebook')
     .description("Re-execute a run's notebook in the sandbox and say which outputs differ.")
-    .argument('<run>', 'run folder (with analysis.ipynb and trace.jsonl or trace.json)')
+    .argument(
+      '<run>',
+      'run folder (with analysis.ipynb, and trace.jsonl, trace.json or a deep analysis’s deep.json)',
+    )
     .option('--execute', 're-execute the notebook (required: the only action for now)')
     .option('--workspace <dir>', 'the data folder to run against (default: the one the run recorded)')
     .addHelpText('after', notebookHelp)
@@ -78,10 +83,7 @@ async function runNotebook(
       throw new ConfigError('Nothing to do.', 'Pass --execute to re-execute the notebook.');
     const runDir = path.resolve(context.cwd, target);
     const notebookPath = path.join(runDir, 'analysis.ipynb');
-    const [{ notebookSchema, compareNotebooks }, { readTrace }] = await Promise.all([
-      import('../../report/index.ts'),
-      import('../../trace/reader.ts'),
-    ]);
+    const { notebookSchema, compareNotebooks } = await import('../../report/index.ts');
     const notebookText = await readFile(notebookPath, 'utf8').catch((error: unknown) => {
       throw new ConfigError(
         `There is no analysis.ipynb in ${runDir}.`,
@@ -90,9 +92,7 @@ async function runNotebook(
       );
     });
     const recorded = notebookSchema.parse(JSON.parse(notebookText));
-    const trace = await readTrace(await traceFile(runDir));
-    const start = trace.records.find((record): record is RunStartRecord => record.type === 'run-start');
-    if (!start) throw new TraceError(`The trace in ${runDir} has no run-start record.`);
+    const start = await recordedStart(runDir);
     const workspaceDir = path.resolve(context.cwd, options.workspace ?? start.workspace.path);
     for (const line of await workspaceChanges(workspaceDir, start))
       context.stderr.write(`${style.yellow('!')} ${line}\n`);
@@ -167,6 +167,32 @@ async function runNotebook(
   } finally {
     interrupts.dispose();
   }
+}
+
+/**
+ * What the run recorded of its workspace and limits: a run's trace, or for a
+ * deep analysis (deep.json) its first sub-analysis's (they all read the same
+ * workspace with the same limits; its notebook runs their cells in one kernel).
+ */
+async function recordedStart(runDir: string): Promise<RunStartRecord> {
+  const [{ readDeepRecord }, { readTrace }] = await Promise.all([
+    import('../../deep/index.ts'),
+    import('../../trace/reader.ts'),
+  ]);
+  const deep = await readDeepRecord(runDir);
+  let traceDir = runDir;
+  if (deep !== null) {
+    const first = deep.subAnalyses.find((sub) => sub.runDir !== null)?.runDir;
+    if (first === undefined || first === null)
+      throw new TraceError(
+        `The deep analysis in ${runDir} ran no sub-analysis: its notebook has no cells to run.`,
+      );
+    traceDir = path.join(runDir, first);
+  }
+  const trace = await readTrace(await traceFile(traceDir));
+  const start = trace.records.find((record): record is RunStartRecord => record.type === 'run-start');
+  if (!start) throw new TraceError(`The trace in ${traceDir} has no run-start record.`);
+  return start;
 }
 
 async function traceFile(runDir: string): Promise<string> {
