@@ -70,7 +70,9 @@ header.band-asked { border-top-color: var(--accent); background: #f3f9ff; }
 .key-visuals h2 { margin-top: 1rem; }
 figure { position: relative; }
 a.zoom { position: absolute; inset: 0 0 2rem 0; z-index: 1; }
-a.zoom span { position: absolute; right: .4rem; top: .4rem; font-size: .75rem; background: rgba(255,255,255,.9); border: 1px solid var(--line); border-radius: 4px; padding: 0 .35rem; color: var(--accent); }
+/* A figure that opens large keeps a strip above it for the label, which then covers none of it (a chart's title). */
+figure:has(> a.zoom) { padding-top: 1.7rem; }
+a.zoom span { position: absolute; right: .4rem; top: .3rem; font-size: .75rem; background: rgba(255,255,255,.9); border: 1px solid var(--line); border-radius: 4px; padding: 0 .35rem; color: var(--accent); }
 figure figcaption { position: relative; z-index: 2; }
 .lightbox { display: none; }
 .lightbox:target { display: flex; position: fixed; inset: 0; z-index: 100; background: #fff; align-items: center; justify-content: center; padding: 2.5rem 1rem 1rem; }

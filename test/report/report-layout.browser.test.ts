@@ -158,6 +158,18 @@ describe('the demo report in Chromium', () => {
   it('opens any figure large with CSS alone, and a link to an output opens its round', async () => {
     const page = await open(demoDir, 1280);
     try {
+      // The "Enlarge" label covers no part of any figure or chart (a chart's title is at its top).
+      const overlaps = await page.$$eval(
+        'figure:has(> a.zoom)',
+        (figures) =>
+          figures.filter((figure) => {
+            const label = figure.querySelector('a.zoom span')?.getBoundingClientRect();
+            const drawing = figure.querySelector('svg')?.getBoundingClientRect();
+            return label === undefined || drawing === undefined || label.bottom > drawing.top;
+          }).length,
+      );
+      expect(overlaps).toBe(0);
+      expect(await page.locator('figure:has(> a.zoom)').count()).toBeGreaterThan(5);
       const figure = page.locator('#figures figure.figure').first();
       const small = await figure.locator('svg').first().boundingBox();
       await figure.locator('a.zoom').click();
