@@ -94,12 +94,11 @@ function renderHeader(report: PreparedDeepReport): string {
     plural(record.subAnalyses.length, 'sub-analysis').replace('sub-analysiss', 'sub-analyses'),
     plural(record.evidence.length, 'evidence item'),
   ];
-  return `<header>
+  return `<header id="top">
 <h1>${escapeHtml(firstLine(record.question, 140))}</h1>
 <p class="subtitle">${counts.map(escapeHtml).join(' · ')}</p>
 ${banners.join('\n')}
 <section id="instruction" aria-label="Question"><p class="label">Question</p><blockquote class="instruction">${escapeHtml(record.question)}</blockquote></section>
-<nav class="toc" aria-label="Contents"><a href="#brief">Brief</a><a href="#report">Report</a><a href="#evidence">Evidence</a><a href="#sub-analyses">Sub-analyses</a><a href="#provenance">Provenance</a></nav>
 </header>`;
 }
 
@@ -307,11 +306,25 @@ function renderProvenance(report: PreparedDeepReport): string {
 </section>`;
 }
 
+/** The contents bar, sticky at the top as in the single run's report (report-styles.ts). */
+const deepToc = `<nav class="toc" aria-label="Contents"><div class="toc-inner"><a class="toc-top" href="#top">Datalyst</a>${(
+  [
+    ['#brief', 'Brief'],
+    ['#report', 'Report'],
+    ['#evidence', 'Evidence'],
+    ['#sub-analyses', 'Sub-analyses'],
+    ['#provenance', 'Provenance'],
+  ] as const
+)
+  .map(([href, label]) => `<a href="${href}">${label}</a>`)
+  .join('')}</div></nav>`;
+
 /** The deep run's report as one self-contained HTML document. */
 export function renderDeepHtmlReport(report: PreparedDeepReport, options: DeepHtmlOptions = {}): string {
   const maxOutputChars = options.maxOutputChars ?? 20_000;
   return `${reportDocumentHead(`Datalyst deep analysis: ${firstLine(report.record.question, 90)}`, deepReportStyles)}
 <body>
+${deepToc}
 <main>
 ${renderHeader(report)}
 ${renderBrief(report)}

@@ -85,6 +85,18 @@ describe('the deep report in Chromium', () => {
       expect(page.unverified).toBe(0);
       expect(page.brokenLinks).toEqual([]);
       await watch.page.screenshot({ path: join(artifactsDir, 'deep-report-first-screen.png') });
+      // The contents bar: its links apart from each other (they once ran together), and on screen after a scroll.
+      const gaps = await watch.page.$$eval('nav.toc a', (links) =>
+        links.slice(1).map((link, index) => {
+          const previous = links[index] as Element;
+          return link.getBoundingClientRect().left - previous.getBoundingClientRect().right;
+        }),
+      );
+      expect(gaps.length).toBe(5);
+      expect(Math.min(...gaps)).toBeGreaterThan(8);
+      await watch.page.evaluate(() => window.scrollTo(0, document.body.scrollHeight / 2));
+      expect((await watch.page.locator('nav.toc').boundingBox())?.y).toBe(0);
+      await watch.page.evaluate(() => window.scrollTo(0, 0));
 
       // Follow a citation to its evidence, then the evidence to the cell output that printed it.
       await watch.page.click('#report a[href="#evidence-EV8"]');
