@@ -190,11 +190,14 @@ describe('web UI: the API key from the browser, and SSE re-attach after a droppe
     await page.setInputFiles('#file-input', {
       name: 'places.csv',
       mimeType: 'text/csv',
-      buffer: Buffer.from('name,city\nJos\xe9,Z\xfcrich\nRen\xe9e,Li\xe8ge\n', 'latin1'),
+      buffer: Buffer.from('name,city\nJos\xe9,Z\xfcrich\n', 'latin1'),
     });
     await expect.poll(() => page.locator('#profiles .file-profile').count(), { timeout: 60_000 }).toBe(2);
     expect(await page.locator('#profiles .notes').textContent()).toMatch(/not UTF-8: it was decoded as/);
     expect(await page.locator('#profiles').textContent()).toContain('Zürich');
+    expect(await page.locator('#profiles caption').allTextContents()).toEqual(
+      expect.arrayContaining(['Table — 2 rows, 2 columns', 'Table — 1 row, 2 columns']),
+    );
     expect(await keyed.threads.list()).toHaveLength(1);
     fakeModel.enqueue(
       code(

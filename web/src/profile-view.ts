@@ -33,6 +33,10 @@ const columnFields = new Set([
 
 const SVG = 'http://www.w3.org/2000/svg';
 
+/** `1 row`, `1,200 rows`. */
+const counted = (count: number, noun: string): string =>
+  `${count.toLocaleString('en-US')} ${noun}${count === 1 ? '' : 's'}`;
+
 /** A statistic to three significant digits, grouped: 5.16, 63.6, 1,190. */
 const statText = (value: number): string => value.toLocaleString('en-US', { maximumSignificantDigits: 3 });
 
@@ -145,7 +149,7 @@ export function profileView(profile: unknown): HTMLElement {
 function tableView(table: EventRecord): HTMLElement {
   const columns = arr(table.columns).map(rec);
   const name = str(table.name);
-  const caption = `${name === '' ? 'Table' : name} — ${num(table.rows).toLocaleString('en-US')} rows, ${columns.length} columns${table.columnsTruncated === true ? ' profiled (more left out)' : ''}`;
+  const caption = `${name === '' ? 'Table' : name} — ${counted(num(table.rows), 'row')}, ${counted(columns.length, 'column')}${table.columnsTruncated === true ? ' profiled (more left out)' : ''}`;
   const summaries = columns.map(columnSummary);
   const hasSummaries = summaries.some((summary) => summary !== null);
   const extras = columns.map((column) => otherFields(column, columnFields));

@@ -305,7 +305,8 @@ export class TurnView {
       const columns = arr(table.columns).map(str);
       const rows = arr(table.rows).map(arr);
       const index = arr(table.index).map(str);
-      const caption = `${str(table.id)} — ${num(table.totalRows)} rows`;
+      const totalRows = num(table.totalRows);
+      const caption = `${str(table.id)} — ${totalRows.toLocaleString('en-US')} ${totalRows === 1 ? 'row' : 'rows'}`;
       cell.element.append(
         h(
           'div',
