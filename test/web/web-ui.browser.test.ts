@@ -68,7 +68,7 @@ describe('web UI on datalyst serve: the offline analyst end to end in Chromium',
       page
         .locator('#profiles tbody tr', { has: page.locator(`th:text-is("${column}")`) })
         .locator('.column-summary');
-    expect(await summaryOf('units').textContent()).toMatch(/^mean 5\.16 · std 1\.76 · skew 0\.578/);
+    expect(await summaryOf('units').textContent()).toMatch(/^mean 5\.161 · std 1\.765 · skew 0\.5783$/);
     expect(await summaryOf('units').locator('svg.histogram').getAttribute('aria-label')).toMatch(
       /^Distribution of units: \d+ equal bins from 2 to 12, rows per bin \d/,
     );

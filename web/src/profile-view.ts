@@ -37,8 +37,14 @@ const SVG = 'http://www.w3.org/2000/svg';
 const counted = (count: number, noun: string): string =>
   `${count.toLocaleString('en-US')} ${noun}${count === 1 ? '' : 's'}`;
 
-/** A statistic to three significant digits, grouped: 5.16, 63.6, 1,190. */
-const statText = (value: number): string => value.toLocaleString('en-US', { maximumSignificantDigits: 3 });
+/**
+ * A statistic as the report's data section shows it (`formatStatistic` in
+ * src/report/data-profile-view.ts): whole from 1,000 up, else 4 significant digits.
+ */
+const statText = (value: number): string =>
+  (Math.abs(value) >= 1000 ? Math.round(value) : Number(value.toPrecision(4))).toLocaleString('en-US', {
+    maximumFractionDigits: 4,
+  });
 
 /** A value as short text: scalars as they are, lists joined, records as `key: value` pairs; nested deeper is left out. */
 function shortText(value: unknown, depth = 0): string {
