@@ -287,4 +287,18 @@ describe('the workspace profile', () => {
       await session.close();
     }
   });
+
+  it('counts the lines of a text file, one line as one', async () => {
+    const workspace = await temporaryWorkspace();
+    await writeFile(join(workspace, 'one.txt'), 'Generate a data science report.');
+    await writeFile(join(workspace, 'two.md'), '# Notes\nSecond line\n');
+    const session = await createSandbox({ workspaceDir: workspace });
+    try {
+      const profile = await session.profileWorkspace();
+      expect(file(profile, 'one.txt')).toMatchObject({ format: 'text', notes: ['A text file of 1 line.'] });
+      expect(file(profile, 'two.md')).toMatchObject({ format: 'text', notes: ['A text file of 2 lines.'] });
+    } finally {
+      await session.close();
+    }
+  });
 });

@@ -235,7 +235,8 @@ def describe_error(error: BaseException) -> str:
 def describe_text(absolute: str) -> str:
     with open(absolute, 'rb') as handle:
         data = handle.read(STRUCTURE_SCAN_BYTES)
-    return 'A text file of %d lines.' % (data.count(b'\n') + (0 if data.endswith(b'\n') or not data else 1))
+    lines = data.count(b'\n') + (0 if data.endswith(b'\n') or not data else 1)
+    return 'A text file of %d %s.' % (lines, 'line' if lines == 1 else 'lines')
 
 
 # ---------------------------------------------------------------------------
