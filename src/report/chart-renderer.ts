@@ -57,7 +57,13 @@ export async function renderChart(spec: unknown, options: ChartRenderOptions = {
       ? (capped as vega.Spec)
       : vegaLite.compile(capped as unknown as vegaLite.TopLevelSpec, { logger: silentLogger() }).spec;
   } catch (error) {
-    return failedChart(`The vega-lite spec does not compile: ${messageOf(error)}`, notes);
+    // vega-lite checks little before it compiles: a mark, channel or type it does not know often ends in
+    // a TypeError from inside it ("Cannot read properties of undefined"), which names nothing of the spec.
+    const hint =
+      error instanceof TypeError
+        ? ' (vega-lite failed inside: check the mark, the channels and the field types against the vega-lite schema)'
+        : '';
+    return failedChart(`The vega-lite spec does not compile: ${messageOf(error)}${hint}`, notes);
   }
   let svg: string;
   let view: vega.View | undefined;

@@ -62,6 +62,10 @@ describe('renderChart', () => {
     const broken = await renderChart({ mark: { type: 'nonsense' }, encoding: {} });
     expect(broken.svg).toBeNull();
     expect(broken.error).toMatch(/does not compile|could not be drawn/);
+    // An unknown mark crashes inside vega-lite: the error says where to look.
+    expect((await renderChart({ mark: 'bogus', encoding: {} })).error).toMatch(
+      /^The vega-lite spec does not compile: .+ \(vega-lite failed inside: check the mark, the channels and the field types against the vega-lite schema\)$/,
+    );
     expect((await renderChart('not an object')).error).toContain('not a JSON object');
     expect((await renderChart([1, 2])).error).toContain('not a JSON object');
   });
