@@ -11,7 +11,7 @@ import type { DeepSubView, DeepVisual, PreparedDeepReport } from './deep-run.ts'
 import { deepReportStyles } from './deep-report-styles.ts';
 import { escapeHtml } from './html-escape.ts';
 import { renderDataTable } from './html-table.ts';
-import { reportDocumentHead } from './html-report.ts';
+import { contentsBar, reportDocumentHead } from './html-report.ts';
 import { highlightPython } from './python-highlighter.ts';
 import { formatDuration } from './report-format.ts';
 import { renderSafeMarkdown } from './safe-markdown.ts';
@@ -306,18 +306,14 @@ function renderProvenance(report: PreparedDeepReport): string {
 </section>`;
 }
 
-/** The contents bar, sticky at the top as in the single run's report (report-styles.ts). */
-const deepToc = `<nav class="toc" aria-label="Contents"><div class="toc-inner"><a class="toc-top" href="#top">Datalyst</a>${(
-  [
-    ['#brief', 'Brief'],
-    ['#report', 'Report'],
-    ['#evidence', 'Evidence'],
-    ['#sub-analyses', 'Sub-analyses'],
-    ['#provenance', 'Provenance'],
-  ] as const
-)
-  .map(([href, label]) => `<a href="${href}">${label}</a>`)
-  .join('')}</div></nav>`;
+/** The contents bar, sticky at the top as in the single run's report. */
+const deepToc = contentsBar([
+  ['#brief', 'Brief'],
+  ['#report', 'Report'],
+  ['#evidence', 'Evidence'],
+  ['#sub-analyses', 'Sub-analyses'],
+  ['#provenance', 'Provenance'],
+]);
 
 /** The deep run's report as one self-contained HTML document. */
 export function renderDeepHtmlReport(report: PreparedDeepReport, options: DeepHtmlOptions = {}): string {

@@ -104,7 +104,12 @@ function renderToc({ report }: HtmlContext, outcome: OutcomePresentation): strin
   ];
   const verdict =
     outcome.verdict === '' ? '' : `<span class="toc-verdict">${escapeHtml(outcome.verdict)}</span>`;
-  return `<nav class="toc" aria-label="Contents"><div class="toc-inner"><a class="toc-top" href="#top">Datalyst</a>${verdict}${links.map(([href, label]) => `<a href="${href}">${label}</a>`).join('')}</div></nav>`;
+  return contentsBar(links, verdict);
+}
+
+/** The sticky contents bar of a report (the single run's and the deep one's): a link to the top, then `links`. */
+export function contentsBar(links: readonly (readonly [string, string])[], verdictHtml = ''): string {
+  return `<nav class="toc" aria-label="Contents"><div class="toc-inner"><a class="toc-top" href="#top">Datalyst</a>${verdictHtml}${links.map(([href, label]) => `<a href="${href}">${label}</a>`).join('')}</div></nav>`;
 }
 
 function renderHeader({ report }: HtmlContext, outcome: OutcomePresentation): string {

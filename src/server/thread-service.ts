@@ -338,11 +338,6 @@ export class ThreadService {
     let release: (() => void) | null = null;
     let record = turn.record;
     const deltas = new TextDeltaBatch((event) => turn.log.append(toTurnEvent(event)));
-    const update = async (next: Partial<TurnRecord>): Promise<void> => {
-      record = { ...record, ...next };
-      turn.record = record;
-      await store.saveTurn(thread.id, record);
-    };
     try {
       release = await whenStarted(signal);
       // Running is not saved: readers see the live record, and after a crash a queued or running turn is
@@ -409,8 +404,10 @@ export class ThreadService {
       deltas.flush();
       release?.();
     }
+    record = { ...record, ended_at: nowSeconds() };
+    turn.record = record;
     try {
-      await update({ ...record, ended_at: nowSeconds() });
+      await store.saveTurn(thread.id, record);
     } catch (error) {
       // A full disk must not leave the thread busy for ever, nor its readers waiting: the turn still ends.
       this.#options.log.error(

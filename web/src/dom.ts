@@ -32,6 +32,11 @@ export function byId<T extends HTMLElement>(id: string, type: new () => T): T {
   return element;
 }
 
+/** `1 row`, `1,200 rows`. */
+export function counted(count: number, noun: string): string {
+  return `${count.toLocaleString('en-US')} ${noun}${count === 1 ? '' : 's'}`;
+}
+
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   const units = ['KiB', 'MiB', 'GiB'];

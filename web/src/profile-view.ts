@@ -1,4 +1,4 @@
-import { formatBytes, h } from './dom.ts';
+import { counted, formatBytes, h } from './dom.ts';
 import { arr, num, rec, str, type EventRecord } from './events.ts';
 
 /** Fields drawn in their own place; any other field a newer server sends is shown as "name: value". */
@@ -32,10 +32,6 @@ const columnFields = new Set([
 ]);
 
 const SVG = 'http://www.w3.org/2000/svg';
-
-/** `1 row`, `1,200 rows`. */
-const counted = (count: number, noun: string): string =>
-  `${count.toLocaleString('en-US')} ${noun}${count === 1 ? '' : 's'}`;
 
 /**
  * A statistic as the report's data section shows it (`formatStatistic` in
@@ -219,7 +215,7 @@ function tableView(table: EventRecord): HTMLElement {
 function firstRowsView(columns: EventRecord[], rows: unknown[], name: string): HTMLElement | null {
   const cells = rows.slice(0, 10).map((row) => arr(row).slice(0, columns.length));
   if (cells.length === 0 || columns.length === 0) return null;
-  const label = `First ${cells.length} ${cells.length === 1 ? 'row' : 'rows'}${name === '' ? '' : ` of ${name}`}`;
+  const label = `First ${counted(cells.length, 'row')}${name === '' ? '' : ` of ${name}`}`;
   return h(
     'div',
     { class: 'table-scroll first-rows', tabindex: '0', role: 'region', 'aria-label': label },
@@ -325,9 +321,7 @@ function tableFacts(table: EventRecord, columnCount: number): string {
       `Statistics from the first ${table.statsRows.toLocaleString('en-US')} of ${rows.toLocaleString('en-US')} rows`,
     );
   if (typeof table.duplicateRows === 'number' && table.duplicateRows > 0)
-    facts.push(
-      `${table.duplicateRows.toLocaleString('en-US')} duplicate ${table.duplicateRows === 1 ? 'row' : 'rows'}`,
-    );
+    facts.push(counted(table.duplicateRows, 'duplicate row'));
   const correlations = arr(table.correlations)
     .map(rec)
     .filter((pair) => typeof pair.r === 'number' && str(pair.a) !== '' && str(pair.b) !== '');

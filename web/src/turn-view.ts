@@ -9,7 +9,7 @@ import {
   type AnswerGrounding,
   type Turn,
 } from './api.ts';
-import { formatBytes, h } from './dom.ts';
+import { counted, formatBytes, h } from './dom.ts';
 import { followEventStream } from './event-stream.ts';
 import { arr, num, parseEvent, rec, str, type EventRecord } from './events.ts';
 import { answerView } from './answer-markdown.ts';
@@ -305,8 +305,7 @@ export class TurnView {
       const columns = arr(table.columns).map(str);
       const rows = arr(table.rows).map(arr);
       const index = arr(table.index).map(str);
-      const totalRows = num(table.totalRows);
-      const caption = `${str(table.id)} — ${totalRows.toLocaleString('en-US')} ${totalRows === 1 ? 'row' : 'rows'}`;
+      const caption = `${str(table.id)} — ${counted(num(table.totalRows), 'row')}`;
       cell.element.append(
         h(
           'div',
