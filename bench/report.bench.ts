@@ -102,6 +102,11 @@ const timed = async (
   });
   return { ...rendered, totalMs: performance.now() - started };
 };
+/** Ends a measurement that prints only part of the figures (`process.exit` would skip the `finally` that removes `outDir`). */
+const finishEarly = async (): Promise<never> => {
+  await rm(outDir, { recursive: true, force: true });
+  process.exit(0);
+};
 try {
   if (process.env.BENCH_AFTER_RUN_ONLY === '1') {
     const { drawnDuringRun, report } = await afterRunReport();
@@ -114,7 +119,7 @@ try {
         drawnDuringRun,
       }),
     );
-    process.exit(0);
+    await finishEarly();
   }
   const cacheDir = process.env.BENCH_CHART_CACHE_DIR;
   const coldPool = cacheDir ? new ChartPool({ cache: true, cacheDir }) : undefined;
@@ -133,7 +138,7 @@ try {
         reused: coldPool?.stats.reused ?? 0,
       }),
     );
-    process.exit(0);
+    await finishEarly();
   }
   const runs = [];
   for (let run = 0; run < repeats; run++) runs.push(await timed());

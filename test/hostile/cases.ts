@@ -1275,22 +1275,26 @@ export const hostileCases: HostileCase[] = [
       expectStatus(result, 'ok');
       const [bomb] = await context.session.readFiles(['bomb.xlsx']);
       expect(bomb).toBeDefined();
-      const { mkdtemp, writeFile } = await import('node:fs/promises');
+      const { mkdtemp, rm, writeFile } = await import('node:fs/promises');
       const { tmpdir } = await import('node:os');
       const { join } = await import('node:path');
       const workspace = await mkdtemp(join(tmpdir(), 'datalyst-bomb-'));
-      await writeFile(join(workspace, 'bomb.xlsx'), bomb?.bytes ?? new Uint8Array());
-      const session = await context.createSession({ workspaceDir: workspace, limits: { memoryMb: 768 } });
-      const started = performance.now();
-      const profile = await session.profileWorkspace();
-      const file = profile.files.find((entry) => entry.path === 'bomb.xlsx');
-      expect(file?.error).toMatch(/inflates to \d+ MiB/);
-      expect(file?.tables).toEqual([]);
-      context.note(
-        `profile ended in ${Math.round(performance.now() - started)} ms: ${oneLine(file?.error ?? '', 120)}`,
-      );
-      const after = await session.execute('1 + 1');
-      expect(after.value).toBe('2');
+      try {
+        await writeFile(join(workspace, 'bomb.xlsx'), bomb?.bytes ?? new Uint8Array());
+        const session = await context.createSession({ workspaceDir: workspace, limits: { memoryMb: 768 } });
+        const started = performance.now();
+        const profile = await session.profileWorkspace();
+        const file = profile.files.find((entry) => entry.path === 'bomb.xlsx');
+        expect(file?.error).toMatch(/inflates to \d+ MiB/);
+        expect(file?.tables).toEqual([]);
+        context.note(
+          `profile ended in ${Math.round(performance.now() - started)} ms: ${oneLine(file?.error ?? '', 120)}`,
+        );
+        const after = await session.execute('1 + 1');
+        expect(after.value).toBe('2');
+      } finally {
+        await rm(workspace, { recursive: true, force: true });
+      }
     },
   },
   {

@@ -1,7 +1,7 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import OpenAI, { toFile } from 'openai';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { ConfigError, DatalystError } from '../../src/errors/index.ts';
 import type { LanguageModel, ModelRequest } from '../../src/index.ts';
 import {
@@ -542,7 +542,7 @@ describe('datalyst serve: idle threads and limits', () => {
 
 describe('datalyst serve: access', () => {
   it('refuses to start off the default loopback addresses without a key', async () => {
-    const dataDir = (await startTestServer()).dataDir;
+    const dataDir = (await serve()).dataDir;
     const attempt = createServerApp({
       dataDir,
       host: '127.0.0.2',
@@ -573,7 +573,9 @@ describe('datalyst serve: access', () => {
 
 describe('datalyst serve: persistence', () => {
   it('keeps files and finished turns across a restart and marks the turn that was running as interrupted', async () => {
+    // Not closed (a crash is what it plays): its folder goes once the second server, which uses it too, has closed.
     const first = await startTestServer();
+    onTestFinished(() => rm(first.dataDir, { recursive: true, force: true }));
     const fileId = await upload(first);
     const done = await clientFor(first).chat.completions.create({
       model: 'x',

@@ -1,6 +1,7 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { onTestFinished } from 'vitest';
 import type { FakeReply, RecordedRequest } from '../../support/fake-openai-server.ts';
 
 /**
@@ -98,9 +99,10 @@ export const codeReply = (code: string, extra: Partial<Extract<FakeReply, { type
   text(`<Analyze>Compute it.</Analyze>\n<Code>\n${code}\n</Code>`, extra);
 export const answerReply = (answer: string) => text(`<Answer>${answer}</Answer>`);
 
-/** Two small tables: sales (revenue by region) and costs. */
+/** Two small tables: sales (revenue by region) and costs; removed when the test that made it ends. */
 export async function deepWorkspace(): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-deep-ws-'));
+  onTestFinished(() => rm(dir, { recursive: true, force: true }));
   await writeFile(
     path.join(dir, 'sales.csv'),
     'region,revenue\nNorth,1200.25\nSouth,830.5\nNorth,1040.75\nSouth,612.0\n',
