@@ -6,8 +6,10 @@ const maxFailureDetailChars = 2000;
 
 /** What the stop conditions look at, after every round and before every model turn. */
 export interface LoopState {
-  /** Rounds started (a round is one model turn and the cells it asked for). */
+  /** Rounds of this turn started (a round is one model turn and the cells it asked for). */
   readonly round: number;
+  /** Rounds of the thread's earlier turns: this turn's round r is recorded, streamed and named as `roundsBefore + r`. */
+  readonly roundsBefore?: number;
   /** The final answer, once the model gave one. */
   readonly answer: string | null;
   /** The model's question to the user (`<Ask>`) when the turn is to wait for the reply. */
@@ -60,21 +62,26 @@ export const failed = (): StopCondition => (state) => {
   };
 };
 
+/** The round as the trace and the events number it (counted over the whole thread). */
+function recordedRound(state: LoopState): number {
+  return (state.roundsBefore ?? 0) + state.round;
+}
+
 export const answered = (): StopCondition => (state) => {
   if (state.answer === null) return null;
   if (state.finalAnswerRequestedAtRound !== null && state.finalAnswerRequestReason === 'max-rounds') {
     return {
       reason: 'max-rounds',
-      detail: `The run reached its last round; the model gave its final answer when asked (round ${state.round}).`,
+      detail: `The run reached its last round; the model gave its final answer when asked (round ${recordedRound(state)}).`,
     };
   }
   if (state.finalAnswerRequestedAtRound !== null) {
     return {
       reason: 'context-budget',
-      detail: `The context neared its budget of ${state.contextBudgetTokens} tokens; the model gave its final answer when asked (round ${state.round}).`,
+      detail: `The context neared its budget of ${state.contextBudgetTokens} tokens; the model gave its final answer when asked (round ${recordedRound(state)}).`,
     };
   }
-  return { reason: 'answered', detail: `The model answered in round ${state.round}.` };
+  return { reason: 'answered', detail: `Answered in round ${recordedRound(state)}.` };
 };
 
 /** The model asked the user something and the turn waits for the reply (threads only; a one-shot run replies itself). */
@@ -83,7 +90,7 @@ export const asked = (): StopCondition => (state) =>
     ? null
     : {
         reason: 'asked',
-        detail: `The model asked a question in round ${state.round} and waits for the reply.`,
+        detail: `Asked a question in round ${recordedRound(state)}.`,
       };
 
 export const roundCountIs =

@@ -155,6 +155,12 @@ describe('thread', () => {
         [2, 'Now by month.', 'asked'],
         [3, '2024.', 'answered'],
       ]);
+      // Rounds are named as the trace numbers them, over the whole thread (the third turn's answer is its round 6).
+      expect(turns.map((turn) => turn.end?.termination.detail)).toEqual([
+        'Answered in round 2.',
+        'Asked a question in round 4.',
+        'Answered in round 6.',
+      ]);
       expect(trace.filter((record) => record.type === 'step' && record.kind === 'ask')).toHaveLength(1);
       expect(
         trace

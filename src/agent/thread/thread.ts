@@ -70,9 +70,14 @@ export function replyReserveFor(options: ThreadOptions): number {
   );
 }
 
-function emptyState(contextBudgetTokens: number, deadlineMs: number | null): MutableLoopState {
+function emptyState(
+  contextBudgetTokens: number,
+  deadlineMs: number | null,
+  roundsBefore: number,
+): MutableLoopState {
   return {
     round: 0,
+    roundsBefore,
     answer: null,
     ask: null,
     elapsedMs: 0,
@@ -442,7 +447,7 @@ export class Thread implements AsyncDisposable {
     this.turnCount = turnNumber;
     const replyToAsk = this.pendingAsk !== null;
     this.pendingAsk = null;
-    const state = emptyState(this.contextBudgetTokens, this.deadlineMs);
+    const state = emptyState(this.contextBudgetTokens, this.deadlineMs, this.rounds);
     let handler: TurnHandler | null = null;
     let decision: StopDecision | null = null;
     let result: TurnResult | null = null;
