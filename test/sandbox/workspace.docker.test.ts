@@ -301,4 +301,23 @@ describe('the workspace profile', () => {
       await session.close();
     }
   });
+
+  it("says why a binary 'CSV' is not read in words, without Datalyst's exception class", async () => {
+    const workspace = await temporaryWorkspace();
+    // 1000 bytes of noise (a fixed sequence), NULs among them: no encoding makes text of it.
+    let seed = 7;
+    const noise = Buffer.from(
+      Array.from({ length: 1000 }, () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) >> 23),
+    );
+    await writeFile(join(workspace, 'bin.csv'), noise);
+    const session = await createSandbox({ workspaceDir: workspace });
+    try {
+      const profile = await session.profileWorkspace();
+      expect(file(profile, 'bin.csv').error).toBe(
+        'Binary data, not text (it holds NUL bytes and decodes in no text encoding)',
+      );
+    } finally {
+      await session.close();
+    }
+  });
 });

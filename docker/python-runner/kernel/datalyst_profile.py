@@ -227,8 +227,15 @@ def detect_format(relative: str, head: bytes) -> str:
     return 'unsupported'
 
 
+class WorkbookTooLarge(ValueError):
+    """A workbook the profile will not open: its XML inflates past the cap."""
+
+
 def describe_error(error: BaseException) -> str:
     text = str(error).strip().splitlines()[0] if str(error).strip() else ''
+    if text and isinstance(error, (NotText, WorkbookTooLarge)):
+        # Datalyst's own reasons are sentences for the reader: no exception class in front.
+        return (text[0].upper() + text[1:])[:300]
     return ('%s: %s' % (type(error).__name__, text))[:300] if text else type(error).__name__
 
 
@@ -492,7 +499,7 @@ def check_workbook_size(absolute: str) -> None:
     with zipfile.ZipFile(absolute) as archive:
         inflated = sum(member.file_size for member in archive.infolist())
     if inflated > MAX_WORKBOOK_INFLATED_BYTES:
-        raise ValueError('the workbook inflates to %d MiB of XML (%d KiB on disk), more than the %d MiB the '
+        raise WorkbookTooLarge('the workbook inflates to %d MiB of XML (%d KiB on disk), more than the %d MiB the '
                          'profile reads; load it in a cell instead (e.g. openpyxl with read_only=True)'
                          % (inflated >> 20, os.path.getsize(absolute) >> 10, MAX_WORKBOOK_INFLATED_BYTES >> 20))
 
