@@ -280,6 +280,37 @@ describe('datalyst serve: DeepAnalyze-compatible chat completions', () => {
     expect(thread.files.map((file) => file.id)).toEqual([fileId]);
   });
 
+  it('ends the reply with why there is no answer, streamed or not (the openai client shows content, not termination)', async () => {
+    // A model that only ever thinks aloud: the turn stops for lack of progress, without an answer.
+    const ponderer = (): LanguageModel => ({
+      id: 'ponderer',
+      contextWindowTokens: 32_768,
+      async *stream() {
+        yield { type: 'text-delta', text: '<Analyze>Let me think.</Analyze>' };
+        yield { type: 'finish', reason: 'stop' };
+      },
+    });
+    const server = await serve({ createModel: ponderer });
+    const fileId = await upload(server);
+    const client = clientFor(server);
+    const whole = await client.chat.completions.create({
+      model: 'x',
+      messages: [{ role: 'user', content: 'what is the mean?', file_ids: [fileId] } as never],
+    });
+    const content = whole.choices[0]?.message.content ?? '';
+    expect(content).toMatch(/^<Analyze>Let me think\.<\/Analyze>/);
+    expect(content).toMatch(/\n\nNo answer \(no-progress\): .+$/);
+
+    const stream = await client.chat.completions.create({
+      model: 'x',
+      stream: true,
+      messages: [{ role: 'user', content: 'and the median?', file_ids: [fileId] } as never],
+    });
+    let streamed = '';
+    for await (const chunk of stream) streamed += chunk.choices[0]?.delta.content ?? '';
+    expect(streamed).toMatch(/\n\nNo answer \(no-progress\): .+$/);
+  });
+
   it('cancels the turn when a streaming client disconnects', async () => {
     const server = await serve();
     const controller = new AbortController();

@@ -72,6 +72,7 @@ export function registerChatRoutes(app: FastifyInstance, context: RouteContext):
       content += text.next(event);
     }
     const record = await turn.done;
+    content += noAnswerNote(record, content !== '');
     const files = generatedFiles(baseUrlOf(request), threadId, record);
     const completion: ChatCompletion = {
       id: completionId,
@@ -114,6 +115,7 @@ async function streamCompletion(
       choices: [{ index: 0, delta, finish_reason: finish }],
     }) satisfies ChatCompletionChunk;
   const text = new DeepAnalyzeText();
+  let sent = false;
   try {
     sse.send(chunk({ role: 'assistant', content: '' }));
     for await (const event of context.threads.events(
@@ -124,10 +126,15 @@ async function streamCompletion(
     )) {
       if (sse.closed) break;
       const content = text.next(event);
-      if (content.length > 0) sse.send(chunk({ content }));
+      if (content.length > 0) {
+        sse.send(chunk({ content }));
+        sent = true;
+      }
     }
     if (sse.closed) return;
     const record = await turn.done;
+    const note = noAnswerNote(record, sent);
+    if (note !== '') sse.send(chunk({ content: note }));
     const files = generatedFiles(baseUrlOf(request), turn.threadId, record);
     sse.send({
       ...chunk(
@@ -141,6 +148,17 @@ async function streamCompletion(
   } finally {
     sse.end();
   }
+}
+
+/**
+ * The message's last words when the turn ended without an answer (no data, a
+ * failure, a limit): the `openai` client shows `content` and not the extra
+ * `termination` field, and an empty reply that says `stop` reads as success.
+ */
+function noAnswerNote(record: TurnRecord, afterText: boolean): string {
+  const termination = record.termination;
+  if (record.answer !== null || termination === null || termination.reason === 'asked') return '';
+  return `${afterText ? '\n\n' : ''}No answer (${termination.reason}): ${termination.detail}`;
 }
 
 /** The turn's artifacts and its report, as DeepAnalyze's `files` ({ name, url }). */
