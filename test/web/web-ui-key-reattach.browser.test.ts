@@ -135,7 +135,7 @@ describe('web UI: the API key from the browser, and SSE re-attach after a droppe
     await expect.poll(() => live.textContent(), { timeout: 30_000 }).toContain('tick 40');
     const ticks = Array.from((await live.textContent())?.matchAll(/tick (\d+)/g) ?? [], (m) => Number(m[1]));
     expect(ticks).toEqual(ticks.map((_, index) => index));
-    await expect.poll(() => turnStatus(watch, 1), { timeout: 60_000 }).toMatch(/^finished/);
+    await expect.poll(() => turnStatus(watch, 1), { timeout: 60_000 }).toMatch(/^answered/);
     expect(await stepKinds(watch, 1)).toEqual(['profile', 'analyze', 'code', 'execution', 'answer']);
     const stdout = await page.locator('article.turn[data-turn="1"] .step-execution pre.stdout').textContent();
     expect(stdout?.match(/tick \d+/g)).toHaveLength(80);
@@ -213,7 +213,7 @@ describe('web UI: the API key from the browser, and SSE re-attach after a droppe
       ),
     );
     await ask(watch, 'What is the total?');
-    await expect.poll(() => turnStatus(watch, 1), { timeout: 60_000 }).toMatch(/^finished/);
+    await expect.poll(() => turnStatus(watch, 1), { timeout: 60_000 }).toMatch(/^answered/);
     const turn = page.locator('article.turn[data-turn="1"]');
     // The chart came through fetch with the key, shown from a blob: URL.
     const chart = turn.locator('img.chart');
@@ -347,7 +347,7 @@ describe('web UI: the API key from the browser, and SSE re-attach after a droppe
     await page.getByRole('button', { name: 'Use this key' }).click();
     await expect.poll(() => eventRequests.length, { timeout: 30_000 }).toBeGreaterThan(refusedAt);
     expect(eventRequests[refusedAt]?.lastEventId).toMatch(/^[1-9]\d*$/);
-    await expect.poll(() => turnStatus(watch, 1), { timeout: 60_000 }).toMatch(/^finished/);
+    await expect.poll(() => turnStatus(watch, 1), { timeout: 60_000 }).toMatch(/^answered/);
     expect(await page.locator('article.turn').count()).toBe(1);
     expect(await stepKinds(watch, 1)).toEqual(['profile', 'analyze', 'code', 'execution', 'answer']);
     const stdout = await page.locator('article.turn[data-turn="1"] .step-execution pre.stdout').textContent();

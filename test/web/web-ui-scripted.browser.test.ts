@@ -125,7 +125,7 @@ describe('web UI with a scripted model on the real sandbox', () => {
       text('<Answer>The file has 2234 rows by this count.</Answer>'),
     );
     await ask(watch, 'How many rows?');
-    await expect.poll(() => turnStatus(watch, 2), { timeout: 60_000 }).toMatch(/^finished/);
+    await expect.poll(() => turnStatus(watch, 2), { timeout: 60_000 }).toMatch(/^answered/);
     const link = page.locator('article.turn[data-turn="2"] .step-answer a.num-verified');
     expect(await link.textContent()).toMatch(/^2234E\d+$/);
     // The file the code wrote, downloaded from the turn's list.
@@ -157,7 +157,9 @@ describe('web UI with a scripted model on the real sandbox', () => {
     await page.getByText('sales.csv', { exact: true }).waitFor();
     fakeModel.enqueue(text('<Analyze>Unclear.</Analyze>\n<Ask>Which year should I look at?</Ask>'));
     await ask(watch, 'Summarise the year.');
-    await expect.poll(() => turnStatus(watch, 1), { timeout: 60_000 }).toMatch(/^finished/);
+    await expect
+      .poll(() => turnStatus(watch, 1), { timeout: 60_000 })
+      .toBe('waiting for your reply — Asked a question in round 1.');
     expect(await page.locator('.step-ask').textContent()).toContain('Which year should I look at?');
     expect(await page.locator('#composer-label').textContent()).toBe('Your reply to the question above');
     fakeModel.enqueue(text('<Answer>Looking at 2024 as asked.</Answer>'));
@@ -167,7 +169,7 @@ describe('web UI with a scripted model on the real sandbox', () => {
     await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('ask');
     await page.keyboard.press('Enter');
-    await expect.poll(() => turnStatus(watch, 2), { timeout: 60_000 }).toMatch(/^finished/);
+    await expect.poll(() => turnStatus(watch, 2), { timeout: 60_000 }).toMatch(/^answered/);
     expect(await page.locator('article.turn[data-turn="2"] .step-answer').textContent()).toContain('2024');
     expectInert(watch, server.url);
     await page.context().close();
@@ -187,7 +189,7 @@ describe('web UI with a scripted model on the real sandbox', () => {
     expect(profileRequests()).toBe(1);
     fakeModel.enqueue(text('<Answer>Two rows.</Answer>'));
     await ask(watch, 'How many rows?');
-    await expect.poll(() => turnStatus(watch, 1), { timeout: 60_000 }).toMatch(/^finished/);
+    await expect.poll(() => turnStatus(watch, 1), { timeout: 60_000 }).toMatch(/^answered/);
 
     await page.setInputFiles('#file-input', {
       name: 'second.csv',
@@ -211,8 +213,44 @@ describe('web UI with a scripted model on the real sandbox', () => {
       'Lyon',
       '522',
     ]);
-    await expect.poll(() => turnStatus(watch, 2), { timeout: 60_000 }).toMatch(/^finished/);
+    await expect.poll(() => turnStatus(watch, 2), { timeout: 60_000 }).toMatch(/^answered/);
     expect(await page.locator('#file-list').textContent()).not.toContain('added with your next question');
+    expectInert(watch, server.url);
+    await page.context().close();
+  });
+
+  it('a file that cannot be read: the status line says so, and the turn ends "no data" in the warning colour, not as an answer', async () => {
+    const watch = await openUi(browser, `${server.url}/`);
+    const { page } = watch;
+    // Noise with NUL bytes under a .csv name: no encoding makes text of it.
+    let seed = 11;
+    const noise = Buffer.from(
+      Array.from({ length: 1000 }, () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) >> 23),
+    );
+    await page.setInputFiles('#file-input', { name: 'bin.csv', mimeType: 'text/csv', buffer: noise });
+    await expect
+      .poll(() => page.locator('#status').textContent(), { timeout: 60_000 })
+      .toBe(
+        'None of your files could be read: the reasons are under Files. Add a CSV, Excel, JSON or SQLite file.',
+      );
+    expect(await page.locator('#profiles .file-profile .error').textContent()).toBe(
+      'Binary data, not text (it holds NUL bytes and decodes in no text encoding)',
+    );
+    await ask(watch, 'Generate a data science report.');
+    await expect.poll(() => turnStatus(watch, 1), { timeout: 60_000 }).toMatch(/^no data — /);
+    const turn = page.locator('article.turn[data-turn="1"]');
+    expect(await turn.getAttribute('class')).toContain('turn-no-data');
+    // Not the green of an answer.
+    const colours = await turn.locator('.turn-status').evaluate((element) => {
+      const probe = document.createElement('span');
+      probe.style.color = 'var(--ok)';
+      element.append(probe);
+      const ok = getComputedStyle(probe).color;
+      probe.remove();
+      return { status: getComputedStyle(element).color, ok };
+    });
+    expect(colours.status).not.toBe(colours.ok);
+    expect(await page.locator('#status').textContent()).toBe('Question 1: no data.');
     expectInert(watch, server.url);
     await page.context().close();
   });
@@ -278,7 +316,7 @@ describe('web UI with a scripted model on the real sandbox', () => {
       text(`<Understand>${hostile}</Understand>\n<Answer>${hostile} and 12345.</Answer>`),
     );
     await ask(watch, hostile);
-    await expect.poll(() => turnStatus(watch, 1), { timeout: 60_000 }).toMatch(/^finished/);
+    await expect.poll(() => turnStatus(watch, 1), { timeout: 60_000 }).toMatch(/^answered/);
     const turn = page.locator('article.turn[data-turn="1"]');
     // Shown as text: in the question, the profile (name, columns, values), the steps, the output table and the answer.
     expect(await turn.locator('.question h3').textContent()).toBe(hostile);

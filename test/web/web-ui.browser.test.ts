@@ -95,7 +95,7 @@ describe('web UI on datalyst serve: the offline analyst end to end in Chromium',
     await first.locator('.step-answer').waitFor({ timeout: 120_000 });
     await expect
       .poll(() => first.locator('.turn-status').textContent(), { timeout: 30_000 })
-      .toMatch(/^finished/);
+      .toMatch(/^answered/);
 
     // The profile came first: the file, its columns with their kinds.
     const profile = first.locator('.step-profile');
@@ -140,7 +140,7 @@ describe('web UI on datalyst serve: the offline analyst end to end in Chromium',
     await second.locator('.step-answer').waitFor({ timeout: 120_000 });
     await expect
       .poll(() => second.locator('.turn-status').textContent(), { timeout: 30_000 })
-      .toMatch(/^finished/);
+      .toMatch(/^answered/);
     expect(await page.locator('article.turn').count()).toBe(2);
     const threads = await server.threads.list();
     expect(threads).toHaveLength(1);
@@ -199,6 +199,18 @@ describe('web UI on datalyst serve: the offline analyst end to end in Chromium',
       expect(await seriousViolations(page)).toEqual([]);
       // Readable at the width: the page itself never scrolls sideways (wide tables and code scroll in their own box).
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
+      // Nor do the profile's headers break inside a word ("Miss/ing"): the table scrolls instead.
+      const headerLines = await page
+        .locator('article.turn[data-turn="1"] .step-profile thead th')
+        .evaluateAll((cells) =>
+          cells.map((cell) => {
+            const range = document.createRange();
+            range.selectNodeContents(cell);
+            return { text: cell.textContent ?? '', lines: range.getClientRects().length };
+          }),
+        );
+      // A header may wrap between its words ("Sample / values"), never inside one.
+      expect(headerLines.filter(({ text, lines }) => lines > text.trim().split(/\s+/).length)).toEqual([]);
     }
 
     expect(watch.consoleErrors).toEqual([]);

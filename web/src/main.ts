@@ -16,7 +16,8 @@ import {
   type FileObject,
   type Thread,
 } from './api.ts';
-import { byId, formatBytes, h } from './dom.ts';
+import { byId, counted, formatBytes, h } from './dom.ts';
+import { arr, rec, str } from './events.ts';
 import { profileView } from './profile-view.ts';
 import { TurnView } from './turn-view.ts';
 
@@ -147,7 +148,7 @@ async function showProfile(threadId: string): Promise<void> {
     const { profile } = await getProfile(threadId);
     if (state.thread?.id !== threadId) return;
     profiles.replaceChildren(h('h3', {}, 'What is in your files'), profileView(profile));
-    say('Your files are read: their profile is shown under Files. Ask a question.');
+    say(profileSummary(profile));
   } catch (error) {
     if (state.thread?.id !== threadId) return;
     profiles.replaceChildren();
@@ -155,16 +156,27 @@ async function showProfile(threadId: string): Promise<void> {
   }
 }
 
+/** The status line once the profile is shown: it must not say the files were read when some could not be. */
+function profileSummary(profile: unknown): string {
+  const files = arr(rec(profile).files).map(rec);
+  const unread = files.filter((file) => str(file.error) !== '').length;
+  if (files.length > 0 && unread === files.length)
+    return 'None of your files could be read: the reasons are under Files. Add a CSV, Excel, JSON or SQLite file.';
+  if (unread > 0)
+    return `${counted(unread, 'file')} of ${files.length} could not be read (the reasons are under Files); the others are profiled there. Ask a question.`;
+  return 'Your files are read: their profile is shown under Files. Ask a question.';
+}
+
 function addTurn(thread: Thread, index: number, follow: boolean): TurnView | null {
   const turn = thread.turns.find((candidate) => candidate.index === index);
   if (turn === undefined) return null;
   const view = new TurnView(thread.id, turn, {
     onUnauthorized: askForKey,
-    onDone: (done, status, ask) => {
+    onDone: (done, outcome, ask) => {
       if (state.running === done) setRunning(null);
       questionLabel.textContent =
         ask === null ? 'Your follow-up question' : 'Your reply to the question above';
-      if (follow) say(`Question ${done.turn.index} ${status}.`);
+      if (follow) say(`Question ${done.turn.index}: ${outcome}.`);
       void refreshThreads();
     },
   });

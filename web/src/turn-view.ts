@@ -15,6 +15,7 @@ import { arr, num, parseEvent, rec, str, type EventRecord } from './events.ts';
 import { answerView } from './answer-markdown.ts';
 import { highlightedCode } from './highlight.ts';
 import { profileView } from './profile-view.ts';
+import { turnOutcome } from './turn-outcome.ts';
 
 const stepLabel: Record<string, string> = {
   analyze: 'Analyze',
@@ -29,8 +30,8 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const FIGURE_NAME = /^[A-Za-z0-9_-]{1,64}--[A-Za-z0-9_-]{1,64}$/;
 
 export interface TurnCallbacks {
-  /** The turn's stream ended (`turn-done`): status and, when the model asked, its question. */
-  onDone(view: TurnView, status: string, ask: string | null): void;
+  /** The turn's stream ended (`turn-done`): how it ended, in words (turn-outcome.ts), and, when the model asked, its question. */
+  onDone(view: TurnView, outcome: string, ask: string | null): void;
   /** The server answered 401: the page asks for the API key. */
   onUnauthorized(): void;
 }
@@ -412,8 +413,9 @@ export class TurnView {
     this.stop();
     this.status = status;
     const detail = str(termination.detail);
-    this.setStatus(detail === '' ? status : `${status} — ${detail}`);
-    this.element.classList.add(`turn-${status}`);
+    const outcome = turnOutcome(status, str(termination.reason));
+    this.setStatus(detail === '' ? outcome.label : `${outcome.label} — ${detail}`);
+    this.element.classList.add(`turn-${outcome.look}`);
     for (const cell of this.cells.values()) {
       if (cell.element.classList.contains('running')) {
         cell.element.classList.remove('running');
@@ -458,7 +460,7 @@ export class TurnView {
         ),
       );
     }
-    this.callbacks.onDone(this, status, status === 'finished' ? this.askQuestion : null);
+    this.callbacks.onDone(this, outcome.label, status === 'finished' ? this.askQuestion : null);
   }
 }
 
