@@ -167,7 +167,7 @@ export const cliLineSchemas = [
     answerSource: z.enum(['carried-over', 'rewritten', 'none']),
     numbers: z.array(
       z.object({
-        status: z.enum(['updated', 'unchanged', 'stale', 'not-grounded']),
+        status: z.enum(['updated', 'unchanged', 'stale', 'not-grounded', 'sign-changed']),
         oldText: z.string(),
         newText: z.string(),
         outputId: z.string().nullable(),

@@ -131,6 +131,7 @@ svg.spark-top { fill: #f58518; }
 .rerun-mark { font-size: .78em; font-weight: 700; border-radius: 3px; padding: 0 .25rem; margin-left: .15em; white-space: nowrap; }
 .rerun-stale { background: #ffe2cc; color: #8a3b00; border: 1px solid #d9822b; }
 .rerun-not-grounded { background: #eef0f3; color: #4a5260; border: 1px dashed #8a93a3; }
+.rerun-sign-changed { background: #fff8c5; color: #7a5200; border: 1px solid #d4a72c; }
 .image-omitted { color: var(--muted); font-style: italic; }
 .gallery { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 28rem), 1fr)); gap: 1rem; align-items: start; }
 .gallery figure.wide { grid-column: 1 / -1; }

@@ -65,8 +65,8 @@ interface GroundedRenderEnv {
   rerunMarks: boolean;
 }
 
-/** The marks a re-run puts after a number it could not carry over (escaped brackets in its markdown: `[stale]`, `[not grounded]` as text). */
-const rerunMarkPattern = /\[(stale|not grounded)\]/g;
+/** The marks a re-run puts after a number it could not carry over as it was (escaped brackets in its markdown: `[stale]`, `[not grounded]`, `[sign changed]` as text). */
+const rerunMarkPattern = /\[(stale|not grounded|sign changed)\]/g;
 
 /** Escapes plain answer text; in a re-run's answer its marks become styled text (a class, still the same words). */
 function plainText(text: string, env: GroundedRenderEnv): string {
@@ -74,7 +74,8 @@ function plainText(text: string, env: GroundedRenderEnv): string {
   let html = '';
   let position = 0;
   for (const match of text.matchAll(rerunMarkPattern)) {
-    const kind = match[1] === 'stale' ? 'stale' : 'not-grounded';
+    const kind =
+      match[1] === 'stale' ? 'stale' : match[1] === 'sign changed' ? 'sign-changed' : 'not-grounded';
     html += escapeHtml(text.slice(position, match.index));
     html += `<mark class="rerun-mark rerun-${kind}">${escapeHtml(match[0])}</mark>`;
     position = match.index + match[0].length;

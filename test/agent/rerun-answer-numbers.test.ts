@@ -72,6 +72,23 @@ describe('carrying an answer’s numbers over to a re-run’s outputs', () => {
     );
   });
 
+  it('says so when a printed sign flips where the answer wrote none: the new value with its sign, marked', () => {
+    const before = [execution('E1', 'IQR fences [2, 14]\nchange -0.25\nchange in units -4')];
+    const after = [execution('E1', 'IQR fences [-2, 14]\nchange 0.1\nchange in units -6')];
+    // "fell by 0.25" took its direction from the words: now the output says it rose.
+    const answer = 'Outside the fences [2, 14]; the mean fell by 0.25 and units by 4.';
+    const updated = updateAnswerNumbers(answer, before, after);
+    expect(updated.text).toBe(
+      'Outside the fences [-2 \\[sign changed\\], 14]; the mean fell by 0.1 \\[sign changed\\] and units by 6.',
+    );
+    expect(updated.numbers.map((number) => [number.status, number.reason])).toEqual([
+      ['sign-changed', 'E1 printed 2, now -2'],
+      ['unchanged', null],
+      ['sign-changed', 'E1 printed -0.25, now 0.1'],
+      ['updated', null],
+    ]);
+  });
+
   it('writes the new number like the old: decimals, separators, percent of a printed ratio, sign', () => {
     const before = [execution('E1', 'share 0.245\ntotal 12345.678\nchange -3.3\nmean 6.391960')];
     const after = [execution('E1', 'share 0.3125\ntotal 23456.7\nchange 2.1\nmean 7.5')];

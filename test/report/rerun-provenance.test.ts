@@ -25,6 +25,8 @@ const answer = [
   'Revenue was 4242.5 \\[stale\\] in the North.',
   '',
   'Orders: 77777 \\[not grounded\\]; a <b>tag</b> stays text.',
+  '',
+  'The mean fell by 0.1 \\[sign changed\\].',
 ].join('\n');
 
 function asRerun(records: readonly TraceRecord[]): TraceRecord[] {
@@ -74,6 +76,8 @@ describe("a re-run's report", () => {
     const { html, markdown } = await render(asRerun(records), 'rerun-marks');
     expect(html).toContain('<mark class="rerun-mark rerun-stale">[stale]</mark>');
     expect(html).toContain('<mark class="rerun-mark rerun-not-grounded">[not grounded]</mark>');
+    expect(html).toContain('<mark class="rerun-mark rerun-sign-changed">[sign changed]</mark>');
+    expect(html).toMatch(/\.rerun-sign-changed \{[^}]*background/);
     expect(html).toContain('&lt;b&gt;tag&lt;/b&gt;');
     // Styled by the report's stylesheet (a class), not an inline style: the CSP allows no inline styles.
     expect(html).toMatch(/\.rerun-stale \{[^}]*background/);

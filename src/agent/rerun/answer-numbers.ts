@@ -39,6 +39,12 @@ import type { ExecutionRecord } from '../../trace/schema.ts';
 export type NumberUpdateStatus =
   /** Grounded before, found at its place in the new output, and different now. */
   | 'updated'
+  /**
+   * Found at its place, but the output's sign flipped where the answer wrote none ("fell by 0.25" of a
+   * printed -0.25, now 0.1): the new number with its sign, marked `[sign changed]`, since the words around
+   * it may say the opposite now.
+   */
+  | 'sign-changed'
   /** Grounded before, found at its place, and the same. */
   | 'unchanged'
   /** Grounded before, but its place is not in the new outputs: kept, marked `[stale]`. */
@@ -56,7 +62,7 @@ export interface NumberUpdate {
   outputId: string | null;
   /** The label of the line that printed it (see above), or null. */
   label: string | null;
-  /** Why a stale number could not be placed; null otherwise. */
+  /** Why a stale number could not be placed, or how a number's sign changed; null otherwise. */
   reason: string | null;
 }
 
@@ -67,6 +73,7 @@ export interface UpdatedAnswer {
 
 export const STALE_MARK = '\\[stale\\]';
 export const NOT_GROUNDED_MARK = '\\[not grounded\\]';
+export const SIGN_CHANGED_MARK = '\\[sign changed\\]';
 
 /** The same markdown reading as the report's (safe-markdown.ts): numbers are found in text tokens only. */
 const markdown = new MarkdownIt({ html: false, linkify: false, typographer: false });
@@ -403,6 +410,8 @@ function numberAt(anchor: Anchor, source: GroundingSource): { text: string; sign
   return null;
 }
 
+const isMinus = (sign: string): boolean => sign === '-' || sign === '\u2212';
+
 /**
  * The new number written the way the old one was: the same decimals (fewer
  * when the output now prints fewer: no precision is made up), thousands
@@ -459,6 +468,7 @@ export function updateAnswerNumbers(
       source,
     ]),
   );
+  const oldById = new Map(oldSources.map((source) => [source.outputId, source]));
   const ranById = new Map(newExecutions.map((execution) => [execution.outputId, execution.result.status]));
   const numbers: NumberUpdate[] = [];
   let text = '';
@@ -471,7 +481,7 @@ export function updateAnswerNumbers(
       oldIndex,
       oldLines,
       matcher,
-      newById,
+      { oldById, newById },
       ranById,
     );
     if (update === null) continue; // a date no output printed: not a checked claim, left as written
@@ -491,9 +501,10 @@ function updateOne(
   oldIndex: ReturnType<typeof buildNumberIndex>,
   oldLines: readonly OutputLine[],
   matcher: PrintedMatcher,
-  newById: ReadonlyMap<string, GroundingSource>,
+  outputs: { oldById: ReadonlyMap<string, GroundingSource>; newById: ReadonlyMap<string, GroundingSource> },
   ranById: ReadonlyMap<string, string>,
 ): NumberUpdate | null {
+  const { newById } = outputs;
   const oldText = located.kind === 'date' ? located.text : located.mention.text;
   const kept = { oldText, newText: oldText };
   const grounded = located.kind === 'date' || groundMention(located.mention, oldIndex).verified;
@@ -535,6 +546,21 @@ function updateOne(
       label: best.anchor.label,
       reason,
     };
+  }
+  if (located.kind === 'number' && !/^[-\u2212]/.test(located.mention.text)) {
+    // The answer wrote no sign, so its words may carry the direction ("fell by"): a flip is said, not hidden.
+    const before = placeIn(anchor, outputs.oldById);
+    if (before !== null && isMinus(before.sign) !== isMinus(found.sign)) {
+      const magnitude = formatLike(located.mention, found.text, '', anchor.ratio);
+      return {
+        oldText,
+        newText: `${isMinus(found.sign) ? found.sign : ''}${magnitude} ${SIGN_CHANGED_MARK}`,
+        status: 'sign-changed',
+        outputId: anchor.outputId,
+        label: anchor.label,
+        reason: `${anchor.outputId} printed ${before.sign}${before.text}, now ${found.sign}${found.text}`,
+      };
+    }
   }
   const newText =
     located.kind === 'date' ? found.text : formatLike(located.mention, found.text, found.sign, anchor.ratio);

@@ -7,6 +7,7 @@ export {
   formatLike,
   STALE_MARK,
   NOT_GROUNDED_MARK,
+  SIGN_CHANGED_MARK,
 } from './answer-numbers.ts';
 export type { NumberUpdate, NumberUpdateStatus, UpdatedAnswer } from './answer-numbers.ts';
 export { rewriteSystemPrompt, rewriteUserMessage } from './rewrite-answer.ts';

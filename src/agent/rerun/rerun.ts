@@ -27,7 +27,13 @@ import { runStartRecord } from '../run-start-record.ts';
 import { defaultMaxTraceFigureBytes } from '../trace-figure-budget.ts';
 import { TraceRecorder } from '../trace-recorder.ts';
 import { cancelledResult } from '../turn-handler.ts';
-import { NOT_GROUNDED_MARK, STALE_MARK, updateAnswerNumbers, type NumberUpdate } from './answer-numbers.ts';
+import {
+  NOT_GROUNDED_MARK,
+  SIGN_CHANGED_MARK,
+  STALE_MARK,
+  updateAnswerNumbers,
+  type NumberUpdate,
+} from './answer-numbers.ts';
 import type { RerunCell, RerunOptions, RerunResult } from './rerun-options.ts';
 import { rewriteAnswer } from './rewrite-answer.ts';
 
@@ -119,6 +125,9 @@ export function describeNumbers(numbers: readonly NumberUpdate[]): string {
     `${countBy(numbers, 'unchanged')} unchanged`,
     `${countBy(numbers, 'stale')} stale`,
     `${countBy(numbers, 'not-grounded')} not grounded`,
+    ...(countBy(numbers, 'sign-changed') > 0
+      ? [`${countBy(numbers, 'sign-changed')} with their sign changed`]
+      : []),
   ];
   const stale = numbers
     .filter((number) => number.status === 'stale')
@@ -135,6 +144,10 @@ function carriedOverPreamble(runId: string, numbers: readonly NumberUpdate[]): s
   if (numbers.some((number) => number.status === 'stale'))
     lines.push(
       `> Numbers marked ${STALE_MARK} could not be found at their place in the new outputs: they are the earlier run's values.`,
+    );
+  if (numbers.some((number) => number.status === 'sign-changed'))
+    lines.push(
+      `> Numbers marked ${SIGN_CHANGED_MARK} are the new values, whose sign is the opposite of the earlier one: the words around them may say the opposite now.`,
     );
   if (numbers.some((number) => number.status === 'not-grounded'))
     lines.push(

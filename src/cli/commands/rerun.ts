@@ -37,7 +37,9 @@ charts and provenance; the earlier run and the workspace are only read.
 The answer is the earlier one with every number it took from an output taken
 again from the same place in the new outputs (the same cell, the line with
 the same words, the same number on it). A number whose place is gone is kept
-and marked [stale]; one that no output ever printed is marked [not grounded].
+and marked [stale]; one that no output ever printed is marked [not grounded];
+one whose printed sign flipped where the answer wrote none is the new value
+with its sign, marked [sign changed] (the words around it may say the opposite).
 With --rewrite-answer a model (--model, the config file or DATALYST_MODEL)
 gets the question, the earlier answer and the new outputs in one turn and
 writes the answer instead.
@@ -266,9 +268,14 @@ function describeRerun(renderer: ProgressRenderer, result: RerunResult): void {
   }
   if (result.answerSource === 'none') return;
   const count = (status: string) => result.numbers.filter((number) => number.status === status).length;
+  const signChanged = result.numbers.filter((number) => number.status === 'sign-changed');
   renderer.info(
-    `Numbers of the earlier answer: ${count('updated')} updated, ${count('unchanged')} unchanged, ${count('stale')} stale, ${count('not-grounded')} not grounded.`,
+    `Numbers of the earlier answer: ${count('updated')} updated, ${count('unchanged')} unchanged, ${count('stale')} stale, ${count('not-grounded')} not grounded${signChanged.length > 0 ? `, ${signChanged.length} with their sign changed` : ''}.`,
   );
+  for (const number of signChanged)
+    renderer.warn(
+      `sign changed: ${number.oldText} — ${number.reason ?? ''} (marked [sign changed] in the report)`,
+    );
   const stale = result.numbers.filter((number) => number.status === 'stale');
   for (const number of stale.slice(0, 10))
     renderer.warn(`stale: ${number.oldText} — ${number.reason ?? 'not placed in the new outputs'}`);
