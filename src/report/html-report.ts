@@ -7,7 +7,7 @@ import { cleanOutputText } from '../trace/output-text.ts';
 import { chartKey, figureKey, missingVisualNote, outputAnchor } from './prepared-report.ts';
 import type { PreparedReport } from './prepared-report.ts';
 import { reportStyles } from './report-styles.ts';
-import { renderSafeMarkdown } from './safe-markdown.ts';
+import { markdownPlainText, renderSafeMarkdown } from './safe-markdown.ts';
 import type { ProcessEntry } from './run-view.ts';
 import { stripCodeFence, terminationLabel } from './run-view.ts';
 import { formatBytes, formatDuration, formatExactBytes, safeBaseUrl, stepLabel } from './report-format.ts';
@@ -440,7 +440,8 @@ function roundSummary(round: number, entries: readonly ProcessEntry[]): string {
   for (const entry of entries) {
     if (entry.kind === 'step') {
       parts.push(`<span class="kind">${stepLabel[entry.step.kind]}</span>`);
-      if (gist === '' && entry.step.kind !== 'answer') gist = firstLine(plainGist(entry.step.text), 110);
+      if (gist === '' && entry.step.kind !== 'answer')
+        gist = firstLine(markdownPlainText(entry.step.text), 110);
     } else if (entry.kind === 'notice') {
       parts.push(`<span class="kind">${escapeHtml(entry.notice.kind)}</span>`);
     } else if (entry.kind === 'cell') {
@@ -453,14 +454,6 @@ function roundSummary(round: number, entries: readonly ProcessEntry[]): string {
     }
   }
   return `<span class="round-number">Round ${round}</span>${parts.join('')}${gist === '' ? '' : `<span class="gist">${escapeHtml(gist)}</span>`}`;
-}
-
-/** The first words of a step's markdown, without its markup, for a round's summary line. */
-function plainGist(text: string): string {
-  return text
-    .replace(/[#*_`>]+/g, '')
-    .replace(/\s+/g, ' ')
-    .trim();
 }
 
 function renderProcessEntry(entry: ProcessEntry, context: HtmlContext): string {

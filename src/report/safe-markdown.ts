@@ -47,6 +47,23 @@ export function renderSafeMarkdown(text: string): string {
   return safeMarkdown.render(text);
 }
 
+/**
+ * The words of markdown without its markup, as a renderer reads it (so the
+ * underscores of `sales_plan.xlsx` stay, and those of `_emphasis_` go), with
+ * whitespace collapsed: for one-line summaries. Text to be escaped, not HTML.
+ */
+export function markdownPlainText(text: string): string {
+  const words: string[] = [];
+  for (const token of safeMarkdown.parse(text, {})) {
+    if (token.type === 'fence' || token.type === 'code_block') words.push(token.content);
+    for (const child of token.children ?? [])
+      if (child.type === 'text' || child.type === 'code_inline') words.push(child.content);
+      else if (child.type === 'softbreak' || child.type === 'hardbreak') words.push(' ');
+    words.push(' ');
+  }
+  return words.join('').replace(/\s+/g, ' ').trim();
+}
+
 export interface GroundedAnswer {
   html: string;
   /** Every checked number, in reading order. */

@@ -1,0 +1,37 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { renderReport } from '../../src/report/index.ts';
+import { markdownPlainText } from '../../src/report/safe-markdown.ts';
+import { makeSyntheticTrace } from '../fixtures/traces/synthetic-trace.ts';
+
+describe("a round's summary line in the folded process", () => {
+  it('reads markdown as a renderer does: file names keep their underscores, markup goes', () => {
+    expect(markdownPlainText('Load `sales_plan.xlsx` and **orders_2024.csv**, _then_ check.')).toBe(
+      'Load sales_plan.xlsx and orders_2024.csv, then check.',
+    );
+    expect(markdownPlainText('## Plan\n\n- read spanish_chars.csv\n- weird_head_padding.csv\n> quoted')).toBe(
+      'Plan read spanish_chars.csv weird_head_padding.csv quoted',
+    );
+  });
+
+  it('shows the first words of the step with its file names whole, as text', async () => {
+    const trace = makeSyntheticTrace({ rounds: 1, charts: 0, figures: 0 });
+    const records = trace.records.map((record) =>
+      record.type === 'step' && record.kind === 'analyze'
+        ? { ...record, text: 'Load the tables of sales_plan.xlsx and spanish_chars.csv <b>now</b>.' }
+        : record,
+    );
+    const outDir = await mkdtemp(join(tmpdir(), 'datalyst-round-summary-'));
+    try {
+      await renderReport({ ...trace, records }, { outDir, formats: ['html'] });
+      const html = await readFile(join(outDir, 'report.html'), 'utf8');
+      expect(html).toContain(
+        '<span class="gist">Load the tables of sales_plan.xlsx and spanish_chars.csv &lt;b&gt;now&lt;/b&gt;.</span>',
+      );
+    } finally {
+      await rm(outDir, { recursive: true, force: true });
+    }
+  });
+});
