@@ -72,6 +72,28 @@ describe('carrying an answer’s numbers over to a re-run’s outputs', () => {
     );
   });
 
+  it("does not take another table's line when a table is gone: a label printed fewer times is stale", () => {
+    const before = [
+      execution(
+        'E1',
+        'orders.csv\nregion has 4 distinct values; the most common is North (31.1%)\n' +
+          'sales_plan.xlsx [Targets]\nregion has 4 distinct values; the most common is North (25.0%)',
+      ),
+    ];
+    // orders.csv is empty now: only the Targets line is printed, and it would be the "first" such line.
+    const after = [
+      execution(
+        'E1',
+        'orders.csv: empty\nsales_plan.xlsx [Targets]\nregion has 4 distinct values; the most common is North (25.0%)',
+      ),
+    ];
+    const updated = updateAnswerNumbers('In orders, North has 31.1% of the rows.', before, after);
+    expect(updated.text).toBe('In orders, North has 31.1% \\[stale\\] of the rows.');
+    expect(updated.numbers[0]?.reason).toBe(
+      'E1 prints the line "region has # distinct values; the most common is North (#%)" once, not 2 times: which one is this number\'s cannot be told',
+    );
+  });
+
   it('says so when a printed sign flips where the answer wrote none: the new value with its sign, marked', () => {
     const before = [execution('E1', 'IQR fences [2, 14]\nchange -0.25\nchange in units -4')];
     const after = [execution('E1', 'IQR fences [-2, 14]\nchange 0.1\nchange in units -6')];

@@ -231,6 +231,12 @@ interface Anchor {
   label: string;
   /** Which line with this label (0 = the first). */
   occurrence: number;
+  /**
+   * How many lines of the output had this label. A new output with another
+   * count (a table gone, so its "region has # distinct values" line too) no
+   * longer says which line is which: the n-th could be another table's.
+   */
+  occurrences: number;
   /** Which printed number of the line. */
   position: number;
   /** The stated number is a percent that the output printed as a ratio (24.5% for 0.245). */
@@ -295,6 +301,8 @@ interface OutputLine {
   text: string;
   label: string;
   occurrence: number;
+  /** Lines of the same output with the same label. */
+  occurrences: number;
   words: string[];
   numbers: ReturnType<typeof printedNumbers>;
   dates: ReturnType<typeof datesIn>;
@@ -305,6 +313,7 @@ function outputLines(sources: readonly GroundingSource[]): OutputLine[] {
   const lines: OutputLine[] = [];
   for (const source of sources) {
     const seen = new Map<string, number>();
+    const first = lines.length;
     for (const text of source.text.split('\n')) {
       const numbers = printedNumbers(text);
       if (numbers.length === 0) continue;
@@ -316,13 +325,22 @@ function outputLines(sources: readonly GroundingSource[]): OutputLine[] {
         text,
         label,
         occurrence,
+        occurrences: 0,
         words: words(text),
         numbers,
         dates: datesIn(text),
       });
     }
+    for (const line of lines.slice(first)) line.occurrences = seen.get(line.label) ?? 0;
   }
   return lines;
+}
+
+/** Lines of an output with this label. */
+function labelCount(source: GroundingSource, label: string): number {
+  return source.text
+    .split('\n')
+    .filter((line) => printedNumbers(line).length > 0 && lineLabel(line) === label).length;
 }
 
 /**
@@ -365,6 +383,7 @@ function anchorsOf(
           outputId: line.outputId,
           label: line.label,
           occurrence: line.occurrence,
+          occurrences: line.occurrences,
           position,
           ratio: how === 'ratio',
           kind: value.kind,
@@ -392,6 +411,7 @@ function placeIn(
 
 /** The number at the anchor's place in the new output, with its sign; null when the place is gone. */
 function numberAt(anchor: Anchor, source: GroundingSource): { text: string; sign: string } | null {
+  if (labelCount(source, anchor.label) !== anchor.occurrences) return null;
   let occurrence = 0;
   for (const line of source.text.split('\n')) {
     if (lineLabel(line) !== anchor.label) continue;
@@ -408,6 +428,15 @@ function numberAt(anchor: Anchor, source: GroundingSource): { text: string; sign
     };
   }
   return null;
+}
+
+/** Why an anchor's line is not found in a new output that ran: gone, or printed a different number of times. */
+function staleLineReason(anchor: Anchor, newById: ReadonlyMap<string, GroundingSource>): string {
+  const source = newById.get(anchor.outputId);
+  const count = source === undefined ? 0 : labelCount(source, anchor.label);
+  if (count === 0) return `${anchor.outputId} no longer prints the line "${anchor.label}"`;
+  const times = (n: number) => (n === 1 ? 'once' : `${n} times`);
+  return `${anchor.outputId} prints the line "${anchor.label}" ${times(count)}, not ${times(anchor.occurrences)}: which one is this number's cannot be told`;
 }
 
 const isMinus = (sign: string): boolean => sign === '-' || sign === '\u2212';
@@ -538,7 +567,7 @@ function updateOne(
         ? `${best.anchor.outputId} was not run`
         : status !== 'ok'
           ? `${best.anchor.outputId} ended ${status}`
-          : `${best.anchor.outputId} no longer prints the line "${best.anchor.label}"`;
+          : staleLineReason(best.anchor, outputs.newById);
     return {
       ...kept,
       status: 'stale',
