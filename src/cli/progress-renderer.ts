@@ -538,7 +538,12 @@ export class ProgressRenderer {
     // A re-run that stopped still shows the earlier answer, its numbers carried over (`rerun`'s result says so).
     const carriedOver =
       'answerSource' in result && result.answerSource === 'carried-over' && result.answer !== null;
-    if (reason === 'answered') {
+    if (reason === 'answered' && carriedOver && result.rounds === 0) {
+      // A re-run asks no model: its answer is the earlier one, carried over ("Answered in 0 rounds" said otherwise).
+      this.result(
+        `${this.style.green(this.style.bold('✓ Re-ran the recorded cells'))}; the earlier answer is carried over to the new outputs · ${formatDuration(result.durationMs)}`,
+      );
+    } else if (reason === 'answered') {
       this.result(`${this.style.green(this.style.bold('✓ Answered'))} in ${facts}`);
     } else if (reason === 'cancelled') {
       this.result(`${this.style.yellow(this.style.bold('■ Cancelled'))} after ${facts}`);

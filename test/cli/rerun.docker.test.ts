@@ -266,6 +266,11 @@ describe('datalyst rerun', () => {
     const run = await datalyst(['rerun', modelRun, q2Dir, '-o', out]);
     expect(run.exitCode, run.all).toBe(0);
     expect(run.all).toMatch(/Numbers of the earlier answer: \d+ updated, \d+ unchanged, 0 stale/);
+    // No model was asked: not "Answered in 0 rounds".
+    expect(run.all).toMatch(
+      /✓ Re-ran the recorded cells; the earlier answer is carried over to the new outputs · /,
+    );
+    expect(run.all).not.toContain('Answered in 0 rounds');
     const records = await readTrace(out);
     const end = runEndOf(records);
     expect(end.termination.reason).toBe('answered');
