@@ -128,7 +128,7 @@ export function renderGroundedAnswer(
     if (token.type === 'heading_open') inHeading = true;
     if (token.type === 'heading_close') inHeading = false;
     if (token.type !== 'inline' || !token.children) continue;
-    groundInlineChildren(token.children, index, inHeading, numbers);
+    groundInlineChildren(token.children, index, inHeading, numbers, options.rerunMarks ?? false);
   }
   const env: GroundedRenderEnv = { anchorFor, rerunMarks: options.rerunMarks ?? false };
   return { html: groundedMarkdown.renderer.render(tokens, groundedMarkdown.options, env), numbers };
@@ -163,16 +163,25 @@ export function groundAnswerSegments(text: string, index: NumberIndex): Grounded
   return segments;
 }
 
+/** A re-run's mark right after a number: the number is the earlier run's value (or was never found), not a new output's. */
+const markedUnverified = /^\s*\[(?:stale|not grounded)\]/;
+
 function groundInlineChildren(
   children: Token[],
   index: NumberIndex,
   inHeading: boolean,
   numbers: GroundedNumber[],
+  rerunMarks = false,
 ): void {
   walkAnswerInline(children, (child, { atLineStart, inLink }) => {
     // Numbers inside link text are left alone: the link already points somewhere.
     if (child.type !== 'text' || inLink) return;
-    const grounded = groundSegment(child.content, index, { inHeading, atLineStart });
+    // A stale number that some new output happens to print is still the old value: never linked as verified.
+    const grounded = groundSegment(child.content, index, { inHeading, atLineStart }).map((number) =>
+      rerunMarks && markedUnverified.test(child.content.slice(number.end))
+        ? { ...number, verified: false, outputId: null, matchedText: null }
+        : number,
+    );
     if (grounded.length > 0) {
       const meta: GroundedTextMeta = { grounded };
       child.meta = meta;

@@ -86,6 +86,29 @@ describe("a re-run's report", () => {
     expect(markdown).toContain('77777 \\[not grounded\\]');
   });
 
+  it('never links a stale number as verified, even when a new output happens to print that value', async () => {
+    const printed = makeSyntheticTrace({ rounds: 1, charts: 0, figures: 0 }).expected.verified[0] ?? '';
+    expect(printed).not.toBe('');
+    const staleAnswer = `Fresh ${printed}; carried over ${printed} \\[stale\\].`;
+    const { records: withStale } = makeSyntheticTrace({
+      rounds: 1,
+      charts: 0,
+      figures: 0,
+      answer: staleAnswer,
+    });
+    const { html } = await render(asRerun(withStale), 'rerun-stale-printed');
+    const answerHtml = html.slice(
+      html.indexOf('class="answer'),
+      html.indexOf('</section>', html.indexOf('class="answer')),
+    );
+    expect(answerHtml.match(/class="num num-verified"/g)).toHaveLength(1);
+    expect(answerHtml).toMatch(
+      new RegExp(
+        `<span class="num num-unverified"[^>]*>${printed.replace('.', '\\.')}<sup>\\?</sup></span> <mark class="rerun-mark rerun-stale">`,
+      ),
+    );
+  });
+
   it('is left alone for a run that is not a re-run: no row, no styled marks', async () => {
     const { html, markdown } = await render(records, 'not-rerun');
     expect(html).not.toContain('Re-run of');
