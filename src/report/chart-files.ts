@@ -149,6 +149,11 @@ async function planOutputs(
     () => false,
   );
   const namesFile = !outIsFolder && isChartFileFormat(outExtension);
+  if (!outIsFolder && imageExtensions.has(outExtension))
+    throw new ConfigError(
+      `-o ${out} names a .${outExtension} file, which Datalyst does not write (it would be made a folder).`,
+      `Name a .svg, .png or .pdf file, or a folder.`,
+    );
   if (namesFile) {
     if (format !== undefined && format !== outExtension)
       throw new ConfigError(
@@ -181,6 +186,21 @@ async function planOutputs(
   });
   return { format: chosen, folder: out, outputs };
 }
+
+/** Image and document types `-o` might name by mistake: refused rather than taken for a folder name. */
+const imageExtensions = new Set([
+  'jpg',
+  'jpeg',
+  'gif',
+  'webp',
+  'bmp',
+  'tif',
+  'tiff',
+  'eps',
+  'ps',
+  'html',
+  'htm',
+]);
 
 function isChartFileFormat(value: string): value is ChartFileFormat {
   return (chartFileFormats as readonly string[]).includes(value);

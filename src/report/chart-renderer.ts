@@ -144,6 +144,7 @@ function prepareSpec(
   notes: string[],
 ): Record<string, unknown> & { $schema?: string } {
   const capped = capSpecData(spec, maxRows, notes);
+  if (!isPlainVegaSpec(capped)) notes.push(...missingFieldNotes(capped));
   if (!isPlainVegaSpec(capped) && largestDataset(capped) > ARIA_MAX_ROWS) {
     // One aria-label per point makes a 5 000-point SVG half again as large and
     // slower to build, and helps no screen reader; the chart keeps its title.
@@ -236,6 +237,34 @@ export function capSpecData(
 }
 
 const ARIA_MAX_ROWS = 1_000;
+
+/**
+ * Fields a single-view vega-lite spec encodes that its inline rows do not
+ * hold: vega-lite draws such a chart without complaint, with empty axes
+ * ("unit" for "units"). Only where the answer is certain: inline rows of
+ * objects, no transform (which could make the field), plain field names.
+ */
+function missingFieldNotes(spec: Record<string, unknown>): string[] {
+  const data = spec.data;
+  const rows = isRecord(data) && Array.isArray(data.values) ? data.values : null;
+  const first: unknown = rows?.[0];
+  if (!isRecord(first) || spec.transform !== undefined || !isRecord(spec.encoding)) return [];
+  const known = new Set<string>();
+  for (const row of (rows ?? []).slice(0, 100))
+    if (isRecord(row)) for (const key of Object.keys(row)) known.add(key);
+  const missing = new Set<string>();
+  for (const definition of Object.values(spec.encoding)) {
+    for (const channel of Array.isArray(definition) ? definition : [definition]) {
+      const field = isRecord(channel) ? channel.field : undefined;
+      if (typeof field === 'string' && !/[.[\]\\]/.test(field) && !known.has(field)) missing.add(field);
+    }
+  }
+  if (missing.size === 0) return [];
+  const names = (values: Iterable<string>) => [...values].map((value) => `"${value}"`).join(', ');
+  return [
+    `The encoding uses ${names(missing)}, which the data does not have (its fields: ${names(known)}): the chart has nothing to draw there.`,
+  ];
+}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -107,5 +107,44 @@ describe('datalyst chart', () => {
     });
     expect(badData.exitCode).toBe(2);
     expect(badData.stderr).toContain('must be .csv, .tsv or .json');
+
+    // An image type it does not write is refused, not made a folder of that name.
+    const jpeg = await runDatalyst(['chart', 'a.vl.json', '-o', 'a.jpg'], { cwd: dir });
+    expect(jpeg.exitCode).toBe(2);
+    expect(jpeg.stderr).toContain('names a .jpg file, which Datalyst does not write');
+    expect(jpeg.stderr).toContain('Name a .svg, .png or .pdf file, or a folder.');
+    expect(await readdir(dir)).not.toContain('a.jpg');
+  });
+
+  it('says when the encoding names a field the data lacks (vega-lite draws empty axes without a word), and echoes paths as given', async () => {
+    const dir = await temporaryDir();
+    const typo = {
+      data: {
+        values: [
+          { month: '2024-01', units: 10 },
+          { month: '2024-02', units: 14 },
+        ],
+      },
+      mark: 'line',
+      encoding: { x: { field: 'month', type: 'temporal' }, y: { field: 'unit', type: 'quantitative' } },
+    };
+    await writeFile(path.join(dir, 'typo.vl.json'), JSON.stringify(typo));
+    const out = path.join(dir, 'typo.svg');
+    const run = await runDatalyst(['chart', 'typo.vl.json', '-o', out], { cwd: dir });
+    expect(run.exitCode).toBe(0);
+    expect(run.stderr).toContain(
+      'The encoding uses "unit", which the data does not have (its fields: "month", "units"): the chart has nothing to draw there.',
+    );
+    // Inside the working folder a path is shown relative to it.
+    expect(run.stdout).toContain('✓ typo.svg');
+    const outside = await temporaryDir();
+    const elsewhere = await runDatalyst(
+      ['chart', path.join(dir, 'typo.vl.json'), '-o', path.join(outside, 't.svg')],
+      {
+        cwd: dir,
+      },
+    );
+    // Outside it, as given: not "../../tmp/…".
+    expect(elsewhere.stdout).toContain(`✓ ${path.join(outside, 't.svg')}`);
   });
 });

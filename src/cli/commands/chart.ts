@@ -77,7 +77,11 @@ async function runChart(context: CliContext, specs: string[], rawOptions: unknow
     // Only what draws charts to files: not the report's renderers (markdown-it, highlight.js), nor playwright unless printing PDF.
     const { renderChartFiles } = await import('../../report/chart-files.ts');
     const resolve = (file: string): string => path.resolve(context.cwd, file);
-    const shown = (file: string): string => path.relative(context.cwd, file) || file;
+    // Relative to where the user is, unless that climbs out of it ("../../tmp/x.svg" for /tmp/x.svg).
+    const shown = (file: string): string => {
+      const relative = path.relative(context.cwd, file);
+      return relative === '' || relative.startsWith('..') || path.isAbsolute(relative) ? file : relative;
+    };
     const started = performance.now();
     const results = await renderChartFiles({
       specPaths: specs.map(resolve),
