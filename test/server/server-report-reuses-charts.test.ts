@@ -47,9 +47,13 @@ describe("the server's report after a turn", () => {
     // vega drew nothing; Markdown's PNG was rasterized from the kept SVG, once for all formats.
     expect(reports.chartStats).toEqual({ drawn: 0, reused: 1, rasterized: 1 });
 
-    // Through the route as well (the server's own cache): the report is served.
+    // Through the route as well (the server's own cache): the report is served as one file, its images inline
+    // (a downloaded report.md has no assets folder beside it).
     const served = await fetch(`${server.url}/v1/threads/${threadId}/turns/1/report?format=md`);
     expect(served.status).toBe(200);
-    expect(await served.text()).toContain('assets/');
+    const download = await served.text();
+    expect(download).not.toMatch(/\]\(assets\//);
+    const inline = /!\[[^\]]*\]\(data:image\/png;base64,([A-Za-z0-9+/=]+)\)/.exec(download)?.[1] ?? '';
+    expect(Array.from(Buffer.from(inline, 'base64').subarray(0, 4))).toEqual([0x89, 0x50, 0x4e, 0x47]);
   });
 });

@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -7,6 +7,7 @@ import { createThreadRequestSchema, createTurnRequestSchema, reportFormatSchema 
 import { badRequest, notFound, ServerRequestError } from '../http-error.ts';
 import { reportContentSecurityPolicy } from '../../report/index.ts';
 import { reportContentType, reportFileName } from '../report-cache.ts';
+import { selfContainedMarkdown } from '../markdown-download.ts';
 import { baseUrlOf, parseWith, type RouteContext } from '../route-context.ts';
 import { resolveInside } from '../safe-name.ts';
 import { SseWriter } from '../sse.ts';
@@ -158,13 +159,18 @@ async function sendReport(
   }
   // The report of the thread's run folder as it stood when this turn ended (rendered once per ended turn).
   const file = await context.reports.path(runDir, format, turn.index);
+  // Markdown is downloaded as one file: its images go inline (the assets folder stays on the server).
+  const body =
+    format === 'md'
+      ? await selfContainedMarkdown(runDir, await readFile(file, 'utf8'))
+      : createReadStream(file);
   await reply
     .header('content-type', reportContentType[format])
     .header('content-disposition', contentDisposition(reportFileName(format)).replace('attachment', 'inline'))
     .header('x-content-type-options', 'nosniff')
     // The report's own policy (no scripts, nothing fetched) plus a sandbox: it gets an opaque origin, never the API's.
     .header('content-security-policy', `${reportContentSecurityPolicy}; sandbox`)
-    .send(createReadStream(file));
+    .send(body);
 }
 
 /** A turn's events as SSE (`id:` = seq), from `afterSeq` on, until `turn-end` or the client leaves. */
