@@ -123,7 +123,7 @@ svg.spark-top { fill: #f58518; }
 .answer table, .markdown table { border-collapse: collapse; }
 .answer td, .answer th, .markdown td, .markdown th { border: 1px solid var(--line); padding: .2rem .5rem; }
 .num { border-radius: 3px; padding: 0 .1rem; }
-.num sup { font-size: .62em; margin-left: .1em; }
+.num sup { vertical-align: baseline; font-size: .66em; line-height: 1; margin-left: .25em; padding: 0 .2em; border: 1px solid currentColor; border-radius: 3px; }
 .num-verified { color: inherit; text-decoration: none; border-bottom: 1px dotted var(--ok); }
 .num-verified sup { color: var(--ok); }
 .num-unverified { background: #fff8c5; border-bottom: 1px dashed var(--warn); }

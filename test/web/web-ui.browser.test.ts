@@ -132,6 +132,20 @@ describe('web UI on datalyst serve: the offline analyst end to end in Chromium',
     expect(await page.locator(href ?? '#none').count()).toBe(1);
     await links.first().click();
     expect(await page.evaluate(() => window.location.hash)).toBe(href);
+    // The output's tag sits on the baseline, a boxed "E3" beside the number, not a raised one read as an exponent.
+    expect(
+      await links
+        .first()
+        .locator('sup')
+        .evaluate((tag) => getComputedStyle(tag).verticalAlign),
+    ).toBe('baseline');
+    expect(await first.locator('.grounding-key').textContent()).toContain(
+      'A number tagged E12 was printed by output E12',
+    );
+    // Figures and charts are captioned as the report captions them, not with the kernel's ids.
+    const captions = await first.locator('figcaption').allTextContents();
+    expect(captions.length).toBeGreaterThan(0);
+    expect(captions.filter((caption) => !/^(?:Figure|Chart) \d+ of output E\d+$/.test(caption))).toEqual([]);
 
     // Follow-up in the same thread.
     await page.fill('#composer-question', 'Which region has the highest revenue?');

@@ -336,12 +336,14 @@ export class TurnView {
         ),
       );
     }
-    for (const figureValue of arr(result.figures)) {
+    // Captioned as the report captions them ("Figure 1 of output E7"): the kernel's ids ("figure-13-1") mean nothing to a reader.
+    for (const [position, figureValue] of arr(result.figures).entries()) {
       const figure = rec(figureValue);
       const data = str(figure.dataBase64);
       const name = str(figure.name);
+      const caption = `Figure ${position + 1} of output ${outputId}`;
       const image = h('img', {
-        alt: `Figure ${str(figure.id)} drawn by ${outputId}`,
+        alt: caption,
         width: String(num(figure.widthPx)),
         height: String(num(figure.heightPx)),
       });
@@ -349,18 +351,17 @@ export class TurnView {
       if (FIGURE_NAME.test(name)) showServerImage(image, figurePath(this.threadId, this.turn.index, name));
       else if (data !== '' && BASE64.test(data)) image.src = `data:image/png;base64,${data}`;
       else continue;
-      cell.element.append(h('figure', {}, image, h('figcaption', {}, str(figure.id))));
+      cell.element.append(h('figure', {}, image, h('figcaption', {}, caption)));
     }
-    for (const chartValue of arr(result.charts)) {
+    for (const [position, chartValue] of arr(result.charts).entries()) {
       const chartId = str(rec(chartValue).id);
       if (!/^[A-Za-z0-9_-]+$/.test(chartId)) continue;
+      const caption = `Chart ${position + 1} of output ${outputId}`;
       // Drawn by the server's chart workers to sanitized SVG, shown as an image (no script runs in an image).
-      const image = h('img', { class: 'chart', alt: `Chart ${chartId} displayed by ${outputId}` });
-      const figure = h('figure', { class: 'chart-figure' }, image, h('figcaption', {}, chartId));
+      const image = h('img', { class: 'chart', alt: caption });
+      const figure = h('figure', { class: 'chart-figure' }, image, h('figcaption', {}, caption));
       image.addEventListener('error', () =>
-        figure.replaceChildren(
-          h('p', { class: 'notice' }, `Chart ${chartId} could not be drawn; see the report.`),
-        ),
+        figure.replaceChildren(h('p', { class: 'notice' }, `${caption} could not be drawn; see the report.`)),
       );
       showServerImage(image, chartPath(this.threadId, this.turn.index, chartId));
       cell.element.append(figure);
@@ -374,11 +375,14 @@ export class TurnView {
         { class: 'step step-answer', 'data-kind': 'answer' },
         h('h4', {}, 'Answer'),
         answerView(text, grounding),
-        h(
-          'p',
-          { class: 'grounding-key' },
-          'Linked numbers were printed by the output named; numbers marked ? were printed by no execution (unverified).',
-        ),
+        // Only under an answer that has checked numbers to explain.
+        (grounding?.segments.length ?? 0) === 0
+          ? null
+          : h(
+              'p',
+              { class: 'grounding-key' },
+              'A number tagged E12 was printed by output E12 (follow its link); one tagged ? was printed by no output (unverified).',
+            ),
       ),
     );
   }
