@@ -164,6 +164,19 @@ describe('what the offline analyst finds', () => {
     expect(answer).toContain('2022-10-02 stands out');
   });
 
+  it('backs a skew with the median and mean only when they agree with it', () => {
+    for (const { result } of findings.values()) {
+      for (const claim of (result.answer ?? '').matchAll(
+        /skewed to the (right|left)[^:]*: skewness [-\d.]+, median (-?[\d,]+(?:\.\d+)?) against a mean of (-?[\d,]+(?:\.\d+)?)/g,
+      )) {
+        const [, side, median, mean] = claim;
+        const [m, a] = [Number(median?.replaceAll(',', '')), Number(mean?.replaceAll(',', ''))];
+        // A right skew has its mean above the median ("median 3375.5 against a mean of 3353.0" said the opposite).
+        expect(side === 'right' ? a > m : a < m, claim[0]).toBe(true);
+      }
+    }
+  });
+
   it('joins the student-loan tables on their shared key and sets the duplicates aside', () => {
     const answer = findings.get('student-loan')?.result.answer ?? '';
     expect(answer).toContain('18 tables repeat another table exactly');

@@ -23,8 +23,10 @@ for key in focus:
               f'std {fmt(values.std())}, skewness {fmt(skew)}')
         if pd.notna(skew) and abs(skew) >= 1:
             side = 'right (a long tail of large values)' if skew > 0 else 'left (a long tail of small values)'
-            findings.append(f'{md(column)} in {md(key, 60)} is skewed to the {side}: skewness {fmt(skew)}, '
-                            f'median {fmt(values.median())} against a mean of {fmt(values.mean())}.')
+            # The median and mean back the claim only when the mean lies on the tail's side of the median.
+            agree = (values.mean() > values.median()) == (skew > 0) and values.mean() != values.median()
+            centre = f', median {fmt(values.median())} against a mean of {fmt(values.mean())}' if agree else ''
+            findings.append(f'{md(column)} in {md(key, 60)} is skewed to the {side}: skewness {fmt(skew)}{centre}.')
         charted += 1
     fig.suptitle(f'Distributions of numeric columns in {key}')
     fig.tight_layout()
