@@ -71,7 +71,11 @@ export type CreateThreadRequest = z.input<typeof createThreadRequestSchema>;
 
 export const createTurnRequestSchema = z
   .strictObject({
-    question: z.string().trim().min(1).max(20_000),
+    question: z
+      .string({ error: 'the question is missing: send it as text in `question`' })
+      .trim()
+      .min(1, 'the question is empty or only spaces: put its text in `question`')
+      .max(20_000, 'the question is longer than 20,000 characters'),
     /** More files for the thread's workspace, added before this turn. */
     file_ids: z.array(fileIdSchema).max(64).default([]),
   })

@@ -6,8 +6,19 @@ import { z } from 'zod';
  * servers do (e.g. `temperature` for the offline analyst).
  */
 
-export const fileIdSchema = z.string().regex(/^file-[0-9a-f]{24}$/, 'a file id from POST /v1/files');
-export const threadIdSchema = z.string().regex(/^thread-[0-9a-f]{24}$/, 'a thread id');
+// The messages say what is wrong and what an id looks like: they follow the field's name in a 400.
+export const fileIdSchema = z
+  .string()
+  .regex(
+    /^file-[0-9a-f]{24}$/,
+    'not a file id (one looks like file-0123456789abcdef01234567, from POST /v1/files)',
+  );
+export const threadIdSchema = z
+  .string()
+  .regex(
+    /^thread-[0-9a-f]{24}$/,
+    "not a thread id (one looks like thread-0123456789abcdef01234567, from a reply's thread_id or POST /v1/threads)",
+  );
 
 /** An uploaded file (OpenAI's file object; DeepAnalyze returns the same fields). */
 export const fileObjectSchema = z

@@ -205,6 +205,47 @@ describe('datalyst serve: files', () => {
       data: [],
     });
   });
+
+  it('says what is wrong with a malformed id or an empty question, and what one looks like', async () => {
+    const server = await serve();
+    const post = async (route: string, body: unknown) => {
+      const response = await fetch(`${server.url}${route}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return {
+        status: response.status,
+        message: ((await response.json()) as { error: { message: string } }).error.message,
+      };
+    };
+    const badThread = await post('/v1/chat/completions', {
+      model: 'x',
+      messages: [{ role: 'user', content: 'hi', thread_id: 'thread-nope' }],
+    });
+    expect(badThread.status).toBe(400);
+    expect(badThread.message).toContain(
+      'messages.0.thread_id: not a thread id (one looks like thread-0123456789abcdef01234567',
+    );
+    const badFile = await post('/v1/chat/completions', {
+      model: 'x',
+      messages: [{ role: 'user', content: 'hi' }],
+      file_ids: ['file-nope'],
+    });
+    expect(badFile.message).toContain(
+      'file_ids.0: not a file id (one looks like file-0123456789abcdef01234567, from POST /v1/files)',
+    );
+    const thread = (await (await fetch(`${server.url}/v1/threads`, { method: 'POST' })).json()) as {
+      id: string;
+    };
+    const blank = await post(`/v1/threads/${thread.id}/turns`, { question: '   ' });
+    expect(blank.status).toBe(400);
+    expect(blank.message).toContain(
+      'question: the question is empty or only spaces: put its text in `question`',
+    );
+    const missing = await post(`/v1/threads/${thread.id}/turns`, {});
+    expect(missing.message).toContain('question: the question is missing: send it as text in `question`');
+  });
 });
 
 describe('datalyst serve: DeepAnalyze-compatible chat completions', () => {
