@@ -76,6 +76,13 @@ describe('web UI on datalyst serve: the offline analyst end to end in Chromium',
       'most frequent: North (373) · East (358) · South (236) …',
     );
     expect(await summaryOf('order_id').textContent()).toBe('each value once');
+    // A measure's range is grouped like its mean: "26.64 – 2,625.97", not "2625.97".
+    const rangeOf = (column: string) =>
+      page
+        .locator('#profiles tbody tr', { has: page.locator(`th:text-is("${column}")`) })
+        .locator('td')
+        .nth(3);
+    expect(await rangeOf('revenue').textContent()).toBe('26.64 – 2,625.97');
     expect(await page.locator('#profiles').textContent()).not.toMatch(/topValues|histogram:|skewness/);
     expect(await page.locator('#profiles .profile-facts').first().textContent()).toBe(
       'Correlated (|r| ≥ 0.5): unit_price and revenue (r = 0.90), units and discount_pct (r = 0.64).',

@@ -42,6 +42,14 @@ const statText = (value: number): string =>
     maximumFractionDigits: 4,
   });
 
+/** A plain decimal written with thousands separators (digits kept as they are: no rounding, no float). */
+function groupDigits(text: string): string {
+  const plain = /^(-?)(\d+)(\.\d+)?$/.exec(text);
+  if (plain === null) return text;
+  const [, sign = '', whole = '', fraction = ''] = plain;
+  return `${sign}${whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${fraction}`;
+}
+
 /** A value as short text: scalars as they are, lists joined, records as `key: value` pairs; nested deeper is left out. */
 function shortText(value: unknown, depth = 0): string {
   if (value === null || value === undefined) return '';
@@ -169,8 +177,10 @@ function tableView(table: EventRecord): HTMLElement {
     hasExtras ? h('th', { scope: 'col' }, 'More') : null,
   );
   const body = columns.map((column, index) => {
-    const min = shortText(column.min);
-    const max = shortText(column.max);
+    // A measure's range is grouped like its mean beside it ("17,531 – 29,735"); ids and codes stay as written.
+    const asMeasure = (text: string) => (str(column.kind) === 'number' ? groupDigits(text) : text);
+    const min = asMeasure(shortText(column.min));
+    const max = asMeasure(shortText(column.max));
     return h(
       'tr',
       {},
