@@ -17,6 +17,8 @@ body { margin: 0; color: var(--text); background: #fff; font: 1rem/1.55 system-u
 main { max-width: 76rem; margin: 0 auto; padding: 1rem 1.5rem 4rem; }
 h1 { font-size: 1.7rem; line-height: 1.25; margin: 0 0 .35rem; }
 h2 { font-size: 1.3rem; margin: 2.2rem 0 .8rem; padding-bottom: .3rem; border-bottom: 1px solid var(--line); }
+/* A heading that is one long file name ("longest_absense_from_school.csv") breaks rather than pushing a phone's page sideways. */
+h1, h2, h3, h4 { overflow-wrap: break-word; }
 h3 { font-size: 1.05rem; margin: 1.4rem 0 .5rem; }
 .turn-heading { font-size: 1.15rem; margin: 2.4rem 0 .6rem; padding: .4rem .6rem; background: var(--soft); border-left: 4px solid var(--accent); }
 .turn { margin: 1rem 0 1.6rem; }
@@ -173,6 +175,8 @@ dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 table.files { border-collapse: collapse; font-size: .85rem; width: 100%; }
 table.files th, table.files td { border-bottom: 1px solid var(--line); padding: .25rem .5rem; text-align: left; vertical-align: top; }
 table.files td.hash { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: .75rem; overflow-wrap: anywhere; }
+/* A long file name ("longest_absense_from_school.xlsx") may break too: at 390 px it pushed the page 29 px sideways and left the hash 5 characters wide. */
+table.files td:first-child { overflow-wrap: anywhere; min-width: 6rem; }
 footer { margin-top: 3rem; color: var(--muted); font-size: .85rem; }
 @media (max-width: 40rem) {
   /* On a phone each column of the data section is a card: name, then type, distinct, missing, values and chart. */

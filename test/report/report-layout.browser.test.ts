@@ -255,3 +255,35 @@ describe('outcome looks', () => {
     }
   });
 });
+
+describe('long names on a phone', () => {
+  it('a file name or heading that is one long word breaks instead of pushing the page sideways at 390 px', async () => {
+    const trace = makeSyntheticTrace({
+      rounds: 1,
+      charts: 0,
+      figures: 0,
+      answer: '## longest_absense_from_school.csv\n\nThe months absent range widely.',
+    });
+    const records = trace.records.map((record) =>
+      record.type === 'run-start'
+        ? {
+            ...record,
+            workspace: {
+              ...record.workspace,
+              files: record.workspace.files.map((file, index) =>
+                index === 0 ? { ...file, path: 'longest_absense_from_school_2023_final_v2.xlsx' } : file,
+              ),
+            },
+          }
+        : record,
+    );
+    const outDir = join(root, 'long-names');
+    await renderReport({ ...trace, records }, { outDir, formats: ['html'] });
+    const phone = await open(outDir, 390);
+    try {
+      expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    } finally {
+      await phone.close();
+    }
+  });
+});
