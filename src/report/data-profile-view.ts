@@ -151,6 +151,18 @@ export function percent(share: number): string {
 }
 
 /** A number for a table cell: at most 4 significant digits past the point, thousands separated. */
+/**
+ * A measure's min or max as the profile wrote it, with thousands separators
+ * like the mean beside it ("17,531", not "17531"); the digits are grouped as
+ * text (never rounded through a float); anything but a plain decimal as written.
+ */
+export function groupMeasureDigits(text: string | null): string {
+  const plain = /^(-?)(\d+)(\.\d+)?$/.exec(text ?? '');
+  if (plain === null) return text ?? '';
+  const [, sign = '', whole = '', fraction = ''] = plain;
+  return `${sign}${whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${fraction}`;
+}
+
 export function formatStatistic(value: number | null | undefined): string {
   if (value === null || value === undefined) return '';
   const rounded = Math.abs(value) >= 1000 ? Math.round(value) : Number(value.toPrecision(4));

@@ -7,6 +7,7 @@ import {
   count,
   dataTables,
   formatStatistic,
+  groupMeasureDigits,
   missingShare,
   missingText,
   noTablesNote,
@@ -116,7 +117,7 @@ function renderColumn(column: ColumnProfile, table: TableProfile): string {
 
 function valuesCell(column: ColumnProfile): string {
   if (column.mean !== undefined && column.mean !== null) {
-    return `<span class="stat"><span class="stat-name">min</span> ${escapeHtml(column.min ?? '')}</span><span class="stat"><span class="stat-name">max</span> ${escapeHtml(column.max ?? '')}</span><span class="stat"><span class="stat-name">mean</span> ${escapeHtml(formatStatistic(column.mean))}</span>`;
+    return `<span class="stat"><span class="stat-name">min</span> ${escapeHtml(groupMeasureDigits(column.min))}</span><span class="stat"><span class="stat-name">max</span> ${escapeHtml(groupMeasureDigits(column.max))}</span><span class="stat"><span class="stat-name">mean</span> ${escapeHtml(formatStatistic(column.mean))}</span>`;
   }
   if (column.topValues !== undefined && column.topValues.length > 0 && !allDistinct(column)) {
     return column.topValues

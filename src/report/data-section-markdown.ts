@@ -5,6 +5,7 @@ import {
   count,
   dataTables,
   formatStatistic,
+  groupMeasureDigits,
   missingText,
   noTablesNote,
   shapeText,
@@ -53,7 +54,7 @@ export function dataSectionMarkdown(profile: WorkspaceProfile | null): string[] 
 
 function values(column: ColumnProfile): string {
   if (column.mean !== undefined && column.mean !== null)
-    return `min ${column.min ?? ''}, max ${column.max ?? ''}, mean ${formatStatistic(column.mean)}`;
+    return `min ${groupMeasureDigits(column.min)}, max ${groupMeasureDigits(column.max)}, mean ${formatStatistic(column.mean)}`;
   const top = column.topValues ?? [];
   if (top.length > 0 && top.some((value) => value.count > 1))
     return top

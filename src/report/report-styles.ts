@@ -201,6 +201,8 @@ footer { margin-top: 3rem; color: var(--muted); font-size: .85rem; }
   .lead-with-visuals { display: block; }
   header.band { margin: 0 0 1rem; }
   pre, pre.stdout, pre.stderr, pre.error, .table-wrap { max-height: none; overflow: visible; white-space: pre-wrap; overflow-wrap: anywhere; }
+  /* Not inside a word in a table's cells: 'anywhere' let the data section's headers print as "Distin ct", "Missin g". */
+  .table-wrap th, .table-wrap td { overflow-wrap: break-word; }
   table.data th { position: static; }
   figure, .output, .banner, .grounding, .instruction, tr { break-inside: avoid; }
   h1, h2, h3, .label { break-after: avoid; }

@@ -99,5 +99,9 @@ describe('the in-sandbox profile of a made-up table', () => {
     expect(html).toContain('&lt;img src=x onerror=&quot;window.__xss=1&quot;&gt;');
     expect(html).toContain('&lt;b&gt;v&lt;/b&gt;');
     expect(html).toContain('(<a class="num num-verified" href="#output-E4"');
+    // A measure's max is grouped like its mean ("20,952.222", not "20952.222").
+    const skewed = table().columns.find((column) => column.name === 'skewed');
+    expect(skewed?.max).toBe('20952.222');
+    expect(html).toContain('<span class="stat-name">max</span> 20,952.222</span>');
   });
 });

@@ -287,3 +287,24 @@ describe('long names on a phone', () => {
     }
   });
 });
+
+describe('the demo report printed', () => {
+  it("keeps the data section's headers whole on paper (they printed as 'Distin ct', 'Missin g')", async () => {
+    // An A4 page's width less the margins, at the print stylesheet.
+    const page = await open(demoDir, 680);
+    try {
+      await page.emulateMedia({ media: 'print' });
+      const lines = await page.evaluate(() =>
+        [...document.querySelectorAll('table.columns thead th')].map((cell) => {
+          const range = document.createRange();
+          range.selectNodeContents(cell);
+          return { text: cell.textContent ?? '', lines: range.getClientRects().length };
+        }),
+      );
+      expect(lines.length).toBeGreaterThan(0);
+      expect(lines.filter(({ text, lines: count }) => count > text.trim().split(/\s+/).length)).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+});

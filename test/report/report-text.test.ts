@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderReport } from '../../src/report/index.ts';
+import { groupMeasureDigits } from '../../src/report/data-profile-view.ts';
 import { markdownPlainText } from '../../src/report/safe-markdown.ts';
 import { makeSyntheticTrace } from '../fixtures/traces/synthetic-trace.ts';
 
@@ -33,5 +34,18 @@ describe("a round's summary line in the folded process", () => {
     } finally {
       await rm(outDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("a measure's min and max in the data section", () => {
+  it('get thousands separators as text, digits kept; anything else stays as written', () => {
+    expect(groupMeasureDigits('17531')).toBe('17,531');
+    expect(groupMeasureDigits('-1234567.25')).toBe('-1,234,567.25');
+    expect(groupMeasureDigits('12')).toBe('12');
+    // Past float precision, still exact.
+    expect(groupMeasureDigits('98765432109876543210')).toBe('98,765,432,109,876,543,210');
+    expect(groupMeasureDigits('2024-01-01')).toBe('2024-01-01');
+    expect(groupMeasureDigits('1e6')).toBe('1e6');
+    expect(groupMeasureDigits(null)).toBe('');
   });
 });
