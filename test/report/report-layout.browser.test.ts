@@ -295,7 +295,7 @@ describe('the demo report printed', () => {
     try {
       await page.emulateMedia({ media: 'print' });
       const lines = await page.evaluate(() =>
-        [...document.querySelectorAll('table.columns thead th')].map((cell) => {
+        Array.from(document.querySelectorAll('table.columns thead th')).map((cell) => {
           const range = document.createRange();
           range.selectNodeContents(cell);
           return { text: cell.textContent ?? '', lines: range.getClientRects().length };
