@@ -207,6 +207,13 @@ class DeepRun {
       { brief, profile, maxSubAnalyses: this.maxSubAnalyses },
       this.roleContext(this.research.signal),
     );
+    // The budget, not the supervisor, left questions of the brief out: said, not silently dropped.
+    const unresearched = drafts.length >= this.maxSubAnalyses ? brief.questions.length - drafts.length : 0;
+    const briefNote =
+      unresearched > 0
+        ? ` ${unresearched} of the brief's ${brief.questions.length} questions ${unresearched === 1 ? 'was' : 'were'} not researched: the budget is ${this.maxSubAnalyses} sub-analyses (--sub-analyses ${brief.questions.length} would research them all).`
+        : '';
+    if (briefNote !== '') this.emit({ type: 'deep-notice', text: briefNote.trim() });
     await this.runResearch(brief, drafts, 0);
 
     let sections: OutlineSection[] | null = null;
@@ -279,12 +286,12 @@ class DeepRun {
     if (this.budgetSpent) {
       return {
         reason: 'max-sub-analyses',
-        detail: `The budget of ${this.maxSubAnalyses} sub-analyses was spent; the report was written from them.`,
+        detail: `The budget of ${this.maxSubAnalyses} sub-analyses was spent; the report was written from them.${briefNote}`,
       };
     }
     return {
       reason: 'answered',
-      detail: `${sections.length} section${sections.length === 1 ? '' : 's'} written from ${this.bank.items.length} evidence items.`,
+      detail: `${sections.length} section${sections.length === 1 ? '' : 's'} written from ${this.bank.items.length} evidence items.${briefNote}`,
     };
   }
 

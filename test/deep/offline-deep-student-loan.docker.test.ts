@@ -53,6 +53,12 @@ afterAll(async () => {
 describe('the offline deep analysis of student-loan', () => {
   it('answers with four sub-analyses, each an ordinary run folder under sub/', async () => {
     expect(record.termination.reason).toBe('answered');
+    // The brief asks more than the budget of four researches: the ending says which share was left out.
+    const asked = record.brief?.questions.length ?? 0;
+    expect(asked).toBeGreaterThan(4);
+    expect(record.termination.detail).toContain(
+      ` ${asked - 4} of the brief's ${asked} questions were not researched: the budget is 4 sub-analyses (--sub-analyses ${asked} would research them all).`,
+    );
     expect(await readDeepRecord(path.join(root, 'deep'))).toEqual(record);
     expect(record.subAnalyses.map((sub) => [sub.id, sub.outcome, sub.runDir])).toEqual([
       ['S1', 'answered', 'sub/S1'],
