@@ -177,6 +177,16 @@ describe('what the offline analyst finds', () => {
     }
   });
 
+  it('says which tables of the SQLite file it leaves out, in words a reader knows', () => {
+    const run = findings.get('student-loan');
+    const steps = (run?.records ?? []).flatMap((record) => (record.type === 'step' ? [record.text] : []));
+    expect(steps.join('\n')).toMatch(
+      /Only the first 8 of the 10 sheets or tables of student_loan\.sqlite are loaded \(the analysis lists at most 8 per file\); the other 2 are not analysed\./,
+    );
+    expect(steps.join('\n')).not.toContain('The profile listed only some sheets');
+    expect(run?.result.answer ?? '').not.toContain('loadCode');
+  });
+
   it('joins the student-loan tables on their shared key and sets the duplicates aside', () => {
     const answer = findings.get('student-loan')?.result.answer ?? '';
     expect(answer).toContain('18 tables repeat another table exactly');

@@ -569,7 +569,7 @@ def profile_sqlite(absolute: str, relative: str, notes: list[str]) -> list[dict]
         if len(names) > MAX_TABLES_PER_FILE:
             notes.append('Only the first %d of %d tables are profiled.' % (MAX_TABLES_PER_FILE, len(names)))
         if names:
-            notes.append('Load a table with `import sqlite3` and the loadCode of the table.')
+            notes.append('Each table loads with the code given for it (pd.read_sql_query over sqlite3).')
         tables = []
         for name in names[:MAX_TABLES_PER_FILE]:
             quoted = '"%s"' % name.replace('"', '""')

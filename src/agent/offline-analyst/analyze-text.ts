@@ -88,7 +88,11 @@ function stageReason(stage: Stage, context: AnalyzeContext): string {
         );
       }
       if (inventory.partlyListed.length > 0) {
-        parts.push(`The profile listed only some sheets of ${listNames(inventory.partlyListed)}.`);
+        // Said as what happens: the profile found them all, but only those listed to the analyst are loaded.
+        for (const { file, listed, unlisted } of inventory.partlyListed)
+          parts.push(
+            `Only the first ${listed} of the ${listed + unlisted} sheets or tables of ${listNames([file])} are loaded (the analysis lists at most ${listed} per file); the other ${unlisted} are not analysed.`,
+          );
       }
       return parts.join(' ');
     }
@@ -101,7 +105,7 @@ function stageReason(stage: Stage, context: AnalyzeContext): string {
     case 'relations':
       return (
         `${plural(facts?.unique ?? 0, 'distinct table')} are loaded. If one column links them (unique in one table, ` +
-        'repeated in others, like a primary and foreign keys), joining them gives one row per entity, which says far ' +
+        'repeated in others, like a primary key and its foreign keys), joining them gives one row per entity, which says far ' +
         'more than each table alone.'
       );
     case 'overview':

@@ -12,8 +12,8 @@ export interface WorkspaceInventory {
   sources: LoadSource[];
   fallback: FallbackTarget[];
   unread: UnreadFile[];
-  /** Files whose sheets or tables were not all listed (`more_tables`). */
-  partlyListed: string[];
+  /** Files whose sheets or tables were not all listed to the analyst (`more_tables`): how many were, how many not. */
+  partlyListed: { file: string; listed: number; unlisted: number }[];
 }
 
 // Formats the tolerant reader handles; `text` (a README) and `unsupported` files are listed, not read.
@@ -35,7 +35,12 @@ export function inventoryWorkspace(
     if (tables.length > 0) {
       for (const table of tables)
         inventory.sources.push({ file: entry.name, table: table.name, load: table.load });
-      if ((entry.more_tables ?? 0) > 0) inventory.partlyListed.push(entry.name);
+      if ((entry.more_tables ?? 0) > 0)
+        inventory.partlyListed.push({
+          file: entry.name,
+          listed: tables.length,
+          unlisted: entry.more_tables ?? 0,
+        });
       continue;
     }
     // No format, or the profile failed as a whole ("not profiled"): the extension decides.
