@@ -26,7 +26,9 @@ for key in focus:
             ax.set_xticks(range(len(labels)), labels, rotation=45, ha='right', fontsize=8)
             ax.set_yticks(range(len(labels)), labels, fontsize=8)
             for (i, j), r in np.ndenumerate(corr.to_numpy()):
-                ax.text(j, i, '' if np.isnan(r) else f'{r:.2f}', ha='center', va='center', fontsize=7)
+                # White on the dark ends of the colour map (black on dark red could not be read).
+                ax.text(j, i, '' if np.isnan(r) else f'{r:.2f}', ha='center', va='center', fontsize=7,
+                        color='white' if not np.isnan(r) and abs(r) > 0.6 else 'black')
             fig.colorbar(image, ax=ax, shrink=0.8)
             ax.set_title(f'Correlations in {key}')
             fig.tight_layout()

@@ -31,7 +31,8 @@ if rows:
     fig, axes = plt.subplots(1, len(shown), figsize=(2.6 * len(shown) + 1, 3.6), squeeze=False)
     for ax, row in zip(axes.flat, shown):
         ax.boxplot(row['_values'].to_numpy(), widths=0.5)
-        ax.set_title(str(row['column'])[:24], fontsize=9)
+        # Wrapped rather than cut: two long names cut at 24 characters could not be told apart.
+        ax.set_title(textwrap.fill(str(row['column'])[:60], 22), fontsize=9)
         ax.set_xticks([])
     fig.suptitle('Box plots (whiskers at 1.5 IQR), columns with the most outliers first')
     fig.tight_layout()

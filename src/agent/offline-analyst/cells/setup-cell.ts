@@ -10,7 +10,7 @@ import { stageHeader } from '../stages.ts';
  */
 export function setupCell(): string {
   return String.raw`${stageHeader('setup')}
-import json, math, re, sqlite3, warnings
+import json, math, re, sqlite3, textwrap, warnings
 import numpy as np
 import pandas as pd
 import matplotlib.pyplot as plt

@@ -32,16 +32,20 @@ for key in [key for key in focus if 'datetime' in kinds(tables[key]).values()][:
         daily = data[measure].resample('D').mean() if regular else data[measure].resample('D').sum()
         what = f'mean {measure}' if regular else f'total {measure}'
     series = (daily.resample(rule).mean() if regular and measure else daily.resample(rule).sum()).dropna()
+    # What the series holds, said exactly: a measured series is a mean of daily values over each week or month
+    # ("mean visits per week" read as the mean of weekly totals).
+    label = (f"{'weekly' if period == 'week' else 'monthly'} mean of daily {measure}"
+             if regular and measure and period != 'day' else f'{what} per {period}')
     if not (regular and measure) and rule != 'D' and len(series) > 3:  # partial first/last periods look like drops
         last_end = series.index[-1] if rule == 'W' else series.index[-1] + pd.offsets.MonthEnd(0)
         first_start = series.index[0] - pd.Timedelta(days=6) if rule == 'W' else series.index[0]
         series = series.iloc[int(data.index.min().normalize() > first_start) : len(series) - int(data.index.max().normalize() < last_end)]
     quarter = max(1, len(series) // 4)
     first, last = series.iloc[:quarter].mean(), series.iloc[-quarter:].mean()
-    print(f'{key}: {date} from {data.index.min():%Y-%m-%d} to {data.index.max():%Y-%m-%d}, {what} per {period}')
+    print(f'{key}: {date} from {data.index.min():%Y-%m-%d} to {data.index.max():%Y-%m-%d}, {label}')
     print(series.describe().map(fmt).to_string())
     findings.append(f'{md(key, 60)}: {md(date)} runs from {data.index.min():%Y-%m-%d} to {data.index.max():%Y-%m-%d}; '
-                    f'the {what} per {period} went from {fmt(first)} in the first quarter of that span to {fmt(last)} in the last ({pct(last - first, first)} change).')
+                    f'the {label} went from {fmt(first)} in the first quarter of that span to {fmt(last)} in the last ({pct(last - first, first)} change).')
     weekly = dense and span >= 14 and daily.notna().sum() >= 14
     # The series is the Altair chart (the first table's) or a matplotlib panel (a second table's), never both.
     series_chart = chart is None
@@ -49,7 +53,7 @@ for key in [key for key in focus if 'datetime' in kinds(tables[key]).values()][:
     axes = list(plt.subplots(1, panels, figsize=(6.5 * panels, 3.5), squeeze=False)[1].flat) if panels else []
     if not series_chart:
         axes[0].plot(series.index, series.to_numpy(), color='#4c78a8')
-        axes[0].set_title(f'{what} per {period}', fontsize=10)
+        axes[0].set_title(label, fontsize=10)
     if weekly:
         weekday = daily.groupby(daily.index.dayofweek).mean()
         names = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun']
@@ -61,7 +65,7 @@ for key in [key for key in focus if 'datetime' in kinds(tables[key]).values()][:
         month = series.groupby(series.index.month).mean()
         months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
         print('By month of year: ' + ', '.join(f'{months[m - 1]} {fmt(v)}' for m, v in month.items()))
-        findings.append(f'Across the year, the {what} per {period} peaks in {months[month.idxmax() - 1]} ({fmt(month.max())}) and is lowest in {months[month.idxmin() - 1]} ({fmt(month.min())}).')
+        findings.append(f'Across the year, the {label} peaks in {months[month.idxmax() - 1]} ({fmt(month.max())}) and is lowest in {months[month.idxmin() - 1]} ({fmt(month.min())}).')
     marked = []
     if regular and measure and dense and span >= 21:
         baseline = daily.rolling(7, center=True, min_periods=3).median()
@@ -80,7 +84,9 @@ for key in [key for key in focus if 'datetime' in kinds(tables[key]).values()][:
         plt.gcf().tight_layout()
     if series_chart:
         points = pd.DataFrame({'period': series.index, 'value': series.to_numpy()})
-        chart = alt.Chart(points).mark_line().encode(x=alt.X('period:T', title=str(date)), y=alt.Y('value:Q', title=f'{what} per {period}')).properties(title=f'{key}: {what} per {period}', width=600, height=240)
+        # Over a year or more, every tick names its year: vega's own labels show it only on a January tick.
+        axis = alt.Axis(format='%b %Y') if span >= 300 else alt.Axis()
+        chart = alt.Chart(points).mark_line().encode(x=alt.X('period:T', title=str(date), axis=axis), y=alt.Y('value:Q', title=label)).properties(title=f'{key}: {label}', width=600, height=240)
         if marked:
             rules = alt.Chart(pd.DataFrame({'period': marked})).mark_rule(color='#e45756', opacity=0.5).encode(x='period:T')
             chart = alt.layer(chart, rules)
