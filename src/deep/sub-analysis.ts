@@ -59,11 +59,15 @@ export function subAnalysisOutcome(
   const { reason, detail } = result.termination;
   switch (reason) {
     case 'answered':
-      return { outcome: 'answered', detail: 'It answered.' };
+      // Facts, not a restatement of the outcome ("S2 answered: It answered.").
+      return {
+        outcome: 'answered',
+        detail: `Answered in ${result.rounds} round${result.rounds === 1 ? '' : 's'}.`,
+      };
     case 'max-rounds':
     case 'context-budget':
       return result.answer !== null
-        ? { outcome: 'answered', detail: `It answered at its ${reason} limit.` }
+        ? { outcome: 'answered', detail: `Answered at its ${reason} limit, in ${result.rounds} rounds.` }
         : { outcome: 'incomplete', detail };
     case 'deadline':
     case 'no-progress':
