@@ -336,11 +336,22 @@ function outputLines(sources: readonly GroundingSource[]): OutputLine[] {
   return lines;
 }
 
+/** Each output's count of lines per label, made once: a re-run looks labels up once per candidate place. */
+const labelCounts = new WeakMap<GroundingSource, Map<string, number>>();
+
 /** Lines of an output with this label. */
 function labelCount(source: GroundingSource, label: string): number {
-  return source.text
-    .split('\n')
-    .filter((line) => printedNumbers(line).length > 0 && lineLabel(line) === label).length;
+  let counts = labelCounts.get(source);
+  if (counts === undefined) {
+    counts = new Map();
+    for (const line of source.text.split('\n')) {
+      if (printedNumbers(line).length === 0) continue;
+      const label = lineLabel(line);
+      counts.set(label, (counts.get(label) ?? 0) + 1);
+    }
+    labelCounts.set(source, counts);
+  }
+  return counts.get(label) ?? 0;
 }
 
 /**
