@@ -244,14 +244,18 @@ const ARIA_MAX_ROWS = 1_000;
  * ("unit" for "units"). Only where the answer is certain: inline rows of
  * objects, no transform (which could make the field), plain field names.
  */
+const compositeKeys = ['layer', 'concat', 'hconcat', 'vconcat', 'facet', 'repeat', 'spec'] as const;
+
 function missingFieldNotes(spec: Record<string, unknown>): string[] {
   const data = spec.data;
   const rows = isRecord(data) && Array.isArray(data.values) ? data.values : null;
   const first: unknown = rows?.[0];
-  if (!isRecord(first) || spec.transform !== undefined || !isRecord(spec.encoding)) return [];
+  if (!isRecord(first) || spec.transform !== undefined || !isRecord(spec.encoding) || spec.mark === undefined)
+    return [];
+  // A layer, facet, repeat or concatenation can make or rename fields in its parts: only a single view is judged.
+  if (compositeKeys.some((key) => spec[key] !== undefined)) return [];
   const known = new Set<string>();
-  for (const row of (rows ?? []).slice(0, 100))
-    if (isRecord(row)) for (const key of Object.keys(row)) known.add(key);
+  for (const row of rows ?? []) if (isRecord(row)) for (const key of Object.keys(row)) known.add(key);
   const missing = new Set<string>();
   for (const definition of Object.values(spec.encoding)) {
     for (const channel of Array.isArray(definition) ? definition : [definition]) {

@@ -195,3 +195,57 @@ function unescapeXml(text: string): string {
     .replace(/&#39;|&apos;/g, "'")
     .replace(/&amp;/g, '&');
 }
+
+describe('a note for an encoded field the data lacks', () => {
+  const rows = [
+    { month: '2024-01', units: 10 },
+    { month: '2024-02', units: 14 },
+  ];
+  const missingNote = (notes: readonly string[]) =>
+    notes.filter((note) => note.includes('which the data does not have'));
+
+  it('is given for a single view whose field is not in its rows', async () => {
+    const chart = await renderChart(
+      {
+        data: { values: rows },
+        mark: 'line',
+        encoding: { x: { field: 'month', type: 'temporal' }, y: { field: 'unit', type: 'quantitative' } },
+      },
+      { png: false },
+    );
+    expect(missingNote(chart.notes)).toEqual([
+      'The encoding uses "unit", which the data does not have (its fields: "month", "units"): the chart has nothing to draw there.',
+    ]);
+  });
+
+  it('is not given where a part of the spec can make the field, nor for a field only later rows hold', async () => {
+    const layered = {
+      data: { values: rows },
+      encoding: { x: { field: 'month', type: 'temporal' }, y: { field: 'doubled', type: 'quantitative' } },
+      layer: [{ mark: 'point', transform: [{ calculate: '2 * datum.units', as: 'doubled' }] }],
+    };
+    const transformed = {
+      data: { values: rows },
+      transform: [{ calculate: '2 * datum.units', as: 'doubled' }],
+      mark: 'bar',
+      encoding: { x: { field: 'month', type: 'ordinal' }, y: { field: 'doubled', type: 'quantitative' } },
+    };
+    const counted = {
+      data: { values: rows },
+      mark: 'bar',
+      encoding: { x: { field: 'month', type: 'ordinal' }, y: { aggregate: 'count', type: 'quantitative' } },
+    };
+    const lateField = {
+      data: {
+        values: [
+          ...Array.from({ length: 150 }, (_, index) => ({ month: `m${index}` })),
+          { month: 'x', late: 3 },
+        ],
+      },
+      mark: 'point',
+      encoding: { x: { field: 'month', type: 'ordinal' }, y: { field: 'late', type: 'quantitative' } },
+    };
+    for (const spec of [layered, transformed, counted, lateField])
+      expect(missingNote((await renderChart(spec, { png: false })).notes)).toEqual([]);
+  });
+});
