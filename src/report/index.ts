@@ -1,4 +1,4 @@
-export { renderReport, renderRunFolder, allReportFormats } from './render-report.ts';
+export { renderReport, renderRunFolder, allReportFormats, readEmbeddableImages } from './render-report.ts';
 export type {
   ReportFormat,
   RenderReportOptions,

@@ -238,6 +238,16 @@ async function copyArtifacts(paths: readonly string[], fromDir: string, toDir: s
   }
 }
 
+/**
+ * The images among `paths` (files of `dir`) that a report may embed: a known
+ * image type by name and by their first bytes, at most 5 MB each and 30 MB
+ * together; the rest are left out. `paths` must already be known to stay
+ * inside `dir`.
+ */
+export async function readEmbeddableImages(paths: readonly string[], dir: string): Promise<ArtifactImages> {
+  return readArtifactImages(paths, dir);
+}
+
 async function readArtifactImages(paths: readonly string[], artifactsDir: string): Promise<ArtifactImages> {
   const images = new Map<string, { mimeType: string; base64: string }>();
   let totalBytes = 0;

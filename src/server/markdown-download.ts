@@ -1,27 +1,81 @@
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { readEmbeddableImages } from '../report/index.ts';
+import { resolveInside } from './safe-name.ts';
 
 /**
  * The run's report.md as one file to download: its figures and charts are
- * in `assets/` beside it (`![…](assets/E7-figure-1.png)`), which a download
- * of the single file leaves behind, so each such image is put inline as a
- * data: URI. Only the report's own image links are rewritten (the model's
- * text has its images turned into links when the report is written), and
- * only to files of that folder; an asset that cannot be read keeps its link.
+ * in `assets/` beside it (`![…](assets/E7-figure-1.png)`) and the images the
+ * analysis saved in `artifacts/`, which a download of the single file leaves
+ * behind, so each such image is put inline as a data: URI — under the
+ * report's own limits (an image type by its bytes, 5 MB each, 30 MB in all);
+ * one past them keeps its link. Only the report's own image links outside
+ * code blocks are rewritten: the model's images were turned into text when
+ * the report was written, and a cell's code or output that reads like such a
+ * link is left as printed. Links to other files (a table's CSV) stay relative.
  */
 export async function selfContainedMarkdown(runDir: string, markdown: string): Promise<string> {
-  const assetsDir = path.join(runDir, 'assets');
-  const names = new Set([...markdown.matchAll(ASSET_IMAGE)].map((match) => match[2] as string));
-  const inline = new Map<string, string>();
-  for (const name of names) {
-    const bytes = await readFile(path.join(assetsDir, name)).catch(() => null);
-    if (bytes !== null) inline.set(name, `data:image/png;base64,${bytes.toString('base64')}`);
-  }
-  return markdown.replace(ASSET_IMAGE, (whole, caption: string, name: string) => {
-    const uri = inline.get(name);
-    return uri === undefined ? whole : `![${caption}](${uri})`;
+  const lines = markdown.split('\n');
+  const prose = outsideCodeBlocks(lines);
+  // Per folder: each link's target, percent-decoded, kept only when it stays inside that folder.
+  const wanted = { assets: new Map<string, string>(), artifacts: new Map<string, string>() };
+  lines.forEach((line, index) => {
+    if (!prose[index]) return;
+    for (const match of line.matchAll(IMAGE_LINK)) {
+      const [, , folder = '', target = ''] = match;
+      const into = folder.toLowerCase() === 'assets' ? wanted.assets : wanted.artifacts;
+      const decoded = safeDecode(target);
+      if (decoded !== null && resolveInside(path.join(runDir, folder.toLowerCase()), decoded) !== null)
+        into.set(target, decoded);
+    }
+  });
+  const read = {
+    assets: await readEmbeddableImages([...wanted.assets.values()], path.join(runDir, 'assets')),
+    artifacts: await readEmbeddableImages([...wanted.artifacts.values()], path.join(runDir, 'artifacts')),
+  };
+  const uriOf = (folder: string, target: string): string | null => {
+    const key = folder.toLowerCase() === 'assets' ? 'assets' : 'artifacts';
+    const image = read[key].get(wanted[key].get(target) ?? '');
+    return image === undefined ? null : `data:${image.mimeType};base64,${image.base64}`;
+  };
+  return lines
+    .map((line, index) =>
+      prose[index]
+        ? line.replace(IMAGE_LINK, (whole, caption: string, folder: string, target: string) => {
+            const uri = uriOf(folder, target);
+            return uri === null ? whole : `![${caption}](${uri})`;
+          })
+        : line,
+    )
+    .join('\n');
+}
+
+/**
+ * An image the markdown report links into its assets or artifacts folder:
+ * assets by plain file name, artifacts by their percent-encoded relative path.
+ */
+const IMAGE_LINK = /!\[([^\]\n]*)\]\((assets|artifacts)\/([A-Za-z0-9%._~/-]+\.(?:png|jpe?g|gif|webp))\)/gi;
+
+/** For each line, whether it is outside fenced code (``` or ~~~ fences, as CommonMark opens and closes them). */
+function outsideCodeBlocks(lines: readonly string[]): boolean[] {
+  let fence: string | null = null;
+  return lines.map((line) => {
+    const marker = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
+    if (fence === null) {
+      if (marker !== undefined) {
+        fence = marker;
+        return false;
+      }
+      return true;
+    }
+    if (marker !== undefined && marker[0] === fence[0] && marker.length >= fence.length) fence = null;
+    return false;
   });
 }
 
-/** An image the markdown report links into its assets folder: a plain file name, no folder, no traversal. */
-const ASSET_IMAGE = /!\[([^\]\n]*)\]\(assets\/([A-Za-z0-9][A-Za-z0-9._-]*\.png)\)/g;
+function safeDecode(text: string): string | null {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return null;
+  }
+}
