@@ -79,6 +79,9 @@ function neutralizeLine(line: string): string {
           ? `[image: ${alt || url}](${url})`
           : `*[image: ${alt || 'omitted'}]*`,
     )
+    // Any "![" left makes an image of what follows: the "!" of "!![x](https://…)" before the link just made,
+    // or a reference-style "![x][ref]". Escaped, it is text.
+    .replace(/!\[/g, '\\![')
     .replace(new RegExp(`\\]\\(\\s*(${destination})${linkRest}\\)`, 'g'), (match, url: string) =>
       isSafeLink(url) ? match : '](#unsafe-link-removed)',
     );

@@ -73,6 +73,19 @@ describe('neutralizeMarkdown', () => {
   });
 });
 
+describe('neutralizeMarkdown and images that hide', () => {
+  it('leaves no "![" before a link it made, nor a reference-style image', () => {
+    // "!![x](https://…)" became "![image: x](https://…)": a live remote image in report.md.
+    expect(
+      neutralizeMarkdown(
+        '!![x](https://evil.example/t.png) and ![y][pixel]\n[pixel]: https://evil.example/p.png',
+      ),
+    ).toBe(
+      '\\![image: x](https://evil.example/t.png) and \\![y][pixel]\n[pixel]: https://evil.example/p.png',
+    );
+  });
+});
+
 describe('neutralizeMarkdown heading levels', () => {
   it('nests model headings under the report headings, but not inside code blocks', () => {
     expect(
