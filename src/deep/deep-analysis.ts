@@ -207,8 +207,13 @@ class DeepRun {
       { brief, profile, maxSubAnalyses: this.maxSubAnalyses },
       this.roleContext(this.research.signal),
     );
-    // The budget, not the supervisor, left questions of the brief out: said, not silently dropped.
-    const unresearched = drafts.length >= this.maxSubAnalyses ? brief.questions.length - drafts.length : 0;
+    // The budget, not the supervisor, left questions of the brief out: said, not silently dropped. Counted only
+    // when each sub-question is one of the brief's (the offline roles); a model may merge or split them.
+    const oneToOne = drafts.every((draft) =>
+      brief.questions.some((entry) => entry.question === draft.question),
+    );
+    const unresearched =
+      oneToOne && drafts.length >= this.maxSubAnalyses ? brief.questions.length - drafts.length : 0;
     const briefNote =
       unresearched > 0
         ? ` ${unresearched} of the brief's ${brief.questions.length} questions ${unresearched === 1 ? 'was' : 'were'} not researched: the budget is ${this.maxSubAnalyses} sub-analyses (--sub-analyses ${brief.questions.length} would research them all).`
