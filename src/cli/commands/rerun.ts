@@ -57,7 +57,8 @@ Examples:
 --json writes one JSON object per line on stdout, as \`analyze --json\` does
 (schemas/json-lines.schema.json): the run's events, then a "rerun-summary"
 line (each recorded cell's status, the failed cell, each number of the
-earlier answer and what became of it), then "report-end"; warnings and
+earlier answer and what became of it: updated, unchanged, stale, not-grounded
+or sign-changed), then "report-end"; warnings and
 errors go to stderr, and a failure before the run is a "cli-error" line.
 
 ${exitCodeHelpFor([
