@@ -70,21 +70,23 @@ const linkRest = String.raw`(?:[^()]|\([^()]*\))*`;
 function neutralizeLine(line: string): string {
   const definition = /^(\s{0,3}\[[^\]]+\]:\s*)(\S+)(.*)$/.exec(line);
   if (definition && !isSafeLink(definition[2] ?? '')) return `${definition[1] ?? ''}#unsafe-link-removed`;
-  return line
-    .replace(/</g, '&lt;')
-    .replace(
-      new RegExp(`!\\[([^\\]]*)\\]\\(\\s*(${destination})${linkRest}\\)`, 'g'),
-      (_match, alt: string, url: string) =>
-        isSafeLink(url) && /^https?:/i.test(url)
-          ? `[image: ${alt || url}](${url})`
-          : `*[image: ${alt || 'omitted'}]*`,
-    )
-    // Any "![" left makes an image of what follows: the "!" of "!![x](https://…)" before the link just made,
-    // or a reference-style "![x][ref]". Escaped, it is text.
-    .replace(/!\[/g, '\\![')
-    .replace(new RegExp(`\\]\\(\\s*(${destination})${linkRest}\\)`, 'g'), (match, url: string) =>
-      isSafeLink(url) ? match : '](#unsafe-link-removed)',
-    );
+  return (
+    line
+      .replace(/</g, '&lt;')
+      .replace(
+        new RegExp(`!\\[([^\\]]*)\\]\\(\\s*(${destination})${linkRest}\\)`, 'g'),
+        (_match, alt: string, url: string) =>
+          isSafeLink(url) && /^https?:/i.test(url)
+            ? `[image: ${alt || url}](${url})`
+            : `*[image: ${alt || 'omitted'}]*`,
+      )
+      // Any "![" left makes an image of what follows: the "!" of "!![x](https://…)" before the link just made,
+      // or a reference-style "![x][ref]". Escaped, it is text.
+      .replace(/!\[/g, '\\![')
+      .replace(new RegExp(`\\]\\(\\s*(${destination})${linkRest}\\)`, 'g'), (match, url: string) =>
+        isSafeLink(url) ? match : '](#unsafe-link-removed)',
+      )
+  );
 }
 
 /** Plain text (data values, output ids, paths) in running Markdown text or a table cell. */
