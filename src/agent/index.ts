@@ -4,7 +4,7 @@ export { profileWorkspace } from './profile-workspace.ts';
 export type { ProfileWorkspaceOptions } from './profile-workspace.ts';
 export type { AgentEvent, AnalysisResult, TurnResult, ReplaySummary } from './events.ts';
 export { Thread, ThreadTurn, openThread, resumeThread } from './thread/index.ts';
-export { rerunAnalysis } from './rerun/index.ts';
+export { countNumbers, rerunAnalysis } from './rerun/index.ts';
 export type {
   RerunOptions,
   RerunResult,

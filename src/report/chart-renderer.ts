@@ -238,14 +238,14 @@ export function capSpecData(
 
 const ARIA_MAX_ROWS = 1_000;
 
+const compositeKeys = ['layer', 'concat', 'hconcat', 'vconcat', 'facet', 'repeat', 'spec'] as const;
+
 /**
  * Fields a single-view vega-lite spec encodes that its inline rows do not
  * hold: vega-lite draws such a chart without complaint, with empty axes
  * ("unit" for "units"). Only where the answer is certain: inline rows of
  * objects, no transform (which could make the field), plain field names.
  */
-const compositeKeys = ['layer', 'concat', 'hconcat', 'vconcat', 'facet', 'repeat', 'spec'] as const;
-
 function missingFieldNotes(spec: Record<string, unknown>): string[] {
   const data = spec.data;
   const rows = isRecord(data) && Array.isArray(data.values) ? data.values : null;

@@ -150,7 +150,6 @@ export function percent(share: number): string {
   return `${value >= 10 ? value.toFixed(0) : value.toFixed(1)}%`;
 }
 
-/** A number for a table cell: at most 4 significant digits past the point, thousands separated. */
 /**
  * A measure's min or max as the profile wrote it, with thousands separators
  * like the mean beside it ("17,531", not "17531"); the digits are grouped as
@@ -163,6 +162,7 @@ export function groupMeasureDigits(text: string | null): string {
   return `${sign}${whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${fraction}`;
 }
 
+/** A number for a table cell: at most 4 significant digits past the point, thousands separated. */
 export function formatStatistic(value: number | null | undefined): string {
   if (value === null || value === undefined) return '';
   const rounded = Math.abs(value) >= 1000 ? Math.round(value) : Number(value.toPrecision(4));

@@ -118,7 +118,7 @@ async function renderFormats(
     await copyArtifacts(artifactPaths, artifactsDir, join(outDir, 'artifacts'));
   const artifactImages =
     formats.has('html') || formats.has('md')
-      ? await readArtifactImages(artifactPaths, join(outDir, 'artifacts'))
+      ? await readEmbeddableImages(artifactPaths, join(outDir, 'artifacts'))
       : new Map();
 
   let htmlBytes = 0;
@@ -245,16 +245,12 @@ async function copyArtifacts(paths: readonly string[], fromDir: string, toDir: s
  * inside `dir`.
  */
 export async function readEmbeddableImages(paths: readonly string[], dir: string): Promise<ArtifactImages> {
-  return readArtifactImages(paths, dir);
-}
-
-async function readArtifactImages(paths: readonly string[], artifactsDir: string): Promise<ArtifactImages> {
   const images = new Map<string, { mimeType: string; base64: string }>();
   let totalBytes = 0;
   for (const path of paths) {
     const type = imageTypes[path.split('.').pop()?.toLowerCase() ?? ''];
     if (!type) continue;
-    const bytes = await readFile(join(artifactsDir, path)).catch(() => null);
+    const bytes = await readFile(join(dir, path)).catch(() => null);
     if (
       bytes === null ||
       bytes.length > MAX_EMBEDDED_IMAGE_BYTES ||

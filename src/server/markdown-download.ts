@@ -17,32 +17,27 @@ export async function selfContainedMarkdown(runDir: string, markdown: string): P
   const lines = markdown.split('\n');
   const prose = outsideCodeBlocks(lines);
   // Per folder: each link's target, percent-decoded, kept only when it stays inside that folder.
-  const wanted = { assets: new Map<string, string>(), artifacts: new Map<string, string>() };
+  const wanted: Record<Folder, Map<string, string>> = { assets: new Map(), artifacts: new Map() };
   lines.forEach((line, index) => {
     if (!prose[index]) return;
-    for (const match of line.matchAll(IMAGE_LINK)) {
-      const [, , folder = '', target = ''] = match;
-      const into = folder.toLowerCase() === 'assets' ? wanted.assets : wanted.artifacts;
+    for (const [, , folder, target = ''] of line.matchAll(IMAGE_LINK)) {
       const decoded = safeDecode(target);
-      if (decoded !== null && resolveInside(path.join(runDir, folder.toLowerCase()), decoded) !== null)
-        into.set(target, decoded);
+      if (decoded !== null && resolveInside(path.join(runDir, folder as Folder), decoded) !== null)
+        wanted[folder as Folder].set(target, decoded);
     }
   });
   const read = {
     assets: await readEmbeddableImages([...wanted.assets.values()], path.join(runDir, 'assets')),
     artifacts: await readEmbeddableImages([...wanted.artifacts.values()], path.join(runDir, 'artifacts')),
   };
-  const uriOf = (folder: string, target: string): string | null => {
-    const key = folder.toLowerCase() === 'assets' ? 'assets' : 'artifacts';
-    const image = read[key].get(wanted[key].get(target) ?? '');
-    return image === undefined ? null : `data:${image.mimeType};base64,${image.base64}`;
-  };
   return lines
     .map((line, index) =>
       prose[index]
-        ? line.replace(IMAGE_LINK, (whole, caption: string, folder: string, target: string) => {
-            const uri = uriOf(folder, target);
-            return uri === null ? whole : `![${caption}](${uri})`;
+        ? line.replace(IMAGE_LINK, (whole, caption: string, folder: Folder, target: string) => {
+            const image = read[folder].get(wanted[folder].get(target) ?? '');
+            return image === undefined
+              ? whole
+              : `![${caption}](data:${image.mimeType};base64,${image.base64})`;
           })
         : line,
     )
@@ -53,7 +48,9 @@ export async function selfContainedMarkdown(runDir: string, markdown: string): P
  * An image the markdown report links into its assets or artifacts folder:
  * assets by plain file name, artifacts by their percent-encoded relative path.
  */
-const IMAGE_LINK = /!\[([^\]\n]*)\]\((assets|artifacts)\/([A-Za-z0-9%._~/-]+\.(?:png|jpe?g|gif|webp))\)/gi;
+const IMAGE_LINK =
+  /!\[([^\]\n]*)\]\((assets|artifacts)\/([A-Za-z0-9%._~/-]+\.(?:png|jpe?g|gif|webp|PNG|JPE?G|GIF|WEBP))\)/g;
+type Folder = 'assets' | 'artifacts';
 
 /** For each line, whether it is outside fenced code (``` or ~~~ fences, as CommonMark opens and closes them). */
 function outsideCodeBlocks(lines: readonly string[]): boolean[] {

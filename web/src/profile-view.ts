@@ -42,7 +42,7 @@ const statText = (value: number): string =>
     maximumFractionDigits: 4,
   });
 
-/** A plain decimal written with thousands separators (digits kept as they are: no rounding, no float). */
+/** A plain decimal written with thousands separators, digits kept (as the report's `groupMeasureDigits` in src/report/data-profile-view.ts). */
 function groupDigits(text: string): string {
   const plain = /^(-?)(\d+)(\.\d+)?$/.exec(text);
   if (plain === null) return text;

@@ -313,7 +313,6 @@ function outputLines(sources: readonly GroundingSource[]): OutputLine[] {
   const lines: OutputLine[] = [];
   for (const source of sources) {
     const seen = new Map<string, number>();
-    const first = lines.length;
     for (const text of source.text.split('\n')) {
       const numbers = printedNumbers(text);
       if (numbers.length === 0) continue;
@@ -325,13 +324,12 @@ function outputLines(sources: readonly GroundingSource[]): OutputLine[] {
         text,
         label,
         occurrence,
-        occurrences: 0,
+        occurrences: labelCount(source, label),
         words: words(text),
         numbers,
         dates: datesIn(text),
       });
     }
-    for (const line of lines.slice(first)) line.occurrences = seen.get(line.label) ?? 0;
   }
   return lines;
 }

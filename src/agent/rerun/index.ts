@@ -1,4 +1,4 @@
-export { rerunAnalysis, describeNumbers } from './rerun.ts';
+export { rerunAnalysis, countNumbers, describeNumbers } from './rerun.ts';
 export type { RerunOptions, RerunResult, RerunCell } from './rerun-options.ts';
 export {
   updateAnswerNumbers,

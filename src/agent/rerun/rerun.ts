@@ -118,22 +118,26 @@ function countBy(numbers: readonly NumberUpdate[], status: NumberUpdate['status'
   return numbers.filter((number) => number.status === status).length;
 }
 
-/** One sentence per kind of number, for the run's notice and the CLI. */
-export function describeNumbers(numbers: readonly NumberUpdate[]): string {
+/** How many numbers of each kind, one sentence (the CLI's summary line, and the start of `describeNumbers`). */
+export function countNumbers(numbers: readonly NumberUpdate[]): string {
+  const signChanged = countBy(numbers, 'sign-changed');
   const parts = [
     `${countBy(numbers, 'updated')} updated`,
     `${countBy(numbers, 'unchanged')} unchanged`,
     `${countBy(numbers, 'stale')} stale`,
     `${countBy(numbers, 'not-grounded')} not grounded`,
-    ...(countBy(numbers, 'sign-changed') > 0
-      ? [`${countBy(numbers, 'sign-changed')} with their sign changed`]
-      : []),
+    ...(signChanged > 0 ? [`${signChanged} with their sign changed`] : []),
   ];
+  return `Numbers of the earlier answer: ${parts.join(', ')}.`;
+}
+
+/** The counts, then the stale numbers with why, for the run's notice. */
+export function describeNumbers(numbers: readonly NumberUpdate[]): string {
   const stale = numbers
     .filter((number) => number.status === 'stale')
     .slice(0, 10)
     .map((number) => `${number.oldText} (${number.reason ?? 'not placed'})`);
-  return `Numbers of the earlier answer: ${parts.join(', ')}.${stale.length > 0 ? ` Stale: ${stale.join('; ')}${countBy(numbers, 'stale') > stale.length ? '; …' : ''}.` : ''}`;
+  return `${countNumbers(numbers)}${stale.length > 0 ? ` Stale: ${stale.join('; ')}${countBy(numbers, 'stale') > stale.length ? '; …' : ''}.` : ''}`;
 }
 
 /** The lines put before a carried-over answer, so that no reader takes it for a fresh analysis. */

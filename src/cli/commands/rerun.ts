@@ -172,11 +172,12 @@ async function runRerun(
     return fail(error);
   }
 
-  const [{ rerunAnalysis }, { ChartPool, renderRunFolder }, { createModel }] = await Promise.all([
-    import('../../agent/index.ts'),
-    import('../../report/index.ts'),
-    import('../model-factory.ts'),
-  ]);
+  const [{ countNumbers, rerunAnalysis }, { ChartPool, renderRunFolder }, { createModel }] =
+    await Promise.all([
+      import('../../agent/index.ts'),
+      import('../../report/index.ts'),
+      import('../model-factory.ts'),
+    ]);
   const interrupts = handleCommandInterrupts(
     context,
     renderer,
@@ -235,7 +236,7 @@ async function runRerun(
       if (interrupts.interrupted && !DatalystError.isInstance(error)) return fail(new CancelledError(error));
       return fail(error);
     }
-    describeRerun(renderer, result);
+    describeRerun(renderer, result, countNumbers(result.numbers));
     if (json) {
       const { rerunOf, cells, failedCell, answerSource, numbers } = result;
       writeJson({ type: 'rerun-summary', rerunOf, cells, failedCell, answerSource, numbers });
@@ -254,8 +255,8 @@ async function runRerun(
   }
 }
 
-/** What the re-run did, before the report lines: failed cell, numbers carried over, stale ones named. */
-function describeRerun(renderer: ProgressRenderer, result: RerunResult): void {
+/** What the re-run did, before the report lines: failed cell, numbers carried over (`counts`: the library's sentence), stale ones named. */
+function describeRerun(renderer: ProgressRenderer, result: RerunResult, counts: string): void {
   const ran = result.cells.filter((cell) => cell.status !== 'not-run').length;
   renderer.info(`Re-ran ${ran} of ${result.cells.length} recorded cells of run ${result.rerunOf.runId}.`);
   if (result.failedCell !== null) {
@@ -268,12 +269,8 @@ function describeRerun(renderer: ProgressRenderer, result: RerunResult): void {
     return;
   }
   if (result.answerSource === 'none') return;
-  const count = (status: string) => result.numbers.filter((number) => number.status === status).length;
-  const signChanged = result.numbers.filter((number) => number.status === 'sign-changed');
-  renderer.info(
-    `Numbers of the earlier answer: ${count('updated')} updated, ${count('unchanged')} unchanged, ${count('stale')} stale, ${count('not-grounded')} not grounded${signChanged.length > 0 ? `, ${signChanged.length} with their sign changed` : ''}.`,
-  );
-  for (const number of signChanged)
+  renderer.info(counts);
+  for (const number of result.numbers.filter((entry) => entry.status === 'sign-changed'))
     renderer.warn(
       `sign changed: ${number.oldText} — ${number.reason ?? ''} (marked [sign changed] in the report)`,
     );
