@@ -5,6 +5,7 @@ import {
   linkCitations,
   sectionAnchor,
   subAnchor,
+  subOutcomeText,
   visualsOfExecution,
 } from './deep-run.ts';
 import type { DeepVisual, PreparedDeepReport } from './deep-run.ts';
@@ -115,7 +116,7 @@ export function renderDeepMarkdownReport(report: PreparedDeepReport): DeepMarkdo
       anchor(subAnchor(entry.id)),
       `### ${entry.id}: ${escapeMarkdownText(entry.question)}`,
       '',
-      `- Outcome: **${entry.outcome}**${entry.termination === null ? '' : ` (${escapeMarkdownText(entry.termination)})`}; rounds: ${sub.rounds ?? 'unknown'}`,
+      `- Outcome: **${escapeMarkdownText(subOutcomeText(entry))}**; rounds: ${sub.rounds ?? 'unknown'}`,
       `- ${escapeMarkdownText(entry.detail)}`,
       ...(entry.tables.length === 0 ? [] : [`- Tables: ${entry.tables.map(escapeMarkdownText).join(', ')}`]),
       '',

@@ -1,4 +1,5 @@
 import type { EvidenceItem } from '../deep/deep-schema.ts';
+import { subOutcomeText } from './deep-run.ts';
 import type { DeepSubView, PreparedDeepReport } from './deep-run.ts';
 import { neutralizeMarkdown } from './markdown-text.ts';
 import type { Notebook, NotebookCell } from './notebook-schema.ts';
@@ -115,7 +116,7 @@ function subAnalysisCells(
   const heading = [
     `## ${record.id}: ${neutralizeMarkdown(record.question)}`,
     '',
-    `Outcome: **${record.outcome}**${record.termination === null ? '' : ` (${record.termination})`}. ${neutralizeMarkdown(record.detail)}`,
+    `Outcome: **${neutralizeMarkdown(subOutcomeText(record))}**. ${neutralizeMarkdown(record.detail)}`,
   ];
   if (record.evidenceIds.length > 0) heading.push('', `Evidence: ${record.evidenceIds.join(', ')}.`);
   if (sub.traceNote !== null) heading.push('', `*${neutralizeMarkdown(sub.traceNote)}*`);

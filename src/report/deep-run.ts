@@ -91,6 +91,16 @@ export interface PrepareDeepOptions {
   now?: Date;
 }
 
+/**
+ * A sub-analysis's outcome with its loop's termination when that says more: "incomplete (max-rounds)", but
+ * "answered", not "answered (answered)".
+ */
+export function subOutcomeText(record: Pick<SubAnalysisRecord, 'outcome' | 'termination'>): string {
+  return record.termination === null || record.termination === record.outcome
+    ? record.outcome
+    : `${record.outcome} (${record.termination})`;
+}
+
 /** The anchor of an output of a sub-analysis (`S2:E4`) in the deep report. */
 export function deepOutputAnchor(citedOutput: string): string {
   return outputAnchor(citedOutput);

@@ -99,6 +99,9 @@ describe('the deep report of a recorded offline deep run', () => {
     expect(markdown).toContain('[EV1](#evidence-EV1)');
     expect(markdown).toContain('<a id="evidence-EV1"></a>');
     expect(markdown).toMatch(/!\[Figure 1 of S\d:E\d+\]\(assets\/S\d_E\d+-figure-1\.png\)/);
+    // An answered sub-analysis is "answered", once: its loop's termination says the same.
+    expect(markdown).toContain('- Outcome: **answered**; rounds:');
+    expect(markdown).not.toContain('(answered)');
   });
 
   it('is the same for the same folder and time', async () => {
