@@ -30,6 +30,8 @@ interface Run {
   stdout?: string;
   /** report.md, for runs through the CLI. */
   report?: string;
+  /** Rows per file and table as the workspace profile counted them (`file` or `file#table`). */
+  profileRows: Map<string, number>;
 }
 
 interface Fact {
@@ -289,6 +291,35 @@ async function buildFacts(): Promise<Fact[]> {
       holds: says('`note` holds a single value where present.'),
     },
     { workspace: 'edge', what: 'mostly empty: missing', holds: says('`note` misses 11 of 12 (91.7%).') },
+    // A sheet saved as CSV: its source note below an empty row is not a row, in the profile or the analysis.
+    {
+      workspace: 'footer',
+      what: 'footer: shape without the empty row and the note',
+      holds: says('`footer/budget.csv`: 15 rows × 4 columns (`group_id`, `item_id`, `item`, `amount`).'),
+    },
+    {
+      workspace: 'footer',
+      what: 'footer: said',
+      holds: says('`footer/budget.csv`: Lines below the 15 data rows (a footer or notes) are left out.'),
+    },
+    {
+      workspace: 'footer',
+      what: 'footer: the note is no value of any column',
+      holds: (r) => !r.outputs.includes('Source: budget'),
+    },
+    {
+      workspace: 'footer',
+      what: 'footer: the profile counts the rows the analysis counts',
+      holds: (r) =>
+        r.profileRows.get('footer/budget.csv') === 15 && r.profileRows.get('footer/trailing_empty.csv') === 8,
+    },
+    {
+      workspace: 'footer',
+      what: 'empty rows at the end: said',
+      holds: says(
+        '`footer/trailing_empty.csv`: Empty rows (delimiters only) below the 8 data rows are left out.',
+      ),
+    },
     // Nothing readable: named termination, exit 3.
     { workspace: 'unreadable', what: 'nothing readable: exit 3', holds: (r) => r.exitCode === 3 },
     {
@@ -400,8 +431,13 @@ async function offlineRun(
   const trace = await readTrace(path.join(runDir, 'trace.jsonl'));
   let answer = '';
   const outputs: string[] = [];
+  const profileRows = new Map<string, number>();
   for (const record of trace.records) {
     if (record.type === 'execution') outputs.push(record.executeText);
+    if (record.type === 'workspace-profile')
+      for (const file of record.profile.files)
+        for (const table of file.tables)
+          profileRows.set(table.name === '' ? file.path : `${file.path}#${table.name}`, table.rows);
     if (record.type === 'run-end') answer = record.answer ?? '';
   }
   try {
@@ -416,6 +452,7 @@ async function offlineRun(
   runs.set(name, {
     answer,
     outputs: outputs.join('\n'),
+    profileRows,
     runDir,
     ...(cli === null ? {} : { exitCode: cli.code, stdout: cli.stdout, report }),
   });
@@ -428,6 +465,7 @@ beforeAll(async () => {
   await offlineRun('encodings', ['encodings'], { cli: true });
   await offlineRun('ids-dates', ['identifiers', 'dates']);
   await offlineRun('edge', ['edge']);
+  await offlineRun('footer', ['footer']);
   await offlineRun('big', [], { maxRows: 10_000, largeFileBytes: 256 * 1024 }, async (dir) => {
     const lines = ['id,group,amount'];
     for (let row = 0; row < 60_000; row += 1) lines.push(`${row},g${row % 7},${(row * 37) % 1000}.5`);

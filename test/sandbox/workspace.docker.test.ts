@@ -199,6 +199,11 @@ describe('the workspace profile', () => {
       });
       expect(spanishTable.columns.map((column) => column.name)).toContain('Descripción');
       expect(spanishTable.columns.find((column) => column.name === 'Gasto total 2011')?.kind).toBe('number');
+      // 114 rows: the row of commas and the source note ("Fuente: …" in GF_ID) below them are no data.
+      expect(spanishTable.rows).toBe(114);
+      expect(spanish.notes).toContain('Lines below the 114 data rows (a footer or notes) are left out.');
+      expect(JSON.stringify(spanishTable.sampleRows)).not.toContain('Fuente');
+      expect(spanishTable.columns.find((column) => column.name === 'GF_ID')?.unique).toBe(3);
 
       const workbook = file(profile, 'large.xlsx');
       expect(workbook.format).toBe('excel');

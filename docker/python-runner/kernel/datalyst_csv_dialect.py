@@ -124,6 +124,8 @@ class CsvStructure:
         self.header_line = 0
         self.data_rows: int | None = None
         self.footer = False
+        # Rows of delimiters only at the end, with no text below them: left out like a footer, said apart.
+        self.empty_tail = False
         self.width = 1
         # False when the first row is data (a header-less file): the columns get generated names.
         self.has_header = True
@@ -160,23 +162,38 @@ def find_structure(text: str, delimiter: str, width: int, complete: bool) -> Csv
     below = [fields for _, fields in records[header_index + 1:header_index + 201] if len(fields) == width]
     structure.has_header = is_header_row(records[header_index][1], below, preamble=header_index > 0)
     structure.header_fields = list(records[header_index][1])
-    # The data: records after the header until one that is clearly not a row of the table.
+    # The data: records after the header until one that is clearly not a row of the table: a short record,
+    # or (when the sample is the whole file) a row of delimiters only below which every record holds at
+    # most one value, as a sheet saved as CSV writes an empty row and then its source note in column A.
+    notes_from = first_of_notes(records, header_index + 1) if complete and width >= 3 else len(records)
     data_rows = 0
     end = None
     for index in range(header_index + 1, len(records)):
         fields = records[index][1]
         if not fields or not any(field.strip() for field in fields) and len(fields) <= 1:
             continue  # blank line (pandas skips those)
-        if len(fields) <= max(1, width // 2):
+        if len(fields) <= max(1, width // 2) or (index >= notes_from and not any(field.strip() for field in fields)):
             end = index
             break
         data_rows += 1
     if end is not None and complete:
         trailing = [fields for _, fields in records[end:] if any(field.strip() for field in fields)]
-        if trailing:
-            structure.footer = True
-            structure.data_rows = data_rows
+        structure.footer = bool(trailing)
+        structure.empty_tail = not trailing
+        structure.data_rows = data_rows
     return structure
+
+
+def first_of_notes(records: list[tuple[int, list[str]]], start: int) -> int:
+    """Where the file's last run of records holding at most one value each, and that not a number, begins
+    (len(records) if none): text below a table, not sparse rows of it."""
+    index = len(records)
+    while index > start:
+        filled = [field for field in records[index - 1][1] if field.strip()]
+        if len(filled) > 1 or (filled and is_number_cell(filled[0])):
+            break
+        index -= 1
+    return index
 
 
 NUMBER = re.compile(r'^[-+]?(\d+([.,]\d+)*|\d*[.,]\d+)([eE][-+]?\d+)?%?$')

@@ -286,7 +286,7 @@ def profile_csv(absolute: str, relative: str, notes: list[str]) -> dict:
     if not structure.has_header:
         kwargs['header'] = None
         kwargs['names'] = ['column_%d' % (position + 1) for position in range(structure.width)]
-    if structure.footer and structure.data_rows is not None:
+    if structure.data_rows is not None:
         kwargs['nrows'] = structure.data_rows + (0 if structure.has_header else 1)
     if na_values:
         kwargs['na_values'] = na_values
@@ -315,6 +315,8 @@ def profile_csv(absolute: str, relative: str, notes: list[str]) -> dict:
                      'column_1 to column_%d.' % structure.width)
     if structure.footer:
         notes.append('Lines below the %d data rows (a footer or notes) are left out.' % (structure.data_rows or 0))
+    elif structure.empty_tail:
+        notes.append('Empty rows (delimiters only) below the %d data rows are left out.' % (structure.data_rows or 0))
     if identifiers:
         notes.append('Read as text, not numbers (identifiers: long digit strings or leading zeros): %s.'
                      % ', '.join(identifiers[:10]))
