@@ -269,6 +269,25 @@ async function buildFacts(): Promise<Fact[]> {
         'Column visit holds dates written MM/DD/YYYY; no day above 12 occurs, so day and month cannot be told apart: read as month first',
       ),
     },
+    {
+      workspace: 'ids-dates',
+      what: 'year-months: read as dates, said',
+      holds: says('Column period holds dates written YYYYMM (a year and month).'),
+    },
+    {
+      workspace: 'ids-dates',
+      what: 'year-months: a span, never a mean',
+      holds: (r) =>
+        r.answer.includes('`period` spans 2013-01-01 to 2013-12-01.') &&
+        !r.answer.includes('`period` ranges'),
+    },
+    {
+      workspace: 'ids-dates',
+      what: 'year-months: totals per month, the grain of the data (never per week)',
+      holds: says(
+        '`period` runs from 2013-01-01 to 2013-12-01; the total sales per month went from 298 in the first quarter of that span to 424 in the last (42.3% change).',
+      ),
+    },
     // Empty, constant, header-only.
     {
       workspace: 'edge',

@@ -26,7 +26,7 @@ import urllib.parse
 import warnings
 import zipfile
 
-from datalyst_columns import is_missing, looks_numeric, profile_column, text_value
+from datalyst_columns import ID_NAME, is_missing, looks_numeric, profile_column, text_value
 from datalyst_csv_dialect import (HEADER_SEARCH_ROWS, SNIFF_BYTES, NotText, find_missing_markers, find_number_format,
                                   find_structure, detect_encoding, looks_delimited, sample_rows, sniff_delimiter)
 from datalyst_text import MAX_NAME_CHARS, MAX_NOTE_CHARS, clip_text, short_text
@@ -422,14 +422,20 @@ class DateSpec:
 
 SLASHED = re.compile(r'^(\d{1,2})/(\d{1,2})/(\d{4})( \d{1,2}:\d{2}(:\d{2})?)?$')
 DOTTED = re.compile(r'^(\d{1,2})\.(\d{1,2})\.(\d{4})( \d{1,2}:\d{2}(:\d{2})?)?$')
+# A year and month as one number (201306): a period, which a mean or an outlier fence of it would not be.
+YEAR_MONTH = re.compile(r'^(19|20)\d\d(0[1-9]|1[0-2])$')
 
 
 def find_date_columns(names: list[str], rows: list[list[str]]) -> list[tuple[str, DateSpec]]:
-    """Columns of D/M/Y-style dates, with the one format that reads them all. ISO dates need no help."""
+    """Columns of D/M/Y-style dates, with the one format that reads them all, and of year-months written
+    YYYYMM (every value, at least three different ones, and not an id by its name). ISO dates need no help."""
     found = []
     for position, name in enumerate(names):
         values = [row[position].strip() for row in rows[:5000] if position < len(row) and row[position].strip()]
         if len(values) < 2:
+            continue
+        if all(YEAR_MONTH.match(value) for value in values) and len(set(values)) >= 3 and not ID_NAME.search(name):
+            found.append((name, DateSpec('%Y%m', 'YYYYMM (a year and month)')))
             continue
         for pattern, separator in ((SLASHED, '/'), (DOTTED, '.')):
             matches = [pattern.match(value) for value in values]

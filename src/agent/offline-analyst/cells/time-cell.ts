@@ -26,6 +26,12 @@ for key in [key for key in focus if 'datetime' in kinds(tables[key]).values()][:
     span = (data.index.max() - data.index.min()).days
     dense = data.index.normalize().nunique() >= 0.3 * (span + 1)  # dated most days: weekdays mean something
     rule, period = ('D', 'day') if span <= 120 else ('W', 'week') if span <= 1100 else ('MS', 'month')
+    # Never a finer grain than the data's own: monthly dates (a YYYYMM period) summed per week were mostly empty weeks.
+    gaps = pd.Series(data.index.unique().sort_values()).diff().dt.days.dropna()
+    step = gaps.median() if len(gaps) else 0
+    own_grain = step >= 28 or (step >= 7 and rule == 'D')
+    if own_grain:
+        rule, period = ('MS', 'month') if step >= 28 else ('W', 'week')
     if measure is None:
         daily, what = data.resample('D').size(), 'rows'
     else:
@@ -35,8 +41,9 @@ for key in [key for key in focus if 'datetime' in kinds(tables[key]).values()][:
     # What the series holds, said exactly: a measured series is a mean of daily values over each week or month
     # ("mean visits per week" read as the mean of weekly totals).
     label = (f"{'weekly' if period == 'week' else 'monthly'} mean of daily {measure}"
-             if regular and measure and period != 'day' else f'{what} per {period}')
-    if not (regular and measure) and rule != 'D' and len(series) > 3:  # partial first/last periods look like drops
+             if regular and measure and period != 'day' and not own_grain else f'{what} per {period}')
+    # Partial first/last periods look like drops (a date of the data's own grain stands for its whole period).
+    if not (regular and measure) and rule != 'D' and len(series) > 3 and not own_grain:
         last_end = series.index[-1] if rule == 'W' else series.index[-1] + pd.offsets.MonthEnd(0)
         first_start = series.index[0] - pd.Timedelta(days=6) if rule == 'W' else series.index[0]
         series = series.iloc[int(data.index.min().normalize() > first_start) : len(series) - int(data.index.max().normalize() < last_end)]
