@@ -1,3 +1,4 @@
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { analyze } from '../../src/agent/analyze.ts';
@@ -370,6 +371,42 @@ describe('thread', () => {
           .filter((record) => record.type === 'model-turn')
           .map((record) => record.type === 'model-turn' && record.round),
       ).toEqual([1, 2, 3, 4]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a resumed thread on a workspace with nothing readable ends no-data again, without the model or a sandbox', async () => {
+    const unreadable = {
+      truncated: false,
+      files: [
+        { path: 'blob.csv', sizeBytes: 64, format: 'csv' as const, tables: [], error: 'not text', notes: [] },
+      ],
+    };
+    const { server, options, sandbox, runDir } = await setUp([answerTurn('an answer about nothing')], {
+      profile: unreadable,
+    });
+    try {
+      const thread = await openThread(options);
+      const first = await thread.ask('first').result;
+      expect(first.termination.reason).toBe('no-data');
+      await thread.close();
+      const { outDir: _out, ...rest } = options;
+      const resumed = await resumeThread(runDir, rest);
+      const second = await resumed.ask('second').result;
+      await resumed.close();
+      expect(second.termination).toEqual(first.termination);
+      expect(second.answer).toBeNull();
+      expect(server.completionRequests).toHaveLength(0);
+      expect(sandbox.sessions).toHaveLength(1);
+
+      // Files changed since: they may be readable now, so the model is asked.
+      await writeFile(path.join(options.workspaceDir, 'more.csv'), 'a,b\n1,2\n');
+      const changed = await resumeThread(runDir, rest);
+      const third = await changed.ask('third').result;
+      await changed.close();
+      expect(third.termination.reason).toBe('answered');
+      expect(server.completionRequests).toHaveLength(1);
     } finally {
       await server.close();
     }

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { readTrace } from '../../trace/reader.ts';
 import type { TraceRecord } from '../../trace/schema.ts';
 import { ContextManager } from '../context-manager.ts';
+import type { StopDecision } from '../stop-conditions.ts';
 import { defaultFirstMessageLimits, formatFirstMessage } from '../first-message.ts';
 import { hashWorkspaceFiles } from '../input-files.ts';
 import { executeMessages, resolveModelProfile, type ModelProfile } from '../model-profile.ts';
@@ -120,6 +121,8 @@ export async function resumeThread(runDir: string, options: ResumeThreadOptions)
   let openTurn: { turn: number; rounds: number } | null = null;
   let lastTurn: RestoredThread['lastTurn'] = null;
   let pendingAsk: string | null = null;
+  // Only a workspace with nothing readable ends a turn `no-data`; it stays so while its files are the same.
+  let noData: StopDecision | null = null;
   for (const record of records) {
     switch (record.type) {
       case 'execution':
@@ -144,6 +147,7 @@ export async function resumeThread(runDir: string, options: ResumeThreadOptions)
         openTurn = null;
         lastTurn = { answer: record.answer, termination: record.termination };
         pendingAsk = record.ask;
+        if (record.termination.reason === 'no-data') noData = record.termination;
         break;
       case 'run-end':
         rounds = Math.max(rounds, record.rounds);
@@ -151,6 +155,7 @@ export async function resumeThread(runDir: string, options: ResumeThreadOptions)
         if (turns === 0) {
           turns = 1;
           lastTurn = { answer: record.answer, termination: record.termination };
+          if (record.termination.reason === 'no-data') noData = record.termination;
         }
         break;
       default:
@@ -183,6 +188,8 @@ export async function resumeThread(runDir: string, options: ResumeThreadOptions)
     .map((file) => file.path);
   const missing = start.workspace.files.filter((file) => !inputFiles.some((now) => now.path === file.path));
   if (changed.length + missing.length > 0) {
+    // Files came, went or changed: they may be readable now, so the question goes to the model.
+    noData = null;
     recorder.notice(
       rounds,
       'warning',
@@ -213,6 +220,7 @@ export async function resumeThread(runDir: string, options: ResumeThreadOptions)
         remainingBytes: Math.max(0, (options.maxArtifactBytes ?? 64 * 1024 * 1024) - artifactBytes),
         remainingFiles: Math.max(0, (options.maxArtifactFiles ?? 200) - artifactFiles),
       },
+      noData,
     },
   );
 }

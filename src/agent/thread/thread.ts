@@ -55,6 +55,8 @@ export interface RestoredThread {
   pendingAsk: string | null;
   lastTurn: Pick<TurnResult, 'answer' | 'termination'> | null;
   artifactBudget: ArtifactBudget;
+  /** The recorded `no-data` decision, when the workspace had nothing readable and has not changed since. */
+  noData: StopDecision | null;
 }
 
 /** The context budget of a thread: the caller's, or 85 % of the model's window. */
@@ -109,7 +111,7 @@ export class Thread implements AsyncDisposable {
   private readonly contextBudgetTokens: number;
   private readonly stopConditions: StopCondition[];
   /** Set when the workspace profile found nothing readable: every turn then ends `no-data` before the model is asked. */
-  private noData: StopDecision | null = null;
+  private noData: StopDecision | null;
   private readonly context: ContextManager;
   private session: SandboxSession | null = null;
   private sandbox: ThreadSandboxState;
@@ -182,6 +184,7 @@ export class Thread implements AsyncDisposable {
     this.turnCount = restored?.turns ?? 0;
     this.pendingAsk = restored?.pendingAsk ?? null;
     this.lastTurn = restored?.lastTurn ?? null;
+    this.noData = restored?.noData ?? null;
     this.artifactBudget = restored?.artifactBudget ?? {
       remainingBytes: options.maxArtifactBytes ?? 64 * 1024 * 1024,
       remainingFiles: options.maxArtifactFiles ?? 200,
@@ -455,7 +458,8 @@ export class Thread implements AsyncDisposable {
       if (!this.conversationStarted) {
         yield* this.begin(question, control.signal);
       } else {
-        if (this.session === null) yield* this.reopen(control.signal);
+        // A thread with nothing readable needs no sandbox: its turn ends `no-data` below.
+        if (this.session === null && this.noData === null) yield* this.reopen(control.signal);
         this.context.addQuestion(question);
       }
       this.recorder.append({ type: 'turn-start', turn: turnNumber, at: nowIso(), question, replyToAsk });

@@ -1,0 +1,62 @@
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { WorkspaceProfile } from '../../src/index.ts';
+import { createFakeSandbox, printed } from '../agent/support/fake-session.ts';
+import { removeTemporaryDirs, runDatalyst, temporaryDir } from './support/cli-harness.ts';
+
+/**
+ * `datalyst analyze --continue` in-process with the offline analyst: the real
+ * options, trace, thread resume and report; only the sandbox is a fake.
+ */
+
+afterEach(removeTemporaryDirs);
+
+/** What the sandbox's profile says of a workspace holding only a binary blob.csv. */
+const nothingReadable: WorkspaceProfile = {
+  truncated: false,
+  files: [
+    {
+      path: 'blob.csv',
+      sizeBytes: 64,
+      format: 'csv',
+      tables: [],
+      error: 'UnicodeDecodeError: not text',
+      notes: [],
+    },
+  ],
+};
+
+async function workspace(): Promise<string> {
+  const dir = await temporaryDir('datalyst-continue-ws-');
+  await writeFile(path.join(dir, 'sales.csv'), 'region,revenue\nnorth,10\nsouth,20\n');
+  return dir;
+}
+
+/** A first run into a fresh folder; returns the folder and the sandbox used. */
+async function firstRun(profile?: WorkspaceProfile) {
+  const ws = await workspace();
+  const out = path.join(await temporaryDir(), 'run');
+  const sandbox = createFakeSandbox({
+    run: () => printed('30\n'),
+    ...(profile === undefined ? {} : { profile }),
+  });
+  const run = await runDatalyst(['analyze', ws, 'Total revenue?', '--offline', '--out', out], {
+    createSandbox: sandbox.factory,
+  });
+  return { ws, out, sandbox, run };
+}
+
+describe('datalyst analyze --continue', () => {
+  it('a follow-up on a run that ended no-data ends no-data too, exit 3, without a false answer', async () => {
+    const { out, sandbox, run } = await firstRun(nothingReadable);
+    expect(run.exitCode, run.stderr).toBe(3);
+    const next = await runDatalyst(['analyze', '--continue', out, 'And by region?', '--offline'], {
+      createSandbox: sandbox.factory,
+    });
+    expect(next.exitCode, next.stderr).toBe(3);
+    expect(next.stdout).toContain('✗ No answer (no-data)');
+    expect(next.stdout).not.toContain('Answered');
+    expect(next.stdout).not.toContain('asked for the answer');
+  });
+});
