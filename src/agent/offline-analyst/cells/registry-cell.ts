@@ -57,7 +57,10 @@ def looks_misread(path, frame):
         lines = [line for line in handle.read(65536).splitlines() if line.strip()][:200]
     fields = max((sorted(len(next(csv.reader([line], delimiter=sep), [])) for line in lines) or [1])[len(lines) // 2]
                  for sep in (',', ';', '\t', '|'))
-    return fields >= 2 and fields > 1.5 * frame.dropna(axis=1, how='all').shape[1]
+    # Columns with no value are not counted (a wrong delimiter's empty spill-over), except in a table of no rows:
+    # a header-only CSV's columns are all empty, and it is not misread.
+    columns = frame.shape[1] if len(frame) == 0 else frame.dropna(axis=1, how='all').shape[1]
+    return fields >= 2 and fields > 1.5 * columns
 
 print('Registry ready: register, looks_misread, choose_focus.')`;
 }
