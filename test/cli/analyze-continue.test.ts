@@ -60,3 +60,33 @@ describe('datalyst analyze --continue', () => {
     expect(next.stdout).not.toContain('asked for the answer');
   });
 });
+
+describe('datalyst analyze --continue (usage)', () => {
+  it('refuses a workspace given beside --continue instead of ignoring it, exit 2, and runs nothing', async () => {
+    const { out, sandbox } = await firstRun();
+    const other = await workspace();
+    const run = await runDatalyst(['analyze', other, '--continue', out, 'And by region?', '--offline'], {
+      createSandbox: sandbox.factory,
+    });
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toContain('✗ CONFIG_INVALID analyze --continue takes only the question');
+    expect(run.stderr).toContain(`"${other}" would be ignored`);
+    expect(run.stderr).toContain(`fix: Run \`datalyst analyze --continue ${out} "<question>"\``);
+    expect(sandbox.sessions).toHaveLength(1);
+  });
+
+  it('says that --continue needs the question when none is given, not that a workspace is missing', async () => {
+    const { out } = await firstRun();
+    const run = await runDatalyst(['analyze', '--continue', out, '--offline']);
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toContain('analyze --continue needs the question to add.');
+    expect(run.stderr).not.toContain('workspace');
+    // Without --continue a missing workspace is still commander's usage error.
+    const plain = await runDatalyst(['analyze', '--offline']);
+    expect(plain.exitCode).toBe(2);
+    expect(plain.stderr).toContain("error: missing required argument 'workspace'");
+    expect(plain.stderr).toContain('(add --help for usage)');
+    const help = await runDatalyst(['analyze', '--help']);
+    expect(help.stdout).toContain('Usage: datalyst analyze [options] <workspace> [instruction]');
+  });
+});

@@ -102,7 +102,10 @@ export function defineAnalyzeCommand(program: Command, context: CliContext, setE
   program
     .command('analyze')
     .description('Analyse a workspace folder and write a report.')
-    .argument('<workspace>', 'folder of data files (CSV, Excel, JSON, SQLite, Parquet)')
+    // Optional for commander so that `--continue <run>` alone reaches the action and is told what is
+    // missing (the question, not a workspace); without --continue the action refuses it as commander would.
+    .usage('[options] <workspace> [instruction]')
+    .argument('[workspace]', 'folder of data files (CSV, Excel, JSON, SQLite, Parquet)')
     .argument('[instruction]', 'what to find out', undefined)
     .option('--model <name>', 'model name at the endpoint (env DATALYST_MODEL)')
     .option(
@@ -156,26 +159,48 @@ export function defineAnalyzeCommand(program: Command, context: CliContext, setE
     .option('--sub-analyses <n>', 'with --deep: sub-analyses at most (default: 4)')
     .option('--concurrency <n>', 'with --deep: sub-analyses at once (default: cores)')
     .addHelpText('after', analyzeHelp)
-    .action(async (workspace: string, instruction: string | undefined, rawOptions: unknown) => {
-      const options = analyzeOptionsSchema.parse(rawOptions);
-      if (options.continue !== undefined && options.deep === true) {
-        // A deep run is not a thread: refused before anything runs, rather than one flag quietly winning.
-        const error = new ConfigError(
-          '--deep and --continue do not go together: a deep analysis is not a thread that takes another question.',
-          'Start a new deep run with `analyze <workspace> "<question>" --deep`, or continue an ordinary run (or one sub-analysis of a deep run, sub/S1) without --deep.',
-        );
-        printError(context, error);
-        setExitCode(exitCodeForError(error));
-        return;
-      }
-      if (options.continue !== undefined) {
-        // With --continue the one argument is the question: the workspace comes from the run's trace.
-        const { runContinue } = await import('./chat.ts');
-        setExitCode(await runContinue(context, options.continue, instruction ?? workspace, options));
-        return;
-      }
-      setExitCode(await runAnalyze(context, workspace, instruction, options));
-    });
+    .action(
+      async (
+        workspace: string | undefined,
+        instruction: string | undefined,
+        rawOptions: unknown,
+        command: Command,
+      ) => {
+        const options = analyzeOptionsSchema.parse(rawOptions);
+        if (options.continue !== undefined && options.deep === true) {
+          // A deep run is not a thread: refused before anything runs, rather than one flag quietly winning.
+          const error = new ConfigError(
+            '--deep and --continue do not go together: a deep analysis is not a thread that takes another question.',
+            'Start a new deep run with `analyze <workspace> "<question>" --deep`, or continue an ordinary run (or one sub-analysis of a deep run, sub/S1) without --deep.',
+          );
+          printError(context, error);
+          setExitCode(exitCodeForError(error));
+          return;
+        }
+        if (options.continue !== undefined) {
+          if (instruction !== undefined) {
+            // Two arguments: a workspace and a question. The run's own workspace would be used, silently.
+            const error = new ConfigError(
+              `analyze --continue takes only the question: the workspace comes from the run's trace, so "${workspace ?? ''}" would be ignored.`,
+              `Run \`datalyst analyze --continue ${options.continue} "<question>"\` without the workspace; to analyse another folder, start a new run with \`datalyst analyze <workspace> "<question>"\`.`,
+            );
+            printError(context, error);
+            setExitCode(exitCodeForError(error));
+            return;
+          }
+          // With --continue the one argument is the question.
+          const { runContinue } = await import('./chat.ts');
+          setExitCode(await runContinue(context, options.continue, workspace, options));
+          return;
+        }
+        if (workspace === undefined) {
+          command.error("error: missing required argument 'workspace'", {
+            code: 'commander.missingArgument',
+          });
+        }
+        setExitCode(await runAnalyze(context, workspace, instruction, options));
+      },
+    );
 }
 
 export function makeRenderer(
