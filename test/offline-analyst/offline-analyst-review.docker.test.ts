@@ -56,7 +56,37 @@ async function analyzeFiles(name: string, files: Record<string, string | Uint8Ar
   return { answer, executions };
 }
 
+// A 4×4 PNG, named as a CSV.
+const png = Buffer.from(
+  '89504e470d0a1a0a0000000d4948445200000004000000040802000000269309290000001249444154789c63f8cfc000' +
+    '4748ccff783800a29f0ff1543049090000000049454e44ae426082',
+  'hex',
+);
+
+/** Bytes 1…255 from a fixed seed: no NUL, so only what they decode to says they are not text. */
+function noise(length: number): Uint8Array {
+  let state = 7;
+  return Uint8Array.from({ length }, () => {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    return 1 + Math.floor((state / 2147483648) * 255);
+  });
+}
+
 describe('the offline analyst reads what the profile read', () => {
+  it('never makes a table of a file whose bytes are not text, and says why it was not read', async () => {
+    const { answer } = await analyzeFiles('not-text', {
+      'picture.csv': png,
+      'noise.csv': noise(3000),
+      'visits.csv': 'city,visitors\nOslo,12\nLima,40\nPune,33\nKyiv,25\nNuuk,3\nBern,17\n',
+    });
+    expect(answer).not.toMatch(/tolerant reader loaded `(picture|noise)\.csv`/);
+    expect(answer).toContain('Not read: `picture.csv` (Binary data, not text');
+    expect(answer).toMatch(
+      /`noise\.csv` was not read: its bytes are not text \([\d.]+% of its characters are control characters/,
+    );
+    expect(answer).toContain('`visits.csv`: 6 rows × 2 columns');
+  });
+
   it('loads a header-only CSV as 0 rows, not as a misread file', async () => {
     const { answer } = await analyzeFiles('header-only', {
       'header_only.csv': 'a,b,c\n',

@@ -20,6 +20,12 @@ export interface WorkspaceInventory {
 const readableFormats = new Set(['csv', 'excel', 'json', 'sqlite']);
 const readableExtensions = new Set(['csv', 'tsv', 'xlsx', 'xlsm', 'xls', 'sqlite', 'sqlite3', 'db', 'json']);
 
+/**
+ * The profile's reason for a file whose bytes are not text (the kernel's `NotText`, datalyst_csv_dialect.py).
+ * The first message carries only the sentence, so the sentence is what is matched.
+ */
+const notTextError = /^binary data, not text\b/i;
+
 function extensionOf(name: string): string {
   const dot = name.lastIndexOf('.');
   return dot < 0 ? '' : name.slice(dot + 1).toLowerCase();
@@ -48,7 +54,10 @@ export function inventoryWorkspace(
       entry.format === undefined || entry.error === 'not profiled'
         ? readableExtensions.has(extensionOf(entry.name))
         : readableFormats.has(entry.format);
-    if (!readable) {
+    if (entry.error !== undefined && notTextError.test(entry.error)) {
+      // The profile found bytes that are not text (a PNG named picture.csv): no reader makes a table of them.
+      inventory.unread.push({ file: entry.name, reason: entry.error });
+    } else if (!readable) {
       const reason = entry.format === 'text' ? 'text, not a table' : 'no reader for this kind of file';
       inventory.unread.push({ file: entry.name, reason: entry.error ?? reason });
     } else if (inventory.fallback.length < maxFallbackFiles) {

@@ -17,11 +17,24 @@ export function loadFallbackCell(targets: readonly FallbackTarget[]): string {
     (target) => `    (${pythonString(target.file)}, ${pythonOptionalString(target.table)}),`,
   );
   return String.raw`${stageHeader('load-fallback')}
-import csv, io
+import csv, io, unicodedata
+
+class NotText(ValueError):
+    """Bytes that are not text: a picture or random data with a .csv name is no table."""
+
+CONTROL_SHARE = 0.1  # text a person writes holds almost no control characters; random bytes as latin-1 ~24%
 
 def read_text_table(path):
     raw = open(path, 'rb').read()
-    text = next((raw.decode(enc) for enc in ('utf-8-sig', 'cp1252', 'latin-1') if _decodes(raw, enc)), '')
+    if b'\x00' in raw:
+        raise NotText('its bytes are not text (it holds NUL bytes)')
+    encoding = next(enc for enc in ('utf-8-sig', 'cp1252', 'latin-1') if _decodes(raw, enc))
+    text = raw.decode(encoding)
+    sample = text[:65536]
+    control = sum(ch not in '\t\n\r' and unicodedata.category(ch) in ('Cc', 'Cn', 'Co', 'Cs') for ch in sample)
+    if sample and control > CONTROL_SHARE * len(sample):
+        raise NotText(f'its bytes are not text ({pct(control, len(sample))} of its characters are control characters '
+                      f'when decoded as {encoding})')
     lines = [line for line in text.splitlines()[:300] if line.strip()]
     def widths(sep):
         return [len(next(csv.reader([line], delimiter=sep), [])) for line in lines]
@@ -92,6 +105,7 @@ findings = [f'The tolerant reader loaded {md(key, 60)}: {shape_of(tables[key])}.
 findings += reader_notes[:8]
 for key in recovered:
     findings += [f'{md(key, 60)}: {note}' for note in reading_notes.get(key, [])[:5]]
-findings += [f'{md(key, 60)} could not be loaded ({problems[key].split(":")[0]}).' for key in problems]
+findings += [f'{md(key, 60)} was not read: {problems[key].split(": ", 1)[1]}.' if problems[key].startswith('NotText:')
+             else f'{md(key, 60)} could not be loaded ({problems[key].split(":")[0]}).' for key in problems]
 show_findings('load-fallback', findings, failed=[], **choose_focus())`;
 }
