@@ -273,7 +273,9 @@ async function chatLoop(
       if (line === '/help') {
         renderer.result(chatHelp.split('\n').slice(5, 11).join('\n'));
       } else if (line === '/report') {
-        await writeThreadReport(context, thread.outDir, settings.formats, renderer, charts);
+        // Before the first question the run folder holds no trace to render.
+        if (thread.turns === 0) renderer.result('Nothing to report yet: ask a question first.');
+        else await writeThreadReport(context, thread.outDir, settings.formats, renderer, charts);
       } else if (line === '/files') {
         const inputs = check.dataFiles.map((file) => file.path);
         renderer.result(

@@ -30,6 +30,8 @@ export interface CliHarnessOptions {
   signals?: EventEmitter;
   /** Sees each write to stdout as it happens. */
   onStdout?: (text: string) => void;
+  /** The lines `datalyst chat` reads (default: process.stdin). */
+  stdin?: CliContext['stdin'];
 }
 
 const unusedSandbox: SandboxFactory = () => Promise.reject(new Error('this test opens no sandbox'));
@@ -58,6 +60,7 @@ export async function runDatalyst(argv: readonly string[], options: CliHarnessOp
     },
     createSandbox: options.createSandbox ?? unusedSandbox,
     prepareSandbox: options.prepareSandbox ?? (() => Promise.resolve(undefined)),
+    ...(options.stdin === undefined ? {} : { stdin: options.stdin }),
   };
   const exitCode = await runCli(argv, context);
   return { exitCode, stdout, stderr, exitedWith };

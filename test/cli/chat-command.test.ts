@@ -1,0 +1,40 @@
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createFakeSandbox, printed } from '../agent/support/fake-session.ts';
+import { removeTemporaryDirs, runDatalyst, temporaryDir } from './support/cli-harness.ts';
+
+/**
+ * `datalyst chat` in-process with the offline analyst, its lines from a
+ * stream (as in a pipe): the real commands, thread and report; only the
+ * sandbox is a fake.
+ */
+
+afterEach(removeTemporaryDirs);
+
+async function workspace(): Promise<string> {
+  const dir = await temporaryDir('datalyst-chat-ws-');
+  await writeFile(path.join(dir, 'sales.csv'), 'region,revenue\nnorth,10\nsouth,20\n');
+  return dir;
+}
+
+async function chat(lines: string[], flags: string[], cwd?: string) {
+  const sandbox = createFakeSandbox({ run: () => printed('30\n') });
+  const run = await runDatalyst(['chat', await workspace(), '--offline', ...flags], {
+    createSandbox: sandbox.factory,
+    stdin: Readable.from(lines.map((line) => `${line}\n`)),
+    ...(cwd === undefined ? {} : { cwd }),
+  });
+  return { run, sandbox };
+}
+
+describe('datalyst chat', () => {
+  it('/report before any question says there is nothing to report yet', async () => {
+    const out = path.join(await temporaryDir(), 'run');
+    const { run } = await chat(['/report', '/exit'], ['--out', out]);
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stdout).toContain('Nothing to report yet: ask a question first.');
+    expect(run.stderr).toBe('');
+  });
+});
