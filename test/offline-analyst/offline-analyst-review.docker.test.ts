@@ -98,4 +98,14 @@ describe('the offline analyst reads what the profile read', () => {
     );
     expect(answer).not.toContain('The tolerant reader loaded `header_only.csv`');
   });
+
+  it('prints a whole number of the data without ".0"', async () => {
+    const { answer } = await analyzeFiles('constant', {
+      // A column of integers with a gap is read as floats: 42.0.
+      'levels.csv': 'name,level\nx,42\ny,\nz,42\n',
+      'visits.csv': 'city,visitors\nOslo,12\nLima,40\nPune,33\nKyiv,25\nNuuk,3\nBern,17\n',
+    });
+    expect(answer).toContain('`levels.csv`: `level` holds a single value (`42`) where present.');
+    expect(answer).not.toContain('42.0');
+  });
 });

@@ -49,6 +49,7 @@ export interface OfflineConversation {
 
 const helperNames = [
   'fmt',
+  'value_text',
   'pct',
   'md',
   'kind_of',

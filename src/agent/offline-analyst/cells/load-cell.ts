@@ -162,6 +162,6 @@ for key in [k for k in tables if k not in focus and k not in duplicates][:10]:
     frame, k = tables[key], kinds(tables[key])
     for column in [c for c in frame.columns if k[c] == 'constant'][:3]:
         where = 'in every row' if frame[column].notna().all() else 'where present'
-        findings.append(f'{md(key, 60)}: {md(column)} holds a single value ({md(frame[column].dropna().iloc[0])}) {where}.')
+        findings.append(f'{md(key, 60)}: {md(column)} holds a single value ({md(value_text(frame[column].dropna().iloc[0]))}) {where}.')
 show_findings('load', findings, failed=failed, **focus_facts)`;
 }

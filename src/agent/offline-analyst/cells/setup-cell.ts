@@ -31,6 +31,12 @@ def fmt(value):
         return f'{value:.1f}'
     return f'{value:.2f}' if abs(value) >= 1 else f'{value:.3g}'
 
+def value_text(value):
+    """A value from the data as printed: a whole number without '.0' (integers with gaps are read as floats)."""
+    if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return str(value)
+
 def pct(part, whole):
     return f'{100 * part / whole:.1f}%' if whole else 'n/a'
 
@@ -83,5 +89,5 @@ def show_findings(stage, findings, **facts):
         print('- ' + re.sub(r'\s+', ' ', line).strip())  # one line each, whatever the data held
     print('\nfacts: ' + json.dumps({'stage': stage, **facts}, default=str))
 
-print('Helpers ready: fmt, pct, count_of, md, kind_of, kinds, show_findings.')`;
+print('Helpers ready: fmt, value_text, pct, count_of, md, kind_of, kinds, show_findings.')`;
 }
