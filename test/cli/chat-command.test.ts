@@ -37,4 +37,24 @@ describe('datalyst chat', () => {
     expect(run.stdout).toContain('Nothing to report yet: ask a question first.');
     expect(run.stderr).toBe('');
   });
+
+  it('/help prints the prompt’s help whole: how to type a question, then every command, none cut', async () => {
+    const out = path.join(await temporaryDir(), 'run');
+    const { run } = await chat(['/help', '/exit'], ['--out', out]);
+    expect(run.exitCode, run.stderr).toBe(0);
+    const help = run.stdout.slice(run.stdout.indexOf('Type a question'));
+    expect(help).toMatch(/^Type a question and press Enter\. Line editing/);
+    expect(help).toContain('at the prompt shows how to leave). Commands:\n');
+    for (const line of [
+      '  /report   write the report now and print where it is',
+      "  /files    list the workspace's files and the files the code wrote",
+      '  /help     this list',
+      '  /exit     end the session (Ctrl-D too); the report is written on exit',
+    ]) {
+      expect(help).toContain(`${line}\n`);
+    }
+    // The same block is part of `chat --help`.
+    const usage = await runDatalyst(['chat', '--help']);
+    expect(usage.stdout).toContain(help.slice(0, help.indexOf('on exit') + 'on exit'.length));
+  });
 });

@@ -30,17 +30,25 @@ import {
   type AnalyzeCommandOptions,
 } from './analyze.ts';
 
+/** The prompt's commands: --help, /help and the completer are made from this one list. */
+const chatCommandHelp = [
+  ['/report', 'write the report now and print where it is'],
+  ['/files', "list the workspace's files and the files the code wrote"],
+  ['/help', 'this list'],
+  ['/exit', 'end the session (Ctrl-D too); the report is written on exit'],
+] as const;
+
+/** What `/help` prints: how to use the prompt and its commands (part of --help too). */
+const promptHelp = `Type a question and press Enter. Line editing and history (Up/Down) work as
+in a shell. Ctrl-C cancels the running question (the session goes on; Ctrl-C
+at the prompt shows how to leave). Commands:
+${chatCommandHelp.map(([name, what]) => `  ${name.padEnd(10)}${what}`).join('\n')}`;
+
 const chatHelp = `
 An interactive conversation about a workspace: each question runs in the same
 sandbox, so the variables and files of earlier questions are still there.
 
-Type a question and press Enter. Line editing and history (Up/Down) work as
-in a shell. Ctrl-C cancels the running question (the session goes on; Ctrl-C
-at the prompt shows how to leave). Commands:
-  /report   write the report now and print where it is
-  /files    list the workspace's files and the files the code wrote
-  /help     this list
-  /exit     end the session (Ctrl-D too); the report is written on exit
+${promptHelp}
 
 When the model asks you something (<Ask>), your next line is the reply.
 Without a model the built-in offline analyst answers: the first question gets
@@ -53,7 +61,7 @@ one later (the cells are replayed in a fresh sandbox first).
 
 ${exitCodeHelp}`;
 
-const chatCommands = ['/report', '/files', '/help', '/exit'];
+const chatCommands = chatCommandHelp.map(([name]) => name);
 // A chat waits for its user: chart workers that drew nothing for this long end (they hold memory), and start again with the next chart.
 const CHAT_CHART_WORKERS_IDLE_MS = 60_000;
 
@@ -271,7 +279,7 @@ async function chatLoop(
       }
       if (line === '/exit' || line === '/quit') break;
       if (line === '/help') {
-        renderer.result(chatHelp.split('\n').slice(5, 11).join('\n'));
+        renderer.result(promptHelp);
       } else if (line === '/report') {
         // Before the first question the run folder holds no trace to render.
         if (thread.turns === 0) renderer.result('Nothing to report yet: ask a question first.');
