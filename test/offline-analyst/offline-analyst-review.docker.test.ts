@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyze } from '../../src/agent/analyze.ts';
 import { createOfflineAnalyst } from '../../src/agent/offline-analyst/index.ts';
@@ -12,6 +13,8 @@ import { numbersMissingFrom } from './support/answer-numbers.ts';
  * What a user review of the offline analyst's answers found, each on a small
  * workspace made for it: the real loop and the real Docker sandbox.
  */
+
+const examples = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'workspace-examples');
 
 let tempDir: string;
 
@@ -30,10 +33,13 @@ interface Run {
 
 async function analyzeFiles(name: string, files: Record<string, string | Uint8Array>): Promise<Run> {
   const workspaceDir = path.join(tempDir, name);
-  await rm(workspaceDir, { recursive: true, force: true });
   await mkdir(workspaceDir);
   for (const [file, content] of Object.entries(files))
     await writeFile(path.join(workspaceDir, file), content);
+  return analyzeWorkspace(name, workspaceDir);
+}
+
+async function analyzeWorkspace(name: string, workspaceDir: string): Promise<Run> {
   const outDir = path.join(tempDir, `${name}-run`);
   const result = await analyze({
     instruction: 'Describe these files.',
@@ -107,5 +113,26 @@ describe('the offline analyst reads what the profile read', () => {
     });
     expect(answer).toContain('`levels.csv`: `level` holds a single value (`42`) where present.');
     expect(answer).not.toContain('42.0');
+  });
+});
+
+describe('the offline analyst says what its lists leave out', () => {
+  it('says how many tables the list of loaded tables does not show', async () => {
+    const { answer } = await analyzeWorkspace('student-loan', path.join(examples, 'student-loan'));
+    expect(answer).toContain('28 tables loaded from 21 files.');
+    expect(answer).toContain(
+      '8 more tables are not listed here (`datalyst_inventory.csv` lists every file).',
+    );
+  });
+
+  it('says "1 table repeats", not "1 table repeat"', async () => {
+    const visits = 'city,visitors\nOslo,12\nLima,40\nPune,33\nKyiv,25\nNuuk,3\nBern,17\n';
+    const { answer } = await analyzeFiles('one-duplicate', {
+      'visits.csv': visits,
+      'visits copy.csv': visits,
+    });
+    expect(answer).toContain(
+      '1 table repeats another table exactly (the same data in another format) and is studied once.',
+    );
   });
 });

@@ -142,12 +142,19 @@ if inventory_written:
     findings.append(f'Every one of the {count_of(len(inventory), "file")} is listed with its size and shape (or why it was not read) in {md(INVENTORY_FILE)}.')
 findings.append(f'{count_of(len(tables), "table")} loaded from {count_of(files_read, "file")}'
                 + (" by the profile's reader." if problems else '.'))
-for key, frame in list(tables.items())[:20]:
+LISTED_TABLES = 20
+for key, frame in list(tables.items())[:LISTED_TABLES]:
     findings.append(f'{md(key, 60)}: {shape_of(frame)}.')
+if len(tables) > LISTED_TABLES:
+    unlisted = len(tables) - LISTED_TABLES
+    findings.append(f'{count_of(unlisted, "more table")} {"is" if unlisted == 1 else "are"} not listed here'
+                    + (f' ({md(INVENTORY_FILE)} lists every file).' if inventory_written else '.'))
 for key, (rows, whole) in sampled.items():
     findings.append(f'Figures for {md(key, 60)} come from a random sample of {rows} of its {whole} rows (every row was counted).')
 if duplicates:
-    findings.append(f'{count_of(len(duplicates), "table")} repeat another table exactly (the same data in another format) and are studied once.')
+    one = len(duplicates) == 1
+    findings.append(f'{count_of(len(duplicates), "table")} {"repeats" if one else "repeat"} another table exactly '
+                    f'(the same data in another format) and {"is" if one else "are"} studied once.')
 for file, note in profile_notes[:20]:
     findings.append(f'{md(file, 60)}: {note}')
 for key, notes in reading_notes.items():
