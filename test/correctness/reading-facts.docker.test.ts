@@ -32,6 +32,8 @@ interface Run {
   report?: string;
   /** Rows per file and table as the workspace profile counted them (`file` or `file#table`). */
   profileRows: Map<string, number>;
+  /** Each profiled column's range as the profile gives it (`file:column` → `min to max`). */
+  profileRanges: Map<string, string>;
 }
 
 interface Fact {
@@ -271,6 +273,13 @@ async function buildFacts(): Promise<Fact[]> {
     },
     {
       workspace: 'ids-dates',
+      what: 'two-digit years: read day first throughout, said',
+      holds: (r) =>
+        r.answer.includes('Column when holds dates written DD/MM/YY.') &&
+        r.profileRanges.get('dates/two_digit_years.csv:when') === '2023-12-25 to 2024-11-10',
+    },
+    {
+      workspace: 'ids-dates',
       what: 'year-months: read as dates, said',
       holds: says('Column period holds dates written YYYYMM (a year and month).'),
     },
@@ -338,6 +347,74 @@ async function buildFacts(): Promise<Fact[]> {
       holds: says(
         '`footer/trailing_empty.csv`: Empty rows (delimiters only) below the 8 data rows are left out.',
       ),
+    },
+    {
+      workspace: 'footer',
+      what: 'a source note with a comma below a blank line: not a row',
+      holds: (r) =>
+        r.answer.includes('`footer/source_note.csv`: 4 rows × 2 columns (`item`, `price`).') &&
+        r.profileRows.get('footer/source_note.csv') === 4,
+    },
+    // A totals row at the end is no data row: left out, said, the statistics without it.
+    {
+      workspace: 'totals',
+      what: 'totals: shape without the totals row',
+      holds: says('`totals/totals.csv`: 10 rows × 3 columns (`product`, `units`, `revenue`).'),
+    },
+    {
+      workspace: 'totals',
+      what: 'totals: said',
+      holds: says(
+        '`totals/totals.csv`: The last row (Total) holds the totals of the rows above: left out, so it is not counted as data.',
+      ),
+    },
+    {
+      workspace: 'totals',
+      what: 'totals: a TOTAL row with an empty cell is no missing value',
+      holds: (r) =>
+        r.answer.includes('`totals/totals_blank.csv`: 4 rows × 3 columns') &&
+        !r.answer.includes('`city` misses') &&
+        r.profileRows.get('totals/totals_blank.csv') === 4,
+    },
+    {
+      workspace: 'totals',
+      what: 'totals: the mean without the total',
+      holds: says(rangeFinding('units', [2, 5, 8, 11, 14, 17, 20, 23, 26, 29])),
+    },
+    // A workbook: zip codes typed as text stay text; its totals row is left out.
+    {
+      workspace: 'workbook',
+      what: 'workbook: text zip codes are ids, not a measure',
+      holds: (r) =>
+        r.answer.includes("`workbook/book.xlsx`: Sheet 'Sales': read as text, not numbers") &&
+        !r.answer.includes('`zip` ranges'),
+    },
+    {
+      workspace: 'workbook',
+      what: 'workbook: the totals row left out, the mean without it',
+      holds: (r) =>
+        r.answer.includes('`workbook/book.xlsx [Sales]`: 5 rows × 4 columns') &&
+        // 300.25 printed at one decimal as Python rounds it (half to even): 300.2.
+        r.answer.includes('`revenue` ranges from 90 to 300.2 (median 150, mean 168.2).'),
+    },
+    // Files that used to fail whole for one column.
+    {
+      workspace: 'edge',
+      what: 'the index pandas writes is no column',
+      holds: says('`edge/pandas_index.csv`: 4 rows × 2 columns (`name`, `score`).'),
+    },
+    {
+      workspace: 'edge',
+      what: 'nanosecond timestamps in JSON are profiled',
+      holds: (r) => r.profileRows.get('edge/ns_times.json') === 3,
+    },
+    {
+      workspace: 'sqlite',
+      what: 'a BLOB column does not make the database unreadable',
+      holds: (r) =>
+        r.profileRows.get('sqlite/blobs.sqlite#attachments') === 2 &&
+        r.profileRows.get('sqlite/blobs.sqlite#orders') === 4 &&
+        r.answer.includes('`sqlite/blobs.sqlite [orders]`: 4 rows × 2 columns (`id`, `amount`).'),
     },
     // Nothing readable: named termination, exit 3.
     { workspace: 'unreadable', what: 'nothing readable: exit 3', holds: (r) => r.exitCode === 3 },
@@ -451,12 +528,16 @@ async function offlineRun(
   let answer = '';
   const outputs: string[] = [];
   const profileRows = new Map<string, number>();
+  const profileRanges = new Map<string, string>();
   for (const record of trace.records) {
     if (record.type === 'execution') outputs.push(record.executeText);
     if (record.type === 'workspace-profile')
       for (const file of record.profile.files)
-        for (const table of file.tables)
+        for (const table of file.tables) {
           profileRows.set(table.name === '' ? file.path : `${file.path}#${table.name}`, table.rows);
+          for (const column of table.columns)
+            profileRanges.set(`${file.path}:${column.name}`, `${column.min ?? ''} to ${column.max ?? ''}`);
+        }
     if (record.type === 'run-end') answer = record.answer ?? '';
   }
   try {
@@ -472,6 +553,7 @@ async function offlineRun(
     answer,
     outputs: outputs.join('\n'),
     profileRows,
+    profileRanges,
     runDir,
     ...(cli === null ? {} : { exitCode: cli.code, stdout: cli.stdout, report }),
   });
@@ -485,6 +567,9 @@ beforeAll(async () => {
   await offlineRun('ids-dates', ['identifiers', 'dates']);
   await offlineRun('edge', ['edge']);
   await offlineRun('footer', ['footer']);
+  await offlineRun('totals', ['totals']);
+  await offlineRun('workbook', ['workbook']);
+  await offlineRun('sqlite', ['sqlite']);
   await offlineRun('big', [], { maxRows: 10_000, largeFileBytes: 256 * 1024 }, async (dir) => {
     const lines = ['id,group,amount'];
     for (let row = 0; row < 60_000; row += 1) lines.push(`${row},g${row % 7},${(row * 37) % 1000}.5`);

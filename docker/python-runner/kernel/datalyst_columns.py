@@ -18,6 +18,9 @@ def profile_column(name: str, series) -> dict:
     import pandas as pd
     from pandas.api import types
 
+    if series.dtype == object and series.map(lambda value: isinstance(value, (bytes, bytearray))).any():
+        # A BLOB column (SQLite): its bytes are no text, and decoding them failed the whole file.
+        series = series.map(lambda value: '<%d bytes>' % len(value) if isinstance(value, (bytes, bytearray)) else value)
     missing = int(series.isna().sum())
     present = series.dropna()
     try:
@@ -78,9 +81,13 @@ def column_statistics(series, present, kind: str) -> dict:
             statistics['mean'] = finite(values.mean())
             statistics['std'] = finite(values.std(ddof=1)) if len(values) > 1 else None
             statistics['skewness'] = finite(present.astype('float64').skew()) if len(values) > 2 else None
-            counts, edges = np.histogram(values, bins=HISTOGRAM_BINS)
-            statistics['histogram'] = {'low': finite(edges[0]), 'high': finite(edges[-1]),
-                                       'counts': [int(count) for count in counts]}
+            try:
+                counts, edges = np.histogram(values, bins=HISTOGRAM_BINS)
+            except ValueError:  # 64-bit integers a float cannot tell apart (ns timestamps): no bins of any width
+                counts = edges = None
+            if counts is not None:
+                statistics['histogram'] = {'low': finite(edges[0]), 'high': finite(edges[-1]),
+                                           'counts': [int(count) for count in counts]}
     elif kind in ('category', 'boolean', 'text', 'id') and len(present):
         try:
             counts = present.astype(str).value_counts().head(MAX_TOP_VALUES)

@@ -165,23 +165,48 @@ def find_structure(text: str, delimiter: str, width: int, complete: bool) -> Csv
     # The data: records after the header until one that is clearly not a row of the table: a short record,
     # or (when the sample is the whole file) a row of delimiters only below which every record holds at
     # most one value, as a sheet saved as CSV writes an empty row and then its source note in column A.
+    # Or, below a blank line, a note that says what it is ("Source: internal ledger, 2024"), at any width.
     notes_from = first_of_notes(records, header_index + 1) if complete and width >= 3 else len(records)
     data_rows = 0
+    empty_rows = 0  # rows of delimiters only: data when a row follows them, else the gap above a footer
+    after_gap = False
     end = None
     for index in range(header_index + 1, len(records)):
         fields = records[index][1]
         if not fields or not any(field.strip() for field in fields) and len(fields) <= 1:
+            after_gap = True
             continue  # blank line (pandas skips those)
-        if len(fields) <= max(1, width // 2) or (index >= notes_from and not any(field.strip() for field in fields)):
+        empty = not any(field.strip() for field in fields)
+        if (len(fields) <= max(1, width // 2) or (index >= notes_from and empty)
+                or (after_gap and complete and is_note_line(fields))):
             end = index
             break
-        data_rows += 1
+        if empty:
+            empty_rows += 1
+            after_gap = True
+            continue
+        data_rows += empty_rows + 1
+        empty_rows = 0
+        after_gap = False
     if end is not None and complete:
         trailing = [fields for _, fields in records[end:] if any(field.strip() for field in fields)]
         structure.footer = bool(trailing)
         structure.empty_tail = not trailing
         structure.data_rows = data_rows
+    elif complete and empty_rows:
+        structure.empty_tail = True
+        structure.data_rows = data_rows
     return structure
+
+
+NOTE_LINE = re.compile(r'^\s*(sources?|fuentes?|quellen?|notes?|notas?|anmerkungen?|hinweise?|remarques?|footnotes?)\b',
+                       re.IGNORECASE)
+
+
+def is_note_line(fields: list[str]) -> bool:
+    """A line that names itself a source or a note, written as one: "Source: …", or a long "Note …"."""
+    first = next((field.strip() for field in fields if field.strip()), '')
+    return bool(NOTE_LINE.match(first)) and (':' in first or len(first) > 30)
 
 
 def first_of_notes(records: list[tuple[int, list[str]]], start: int) -> int:

@@ -295,6 +295,10 @@ def profile_csv(absolute: str, relative: str, notes: list[str]) -> dict:
     if decimal:
         kwargs['decimal'] = decimal
     names = kwargs.get('names') or list(structure.header_fields)
+    if is_written_index(names, rows):
+        kwargs['index_col'] = 0
+        notes.append('The first column has no name and counts the rows from 0: the index pandas writes with the '
+                     'data, read as the index, not as a column.')
     identifiers = find_identifier_columns(names, rows)
     if identifiers:
         kwargs['dtype'] = {name: 'str' for name in identifiers}
@@ -342,6 +346,11 @@ def profile_csv(absolute: str, relative: str, notes: list[str]) -> dict:
         notes.append('%s %s more fields than the header (%s): every row is kept, and the extra fields are in %s %s.'
                      % (lines_of(len(long_lines)), 'holds' if len(long_lines) == 1 else 'hold', where,
                         'column' if len(extra) == 1 else 'columns', ', '.join(extra)))
+    if not limited and has_totals_row(frame):
+        kwargs['nrows'] = len(frame) - 1  # the rows as read (a header-less file's first line among them)
+        note = totals_note(frame)
+        notes.append(note[0].upper() + note[1:])
+        frame = frame.iloc[:-1]
     rows_total = len(frame)
     if limited and len(frame) >= MAX_ROWS_FOR_STATS:
         rows_total = count_csv_rows(absolute, kwargs)
@@ -353,6 +362,46 @@ def profile_csv(absolute: str, relative: str, notes: list[str]) -> dict:
                         header_row=structure.header_line if structure.has_header else None,
                         skip_rows=structure.header_line, decimal=decimal, thousands=thousands, na_values=na_values)
     return table_profile('', frame, rows_total, read, call_code('pd.read_csv', relative, kwargs))
+
+
+def is_written_index(names: list[str], rows: list[list[str]]) -> bool:
+    """`DataFrame.to_csv` with its index: a first column with an empty header counting 0, 1, 2, …"""
+    if len(names) < 2 or str(names[0]).strip() or len(rows) < 2:
+        return False
+    return all(len(row) > 0 and row[0].strip() == str(position) for position, row in enumerate(rows[:5000]))
+
+
+TOTALS_LABEL = re.compile(r'^\s*(grand\s+)?(totals?|totale?s?|sum|summe|gesamt(summe)?|insgesamt|suma|somme)\b\s*:?',
+                          re.IGNORECASE)
+
+
+def has_totals_row(frame) -> bool:
+    """The last row is the column totals of the rows above: its first text cell says Total (Sum, Gesamt, …)
+    and a numeric column's value there is the sum of the column above it (or the row holds no number)."""
+    from pandas.api import types
+
+    if len(frame) < 3:
+        return False
+    last = frame.iloc[-1]
+    label = next((value for value in last.tolist() if isinstance(value, str) and value.strip()), None)
+    if label is None or not TOTALS_LABEL.match(label):
+        return False
+    above = frame.iloc[:-1]
+    numeric = [column for column in frame.columns if types.is_numeric_dtype(frame[column])
+               and not types.is_bool_dtype(frame[column]) and not is_missing(last[column])]
+    if not numeric:
+        return True
+    for column in numeric:
+        total = float(above[column].sum())
+        if abs(float(last[column]) - total) <= max(0.01, abs(total) * 0.001):
+            return True
+    return False
+
+
+def totals_note(frame) -> str:
+    label = next(value for value in frame.iloc[-1].tolist() if isinstance(value, str) and value.strip())
+    return 'the last row (%s) holds the totals of the rows above: left out, so it is not counted as data.' % (
+        short_text(label.strip(), 40))
 
 
 def lines_of(count: int) -> str:
@@ -420,8 +469,10 @@ class DateSpec:
         self.ambiguity = ambiguity
 
 
-SLASHED = re.compile(r'^(\d{1,2})/(\d{1,2})/(\d{4})( \d{1,2}:\d{2}(:\d{2})?)?$')
-DOTTED = re.compile(r'^(\d{1,2})\.(\d{1,2})\.(\d{4})( \d{1,2}:\d{2}(:\d{2})?)?$')
+# The year in four digits or two (25/12/23): without this, two-digit years were parsed value by value, some
+# day first and some month first in one column.
+SLASHED = re.compile(r'^(\d{1,2})/(\d{1,2})/(\d{4}|\d{2})( \d{1,2}:\d{2}(:\d{2})?)?$')
+DOTTED = re.compile(r'^(\d{1,2})\.(\d{1,2})\.(\d{4}|\d{2})( \d{1,2}:\d{2}(:\d{2})?)?$')
 # A year and month as one number (201306): a period, which a mean or an outlier fence of it would not be.
 YEAR_MONTH = re.compile(r'^(19|20)\d\d(0[1-9]|1[0-2])$')
 
@@ -442,8 +493,10 @@ def find_date_columns(names: list[str], rows: list[list[str]]) -> list[tuple[str
             if not all(matches):
                 continue
             times = {bool(match.group(4)) for match in matches}
-            if len(times) != 1:
+            year_digits = {len(match.group(3)) for match in matches}
+            if len(times) != 1 or len(year_digits) != 1:
                 break
+            year, year_label = ('%Y', 'YYYY') if year_digits == {4} else ('%y', 'YY')
             seconds = any(match.group(5) for match in matches)
             clock = (' %H:%M:%S' if seconds else ' %H:%M') if times == {True} else ''
             clock_label = (' HH:MM:SS' if seconds else ' HH:MM') if clock else ''
@@ -459,8 +512,8 @@ def find_date_columns(names: list[str], rows: list[list[str]]) -> list[tuple[str
                 day_first = separator == '.'
                 ambiguity = ('; no day above 12 occurs, so day and month cannot be told apart: read as %s first'
                              ' (the usual order for this separator)' % ('day' if day_first else 'month'))
-            fmt = ('%d{0}%m{0}%Y' if day_first else '%m{0}%d{0}%Y').format(separator) + clock
-            label = ('DD{0}MM{0}YYYY' if day_first else 'MM{0}DD{0}YYYY').format(separator) + clock_label
+            fmt = ('%d{0}%m{0}{1}' if day_first else '%m{0}%d{0}{1}').format(separator, year) + clock
+            label = ('DD{0}MM{0}{1}' if day_first else 'MM{0}DD{0}{1}').format(separator, year_label) + clock_label
             found.append((name, DateSpec(fmt, label, ambiguity)))
             break
     return found
@@ -532,7 +585,24 @@ def profile_excel(absolute: str, relative: str, notes: list[str]) -> list[dict]:
             kwargs: dict = {'sheet_name': sheet}
             if header > 0:
                 kwargs['header'] = header
-            frame = workbook.parse(sheet, header=header)
+            # Text cells of digits a number would change (zips `01234`): pandas reads them as numbers.
+            sample = workbook.parse(sheet, header=header, nrows=200, dtype=str)
+            names = [str(column) for column in sample.columns]
+            text_rows = sample.fillna('').astype(str).values.tolist()
+            identifiers = set(find_identifier_columns(names, text_rows))
+            if identifiers:
+                kwargs['dtype'] = {column: 'str' for column, name in zip(sample.columns, names) if name in identifiers}
+                notes.append('Sheet %r: read as text, not numbers (identifiers: long digit strings or leading '
+                             'zeros): %s.' % (sheet, ', '.join(sorted(identifiers)[:10])))
+            frame = workbook.parse(sheet, header=header, **({'dtype': kwargs['dtype']} if identifiers else {}))
+            # A totals row at the end (below it, at most rows empty in every cell).
+            filled = len(frame)
+            while filled and frame.iloc[filled - 1].isna().all():
+                filled -= 1
+            if has_totals_row(frame.iloc[:filled]):
+                notes.append('Sheet %r: %s' % (sheet, totals_note(frame.iloc[:filled])))
+                kwargs['skipfooter'] = len(frame) - filled + 1
+                frame = frame.iloc[:filled - 1]
             if header > 0:
                 notes.append('Sheet %r: the header is row %d (rows above it are a title or notes).' % (sheet, header + 1))
             if any('\n' in str(column) for column in frame.columns):
