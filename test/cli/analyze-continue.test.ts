@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WorkspaceProfile } from '../../src/index.ts';
 import { createFakeSandbox, printed } from '../agent/support/fake-session.ts';
+import { shippedSchemaValidator } from '../support/json-schema-validator.ts';
 import { removeTemporaryDirs, runDatalyst, temporaryDir } from './support/cli-harness.ts';
 
 /**
@@ -58,6 +59,30 @@ describe('datalyst analyze --continue', () => {
     expect(next.stdout).toContain('✗ No answer (no-data)');
     expect(next.stdout).not.toContain('Answered');
     expect(next.stdout).not.toContain('asked for the answer');
+  });
+});
+
+describe('datalyst analyze --continue --json', () => {
+  it('ends with a report-end line, as analyze --json does, every line as the shipped schema says', async () => {
+    const { out, sandbox } = await firstRun();
+    const run = await runDatalyst(['analyze', '--continue', out, 'And by region?', '--offline', '--json'], {
+      createSandbox: sandbox.factory,
+    });
+    expect(run.exitCode, run.stderr).toBe(0);
+    const lines = run.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string });
+    const validate = shippedSchemaValidator('json-lines.schema.json');
+    for (const line of lines) expect(validate(line), JSON.stringify(line).slice(0, 200)).toEqual([]);
+    expect(lines.map((line) => line.type)).toContain('turn-end');
+    expect(lines.at(-1)).toMatchObject({
+      type: 'report-end',
+      outDir: out,
+      files: expect.arrayContaining([{ format: 'html', path: path.join(out, 'report.html') }]),
+    });
+    // The people-facing closing lines go to stderr, off the JSON stream.
+    expect(run.stderr).toContain('Report:');
   });
 });
 

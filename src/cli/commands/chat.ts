@@ -4,10 +4,10 @@ import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import { CancelledError, ConfigError, DatalystError } from '../../errors/index.ts';
 import type { AnalyzeSettings } from '../../config/index.ts';
-import type { AgentEvent, LanguageModel, Thread, TurnResult } from '../../index.ts';
+import type { AgentEvent, LanguageModel, Thread, ThreadSummary, TurnResult } from '../../index.ts';
 import type { CliContext } from '../cli-context.ts';
 import { loadCommandSettings } from '../command-settings.ts';
-import { ExitCode, exitCodeForError, exitCodeForTermination, exitCodeHelp } from '../exit-codes.ts';
+import { ExitCode, exitCodeForError, exitCodeHelp } from '../exit-codes.ts';
 import { formatBytes } from '../format.ts';
 import { handleInterrupts } from '../interrupt.ts';
 import { toJsonLine } from '../json-lines.ts';
@@ -27,6 +27,7 @@ import {
   makeRenderer,
   checkRunWorkspace,
   runOptionsFor,
+  writeReport,
   type AnalyzeCommandOptions,
 } from './analyze.ts';
 
@@ -381,6 +382,7 @@ export async function runContinue(
   try {
     let result: TurnResult;
     let thread: Thread;
+    let summary: ThreadSummary;
     try {
       const image = await context.prepareSandbox({
         backend: settings.sandbox,
@@ -403,7 +405,7 @@ export async function runContinue(
           charts.observe(event);
         });
       } finally {
-        await thread.close();
+        summary = await thread.close();
       }
     } catch (error) {
       const reported =
@@ -420,8 +422,16 @@ export async function runContinue(
         `The model asks: ${sanitizeForTerminal(result.ask ?? '')}\n  Reply with --continue ${runFolder} "<reply>".`,
       );
     else renderer.result(`✗ No answer (${reason}): ${sanitizeForTerminal(result.termination.detail)}`);
-    const failed = await writeThreadReport(context, outDir, settings.formats, renderer, charts);
-    return failed ?? exitCodeForTermination(reason, result.answer !== null);
+    // As `analyze` does: the report-end line under --json tells scripts where the report went.
+    const { renderRunFolder } = await import('../../report/index.ts');
+    const chartPool = charts.pool;
+    const render = (dir: string) =>
+      renderRunFolder(dir, {
+        formats: settings.formats,
+        chartPool,
+        ...(context.env.chromium === undefined ? {} : { chromiumPath: context.env.chromium }),
+      });
+    return await writeReport(context, summary, renderer, render, json ? writeJson : null);
   } finally {
     interrupts.dispose();
     renderer.close();
