@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WorkspaceProfile } from '../../src/index.ts';
 import { createFakeSandbox, printed } from '../agent/support/fake-session.ts';
+import { startFakeOpenAIServer } from '../support/fake-openai-server.ts';
 import { shippedSchemaValidator } from '../support/json-schema-validator.ts';
 import { removeTemporaryDirs, runDatalyst, temporaryDir } from './support/cli-harness.ts';
 
@@ -59,6 +60,34 @@ describe('datalyst analyze --continue', () => {
     expect(next.stdout).toContain('✗ No answer (no-data)');
     expect(next.stdout).not.toContain('Answered');
     expect(next.stdout).not.toContain('asked for the answer');
+  });
+});
+
+describe('datalyst analyze --continue (closing line)', () => {
+  it('says "in 1 round", not "in 1 rounds", for a follow-up answered at once', async () => {
+    const server = await startFakeOpenAIServer({
+      script: [
+        { type: 'text', text: '<Answer>The total revenue is 30.</Answer>' },
+        { type: 'text', text: '<Answer>North 10, south 20.</Answer>' },
+      ],
+    });
+    try {
+      const ws = await workspace();
+      const out = path.join(await temporaryDir(), 'run');
+      const sandbox = createFakeSandbox({ run: () => printed('30\n') });
+      const model = ['--model', 'fake-model', '--base-url', server.baseUrl];
+      const first = await runDatalyst(['analyze', ws, 'Total revenue?', ...model, '--out', out], {
+        createSandbox: sandbox.factory,
+      });
+      expect(first.exitCode, first.stderr).toBe(0);
+      const next = await runDatalyst(['analyze', '--continue', out, 'By region?', ...model], {
+        createSandbox: sandbox.factory,
+      });
+      expect(next.exitCode, next.stderr).toBe(0);
+      expect(next.stdout).toContain('✓ Answered (question 2) in 1 round\n');
+    } finally {
+      await server.close();
+    }
   });
 });
 

@@ -8,7 +8,7 @@ import type { AgentEvent, LanguageModel, Thread, ThreadSummary, TurnResult } fro
 import type { CliContext } from '../cli-context.ts';
 import { loadCommandSettings } from '../command-settings.ts';
 import { ExitCode, exitCodeForError, exitCodeHelp } from '../exit-codes.ts';
-import { formatBytes } from '../format.ts';
+import { formatBytes, plural } from '../format.ts';
 import { handleInterrupts } from '../interrupt.ts';
 import { toJsonLine } from '../json-lines.ts';
 import { displayPath, prepareOutDir } from '../output-dir.ts';
@@ -327,7 +327,7 @@ async function chatLoop(
     renderer.result('No question was asked; nothing was written.');
     return ExitCode.answered;
   }
-  renderer.result(`Session ended after ${summary.turns} question${summary.turns === 1 ? '' : 's'}.`);
+  renderer.result(`Session ended after ${plural(summary.turns, 'question')}.`);
   return (
     (await writeThreadReport(context, thread.outDir, settings.formats, renderer, charts)) ?? ExitCode.answered
   );
@@ -416,7 +416,7 @@ export async function runContinue(
     renderer.close();
     const reason = result.termination.reason;
     if (reason === 'answered')
-      renderer.result(`✓ Answered (question ${result.turn}) in ${result.rounds} rounds`);
+      renderer.result(`✓ Answered (question ${result.turn}) in ${plural(result.rounds, 'round')}`);
     else if (reason === 'asked')
       renderer.result(
         `The model asks: ${sanitizeForTerminal(result.ask ?? '')}\n  Reply with --continue ${runFolder} "<reply>".`,
