@@ -136,3 +136,43 @@ describe('the offline analyst says what its lists leave out', () => {
     );
   });
 });
+
+interface DailyRow {
+  date: string;
+  pieces: number;
+}
+
+/** Two years of sales, two rows on some days (events, so summed), more pieces later in the year. */
+function piecesRows(): DailyRow[] {
+  const rows: DailyRow[] = [];
+  let state = 5;
+  const next = (): number => {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    return state / 2147483648;
+  };
+  for (let day = Date.UTC(2022, 0, 1); day <= Date.UTC(2023, 11, 31); day += 86_400_000) {
+    const date = new Date(day);
+    const count = date.getUTCDate() % 3 === 0 ? 2 : 1;
+    for (let row = 0; row < count; row += 1) {
+      const pieces = 20 + date.getUTCMonth() * 3 + Math.floor(next() * 10);
+      rows.push({ date: date.toISOString().slice(0, 10), pieces });
+    }
+  }
+  return rows;
+}
+
+describe('the offline analyst on a series over time', () => {
+  const rows = piecesRows();
+  let run: Run;
+
+  beforeAll(async () => {
+    run = await analyzeFiles('pieces', {
+      'pieces.csv': `date,Total Pieces\n${rows.map((row) => `${row.date},${row.pieces}`).join('\n')}\n`,
+    });
+  });
+
+  it('does not double "total" when the measure is named "Total …"', () => {
+    expect(run.answer).toContain('the sum of Total Pieces per week went from');
+    expect(run.answer).not.toMatch(/total Total/i);
+  });
+});

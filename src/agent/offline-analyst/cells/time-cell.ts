@@ -13,6 +13,13 @@ export function timeCell(preferred: readonly string[]): string {
 import altair as alt
 preferred = ${pythonStringList(preferred)}
 findings, chart = [], None
+
+def measure_of(word, measure):
+    """'total revenue', but 'sum of Total Pieces' ('total Total Pieces' doubled the word the name begins with)."""
+    if re.match(rf'{word}\b', str(measure), re.IGNORECASE):
+        return f"{'sum' if word == 'total' else 'average'} of {measure}"
+    return f'{word} {measure}'
+
 for key in [key for key in focus if 'datetime' in kinds(tables[key]).values()][:2]:
     frame, k = tables[key], kinds(tables[key])
     date = max((c for c in frame.columns if k[c] == 'datetime'), key=lambda c: frame[c].nunique())
@@ -36,7 +43,7 @@ for key in [key for key in focus if 'datetime' in kinds(tables[key]).values()][:
         daily, what = data.resample('D').size(), 'rows'
     else:
         daily = data[measure].resample('D').mean() if regular else data[measure].resample('D').sum()
-        what = f'mean {measure}' if regular else f'total {measure}'
+        what = measure_of('mean' if regular else 'total', measure)
     series = (daily.resample(rule).mean() if regular and measure else daily.resample(rule).sum()).dropna()
     # What the series holds, said exactly: a measured series is a mean of daily values over each week or month
     # ("mean visits per week" read as the mean of weekly totals).
