@@ -95,13 +95,13 @@ describe('carrying an answer’s numbers over to a re-run’s outputs', () => {
   });
 
   it('says so when a printed sign flips where the answer wrote none: the new value with its sign, marked', () => {
-    const before = [execution('E1', 'IQR fences [2, 14]\nchange -0.25\nchange in units -4')];
-    const after = [execution('E1', 'IQR fences [-2, 14]\nchange 0.1\nchange in units -6')];
+    const before = [execution('E1', 'IQR fences [2, 14]\nchange -0.25\nchange in units -14')];
+    const after = [execution('E1', 'IQR fences [-2, 14]\nchange 0.1\nchange in units -16')];
     // "fell by 0.25" took its direction from the words: now the output says it rose.
-    const answer = 'Outside the fences [2, 14]; the mean fell by 0.25 and units by 4.';
+    const answer = 'Outside the fences [2, 14]; the mean fell by 0.25 and units by 14.';
     const updated = updateAnswerNumbers(answer, before, after);
     expect(updated.text).toBe(
-      'Outside the fences [-2 \\[sign changed\\], 14]; the mean fell by 0.1 \\[sign changed\\] and units by 6.',
+      'Outside the fences [-2 \\[sign changed\\], 14]; the mean fell by 0.1 \\[sign changed\\] and units by 16.',
     );
     expect(updated.numbers.map((number) => [number.status, number.reason])).toEqual([
       ['sign-changed', 'E1 printed 2, now -2'],
@@ -116,8 +116,24 @@ describe('carrying an answer’s numbers over to a re-run’s outputs', () => {
     const after = [execution('E1', 'share 0.3125\ntotal 23456.7\nchange 2.1\nmean 7.5')];
     const answer = 'Share 24.5%, total 12,345.68, change -3.3, mean 6.39.';
     const updated = updateAnswerNumbers(answer, before, after);
-    // 31.25% at one decimal; 23,456.7 has only one decimal printed (none made up); no sign was printed.
-    expect(updated.text).toBe('Share 31.3%, total 23,456.7, change 2.1, mean 7.5.');
+    // 24.5% was the ratio as printed, so 31.25% is too; 12,345.68 had rounded a printed 12345.678, and
+    // 23,456.7 has only one decimal printed (none made up); no sign was printed.
+    expect(updated.text).toBe('Share 31.25%, total 23,456.7, change 2.1, mean 7.5.');
+  });
+
+  it('writes an updated number as the new output prints it, not rounded to the old decimals (fences [1, 9] of a printed [-0.5, 11.50])', () => {
+    const line = (low: string, high: string, count: string) =>
+      `- \`units\` (\`orders.csv\`): ${count} values (1.3%) outside the IQR fences [${low}, ${high}]; the most extreme is 12.`;
+    const before = [execution('E11', line('1', '9', '16') + '\nmean 0.0412')];
+    const after = [execution('E11', line('-0.5', '11.50', '12') + '\nmean 0.0031')];
+    const answer = `${line('1', '9', '16').slice(2)} Mean 0.04.`;
+    const updated = updateAnswerNumbers(answer, before, after);
+    // 0.04 rounded a printed 0.0412: rounded alike, but never to a 0.00 the output did not print.
+    expect(updated.text).toBe(`${line('-0.5 \\[sign changed\\]', '11.50', '12').slice(2)} Mean 0.003.`);
+    expect(updated.numbers.find((number) => number.oldText === '9')).toMatchObject({
+      status: 'updated',
+      newText: '11.50',
+    });
   });
 
   it('carries small counts over only where the words before them agree, and leaves the others alone', () => {
@@ -128,6 +144,36 @@ describe('carrying an answer’s numbers over to a re-run’s outputs', () => {
     expect(updated.text).toBe('`units` ranges from 1 to 9 (median 4, mean 4.85); we made 3 charts.');
     // "3 charts": no output printed a 3 after those words; neither carried nor marked.
     expect(updated.numbers.map((number) => number.oldText)).toEqual(['2', '12', '5', '5.16']);
+  });
+
+  it('marks a small count stale when its line is gone, never taking a 4 another line printed after the same words', () => {
+    const before = [
+      execution(
+        'E8',
+        '- `region` (`orders.csv`): 4 distinct values; the top ones are `North` 31.1%, `East` 29.8%.',
+      ),
+      execution(
+        'E11',
+        '- `unit_price` (`orders.csv`): 57 values (4.8%) outside the IQR fences\norders.csv / discount_pct: mean 4',
+      ),
+    ];
+    // The top regions reordered: E8's line has another label now, and E11 still prints numbers after "orders.csv".
+    const after = [
+      execution(
+        'E8',
+        '- `region` (`orders.csv`): 4 distinct values; the top ones are `East` 31.0%, `North` 29.9%.',
+      ),
+      execution(
+        'E11',
+        '- `unit_price` (`orders.csv`): 52 values (4.7%) outside the IQR fences\norders.csv / discount_pct: mean 5',
+      ),
+    ];
+    const answer = '- `region` (`orders.csv`): 4 distinct values; the top ones are `North` 31.1%.';
+    const updated = updateAnswerNumbers(answer, before, after);
+    expect(updated.text).toBe(
+      '- `region` (`orders.csv`): 4 \\[stale\\] distinct values; the top ones are `North` 31.1% \\[stale\\].',
+    );
+    expect(updated.numbers[0]).toMatchObject({ status: 'stale', outputId: 'E8' });
   });
 
   it('carries ISO dates over by the same anchors', () => {

@@ -97,8 +97,9 @@ const smallCountPattern = /(?<![\p{L}\p{N}_.,\u2212-])(10|\d)(?![\p{L}\p{N}_%]|[
 /**
  * Whole numbers from 0 to 10 ("4 distinct values", "ranges from 2 to 12"):
  * the grounding leaves them unchecked, but they are claims about the data
- * too. They are carried over only through a strict anchor (see updateOne),
- * and otherwise left as written, unmarked, as the report leaves them.
+ * too. Such a number is printed somewhere in almost every output, so only a
+ * place with the same words around it is its source (see smallCountSource);
+ * without one it is left as written, unmarked, as the report leaves it.
  */
 function smallCounts(text: string): NumberMention[] {
   const masked = text.replace(datePattern, (match) => ' '.repeat(match.length));
@@ -266,17 +267,47 @@ function wordsBefore(line: string, offset: number, count = 3): string[] {
   return words(line.slice(0, offset)).slice(-count).reverse();
 }
 
-/** Where a mention stands in the answer: its line's words and the words right before it. */
+/** The words that stand right after a place in a line, nearest first. */
+function wordsAfter(line: string, offset: number, count = 1): string[] {
+  return words(line.slice(offset)).slice(0, count);
+}
+
+/** Where a mention stands in the answer: its line's words and the words right before and after it. */
 export interface MentionContext {
   lineWords: string[];
   nearWords: string[];
+  nextWords: string[];
 }
 
-function contextOf(answer: string, start: number): MentionContext {
+function contextOf(answer: string, start: number, end: number): MentionContext {
   const lineStart = answer.lastIndexOf('\n', start - 1) + 1;
   const lineEndIndex = answer.indexOf('\n', start);
   const line = answer.slice(lineStart, lineEndIndex === -1 ? answer.length : lineEndIndex);
-  return { lineWords: words(line), nearWords: wordsBefore(line, start - lineStart) };
+  return {
+    lineWords: words(line),
+    nearWords: wordsBefore(line, start - lineStart),
+    nextWords: wordsAfter(line, end - lineStart),
+  };
+}
+
+/**
+ * Whether a printed place can be a small count's source: the word right
+ * before it and the word right after it are the answer's, wherever both have
+ * one, and at least one of them is compared. "`orders.csv`): 4 distinct
+ * values" comes from a line that says "csv): 4 distinct", never from a 4.8
+ * printed after "values" on another line about the same file.
+ */
+function smallCountSource(
+  context: MentionContext,
+  before: readonly string[],
+  after: readonly string[],
+): boolean {
+  const pairs: [string | undefined, string | undefined][] = [
+    [context.nearWords[0], before[0]],
+    [context.nextWords[0], after[0]],
+  ];
+  const compared = pairs.filter(([answer, printed]) => answer !== undefined && printed !== undefined);
+  return compared.length > 0 && compared.every(([answer, printed]) => answer === printed);
 }
 
 /** Each printed number's own index, built once: whether one number grounds a mention uses the grounding's own rules. */
@@ -385,6 +416,12 @@ function anchorsOf(
         context.nearWords.length === 0
           ? 0
           : context.nearWords.filter((word) => near.includes(word)).length / context.nearWords.length;
+      if (
+        value.kind === 'number' &&
+        value.small &&
+        !smallCountSource(context, near, wordsAfter(line.text, number.end))
+      )
+        continue;
       scored.push({
         score: lineScore + nearScore,
         nearScore,
@@ -450,27 +487,37 @@ function staleLineReason(anchor: Anchor, newById: ReadonlyMap<string, GroundingS
 
 const isMinus = (sign: string): boolean => sign === '-' || sign === '\u2212';
 
+/** How many decimals a printed number gives the answer: two fewer for a percent of a printed ratio. */
+function decimalsOf(printed: string, ratio: boolean, mention: NumberMention): number {
+  const [mantissa = '', exponent] = printed.replaceAll(',', '').split(/[eE]/);
+  const decimals = exponent === undefined ? (mantissa.split('.')[1]?.length ?? 0) : mention.decimals;
+  return ratio ? Math.max(0, decimals - 2) : decimals;
+}
+
 /**
- * The new number written the way the old one was: the same decimals (fewer
- * when the output now prints fewer: no precision is made up), thousands
- * separators only if the old had them, the percent sign as it stood, and a
- * sign only where the old number showed one (then the output's).
+ * The new number written the way the old one was: thousands separators only
+ * if the old had them, the percent sign as it stood, and a sign only where
+ * the old number showed one (then the output's). Its decimals are the new
+ * output's, as printed ("fences [1, 9]" of a printed 1 and 9 becomes "[-0.5,
+ * 11.50]", not "[-1, 12]": rounded to the old decimals it would say
+ * something the output does not). Only where the answer had rounded what was
+ * printed (`oldPrinted`: 5.16 of a printed 5.1625) is the new number rounded
+ * the same way, never to a zero that was not printed, and never with more
+ * decimals than printed: no precision is made up.
  */
 export function formatLike(
   mention: NumberMention,
   printed: string,
   printedSign: string,
   ratio: boolean,
+  oldPrinted: string | null,
 ): string {
   const [mantissa = '', exponent] = printed.replaceAll(',', '').split(/[eE]/);
-  const printedDecimals = exponent === undefined ? (mantissa.split('.')[1]?.length ?? 0) : mention.decimals;
-  let value = Number(mantissa) * 10 ** Number(exponent ?? 0);
-  let available = printedDecimals;
-  if (ratio) {
-    value *= 100;
-    available = Math.max(0, printedDecimals - 2);
-  }
-  const decimals = Math.min(mention.decimals, available);
+  const value = Number(mantissa) * 10 ** Number(exponent ?? 0) * (ratio ? 100 : 1);
+  const available = decimalsOf(printed, ratio, mention);
+  const rounded = oldPrinted === null || mention.decimals < decimalsOf(oldPrinted, ratio, mention);
+  let decimals = rounded ? Math.min(mention.decimals, available) : available;
+  while (decimals < available && value !== 0 && Number(value.toFixed(decimals)) === 0) decimals++;
   const grouped = /\d,\d{3}/.test(mention.text);
   const digits = new Intl.NumberFormat('en-US', {
     minimumFractionDigits: decimals,
@@ -515,7 +562,7 @@ export function updateAnswerNumbers(
     const { start, end } = located;
     const update = updateOne(
       located,
-      contextOf(answer, start),
+      contextOf(answer, start, end),
       oldIndex,
       oldLines,
       matcher,
@@ -547,20 +594,20 @@ function updateOne(
   const kept = { oldText, newText: oldText };
   const grounded = located.kind === 'date' || groundMention(located.mention, oldIndex).verified;
   const small = located.kind === 'number' && located.small;
-  // A small count is found in almost every output: only a place whose preceding words agree is its source.
-  const candidates = (grounded ? anchorsOf(located, context, oldLines, matcher) : []).filter(
-    (candidate) => !small || candidate.nearScore > 0,
-  );
+  // A small count's places are only those with the same words around it (see anchorsOf).
+  const candidates = grounded ? anchorsOf(located, context, oldLines, matcher) : [];
   const best = candidates[0];
   if (best === undefined) {
     if (located.kind === 'date' || small) return null;
     return { ...kept, status: 'not-grounded', outputId: null, label: null, reason: null };
   }
   // The best place, or else the next best that the new outputs still print, as long as the
-  // words right before it agree with the answer's (never a mere coincidence of value).
+  // words right before it agree with the answer's (never a mere coincidence of value). Not for
+  // a small count: the same few words stand before a 4 on many lines ("`orders.csv`: 4"), so it
+  // is taken only from the line it came from, and is stale when that line is gone.
   let anchor = best.anchor;
   let found = placeIn(anchor, newById);
-  for (const candidate of candidates.slice(1)) {
+  for (const candidate of small ? [] : candidates.slice(1)) {
     if (found !== null) break;
     if (candidate.nearScore === 0) continue;
     const placed = placeIn(candidate.anchor, newById);
@@ -585,11 +632,11 @@ function updateOne(
       reason,
     };
   }
+  const before = located.kind === 'number' ? placeIn(anchor, outputs.oldById) : null;
   if (located.kind === 'number' && !/^[-\u2212]/.test(located.mention.text)) {
     // The answer wrote no sign, so its words may carry the direction ("fell by"): a flip is said, not hidden.
-    const before = placeIn(anchor, outputs.oldById);
     if (before !== null && isMinus(before.sign) !== isMinus(found.sign)) {
-      const magnitude = formatLike(located.mention, found.text, '', anchor.ratio);
+      const magnitude = formatLike(located.mention, found.text, '', anchor.ratio, before.text);
       return {
         oldText,
         newText: `${isMinus(found.sign) ? found.sign : ''}${magnitude} ${SIGN_CHANGED_MARK}`,
@@ -601,7 +648,9 @@ function updateOne(
     }
   }
   const newText =
-    located.kind === 'date' ? found.text : formatLike(located.mention, found.text, found.sign, anchor.ratio);
+    located.kind === 'date'
+      ? found.text
+      : formatLike(located.mention, found.text, found.sign, anchor.ratio, before?.text ?? null);
   return {
     oldText,
     newText,
