@@ -416,6 +416,30 @@ async function buildFacts(): Promise<Fact[]> {
         r.profileRows.get('sqlite/blobs.sqlite#orders') === 4 &&
         r.answer.includes('`sqlite/blobs.sqlite [orders]`: 4 rows × 2 columns (`id`, `amount`).'),
     },
+    // JSON whose table is inside: wrapped records, nested records, an object of objects.
+    {
+      workspace: 'json',
+      what: 'wrapped records: the list under its key, said',
+      holds: (r) =>
+        r.answer.includes(
+          '`json/api_dump.json`: 5 rows × 4 columns (`order`, `total`, `customer.name`, `customer.city`).',
+        ) &&
+        r.answer.includes(
+          'The records are the 5 under the key "data"; the other keys ("meta") are left out.',
+        ),
+    },
+    {
+      workspace: 'json',
+      what: 'nested records: flattened into columns',
+      holds: says(
+        '`json/nested_records.json`: 3 rows × 4 columns (`id`, `user.name`, `user.age`, `user.address.city`).',
+      ),
+    },
+    {
+      workspace: 'json',
+      what: 'an object of objects: a row per key',
+      holds: says('`json/by_country.json`: 3 rows × 3 columns (`key`, `capital`, `population`).'),
+    },
     // Nothing readable: named termination, exit 3.
     { workspace: 'unreadable', what: 'nothing readable: exit 3', holds: (r) => r.exitCode === 3 },
     {
@@ -570,6 +594,7 @@ beforeAll(async () => {
   await offlineRun('totals', ['totals']);
   await offlineRun('workbook', ['workbook']);
   await offlineRun('sqlite', ['sqlite']);
+  await offlineRun('json', ['json']);
   await offlineRun('big', [], { maxRows: 10_000, largeFileBytes: 256 * 1024 }, async (dir) => {
     const lines = ['id,group,amount'];
     for (let row = 0; row < 60_000; row += 1) lines.push(`${row},g${row % 7},${(row * 37) % 1000}.5`);

@@ -19,6 +19,7 @@ own namespace: the user's variables are never touched.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sqlite3
@@ -625,6 +626,11 @@ def profile_json(absolute: str, relative: str, notes: list[str]) -> dict:
         kwargs['lines'] = True
         frame = pd.read_json(absolute, lines=True)
     else:
+        shaped = shaped_json(absolute, notes)
+        if shaped is not None:
+            frame = eval(shaped.format(path=repr(absolute)), {'pd': pd})
+            return table_profile('', frame, len(frame), read_options(header_row=None, skip_rows=0),
+                                 shaped.format(path=repr(relative)))
         try:
             frame = pd.read_json(absolute)
         except ValueError:
@@ -633,6 +639,61 @@ def profile_json(absolute: str, relative: str, notes: list[str]) -> dict:
             notes.append('One JSON object per line.')
     return table_profile('', frame, len(frame), read_options(header_row=None, skip_rows=0),
                          call_code('pd.read_json', relative, kwargs))
+
+
+MAX_JSON_SHAPE_BYTES = 64 << 20
+
+
+def shaped_json(absolute: str, notes: list[str]) -> str | None:
+    """The load expression (with a `{path}` to fill) for JSON whose table pd.read_json does not find (None for
+    the plain shapes): records wrapped in an object ({"meta": …, "data": [records]}), records with nested objects (flattened into
+    columns `user.name`), an object of objects keyed by name ({"Norway": {"capital": …}}: a row each).
+    The expression uses only pd, as every profile's load code does."""
+    if os.path.getsize(absolute) > MAX_JSON_SHAPE_BYTES:
+        return None
+    try:
+        with open(absolute, 'rb') as handle:
+            document = json.load(handle)
+    except (ValueError, UnicodeDecodeError):
+        return None  # not one JSON document: JSON Lines, or broken
+    if isinstance(document, list):
+        records = [item for item in document[:1000] if isinstance(item, dict)]
+        if records and len(records) == min(len(document), 1000) and any(
+                isinstance(value, dict) for record in records for value in record.values()):
+            notes.append('Nested objects are flattened into columns named by their path (like %s).'
+                         % nested_example(records))
+            return "pd.json_normalize(pd.read_json({path}, typ='series').tolist())"
+        return None
+    if not isinstance(document, dict) or not document:
+        return None
+    lists = {key: value for key, value in document.items()
+             if isinstance(value, list) and value and all(isinstance(item, dict) for item in value[:1000])}
+    if lists:
+        key = max(lists, key=lambda name: len(lists[name]))
+        others = [name for name in document if name != key]
+        notes.append('The records are the %d under the key %s%s.' % (
+            len(lists[key]), json.dumps(key, ensure_ascii=False),
+            '' if not others else '; the other keys (%s) are left out' % ', '.join(
+                json.dumps(name, ensure_ascii=False) for name in others[:5])))
+        key_literal = repr(key).replace('{', '{{').replace('}', '}}')  # a literal inside the template
+        return "pd.json_normalize(pd.read_json({path}, typ='series')[%s])" % key_literal
+    values = list(document.values())
+    inner = [set(value) for value in values if isinstance(value, dict)]
+    # pandas' own to_json() writes {"column": {"0": …, "1": …}}: row numbers inside, columns outside.
+    if len(values) >= 2 and len(inner) == len(values) and not all(
+            str(name).isdigit() for keys in inner for name in keys) and len(set.intersection(*inner)) > 0:
+        notes.append('An object of objects: each key (%s) is a row, named in the column key.'
+                     % ', '.join(json.dumps(name, ensure_ascii=False) for name in list(document)[:3]))
+        return "pd.read_json({path}, orient='index').rename_axis('key').reset_index()"
+    return None
+
+
+def nested_example(records: list[dict]) -> str:
+    for record in records:
+        for name, value in record.items():
+            if isinstance(value, dict) and value:
+                return '%s.%s' % (name, next(iter(value)))
+    return 'a.b'
 
 
 def profile_sqlite(absolute: str, relative: str, notes: list[str]) -> list[dict]:
