@@ -50,7 +50,9 @@ export function outcomePresentation(view: RunView): OutcomePresentation {
     return {
       look: 'no-data',
       verdict: 'No data',
-      happened: `No file in the workspace held data that could be read${detailOf(view)}. Nothing was analysed.`,
+      // The detail names each file and why it could not be read; it already says that nothing was analysed.
+      happened:
+        detailOf(view) ?? 'No file in the workspace held data that could be read. Nothing was analysed.',
       todo: 'Put the data files (CSV, Excel, JSON, SQLite or Parquet) in the workspace folder, or point the analysis at the folder that holds them, and run it again. What was found is listed under Data.',
     };
   }
@@ -62,9 +64,9 @@ export function outcomePresentation(view: RunView): OutcomePresentation {
   };
 }
 
-function detailOf(view: RunView): string {
+function detailOf(view: RunView): string | null {
   const detail = view.end?.termination.detail.trim() ?? '';
-  return detail === '' ? '' : ` (${detail})`;
+  return detail === '' ? null : detail;
 }
 
 function failureTodo(reason: Parameters<typeof terminationLabel>[0]): string {

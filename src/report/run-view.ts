@@ -11,7 +11,7 @@ import type {
   TraceRecord,
   Usage,
 } from '../trace/schema.ts';
-import { TraceError } from '../errors/index.ts';
+import { CancelledError, TraceError } from '../errors/index.ts';
 
 /** One entry of the process, in the order it happened. */
 export type ProcessEntry =
@@ -210,6 +210,17 @@ function sumUsage(turns: readonly ModelTurnRecord[]): Usage {
   );
 }
 
+/** What a cancelled run's detail says when nothing more is known (the CancelledError's own message). */
+const bareCancelDetail = new CancelledError().message;
+
+/** A termination's detail as a sentence of its own, after the headline's: capitalised, with its full stop. */
+function detailSentence(detail: string): string {
+  const text = detail.trim();
+  if (text === '') return '';
+  const sentence = `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
+  return ` ${/[.!?]$/.test(sentence) ? sentence : `${sentence}.`}`;
+}
+
 function describeOutcome(
   end: Pick<RunEndRecord, 'termination' | 'answer'> | null,
   answer: string | null,
@@ -229,17 +240,18 @@ function describeOutcome(
         'The model asked the user a question (shown in the process) and waits for the reply; the thread can go on with it.',
     };
   }
-  const because = detail.trim() === '' ? '' : `: ${detail.trim().replace(/\.+$/, '')}`;
   if (reason === 'cancelled') {
+    // "The run was cancelled." under "This run was cancelled" would say it twice.
+    const because = detail.trim() === bareCancelDetail ? '' : detailSentence(detail);
     return {
       outcome: 'cancelled',
-      outcomeMessage: `This run was cancelled before it finished${because}.${answer === null ? ' There is no answer.' : ''}`,
+      outcomeMessage: `This run was cancelled before it finished.${because}${answer === null ? ' There is no answer.' : ''}`,
     };
   }
   if (reason !== 'answered' || answer === null) {
     return {
       outcome: 'not-answered',
-      outcomeMessage: `This run ended without ${answer === null ? 'an' : 'a complete'} answer (${terminationLabel(reason)})${because}.`,
+      outcomeMessage: `This run ended without ${answer === null ? 'an' : 'a complete'} answer (${terminationLabel(reason)}).${detailSentence(detail)}`,
     };
   }
   return { outcome: 'answered', outcomeMessage: null };

@@ -167,7 +167,7 @@ describe('report banners', () => {
     });
     const html = await readFile(join(outDir, 'report.html'), 'utf8');
     expect(html).toContain(
-      '<div class="banner banner-outcome banner-cancelled" role="alert"><p><strong>What happened.</strong> This run was cancelled before it finished: Ctrl-C. There is no answer.</p>',
+      '<div class="banner banner-outcome banner-cancelled" role="alert"><p><strong>What happened.</strong> This run was cancelled before it finished. Ctrl-C. There is no answer.</p>',
     );
     expect(html).toContain('<h2>No answer</h2>');
   });
@@ -179,7 +179,7 @@ describe('report banners', () => {
       formats: ['html'],
     });
     expect(await readFile(join(outDir, 'report.html'), 'utf8')).toContain(
-      'This run ended without an answer (the round limit was reached): Stopped after 2 rounds.',
+      'This run ended without an answer (the round limit was reached). Stopped after 2 rounds.',
     );
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { outcomePresentation } from '../../src/report/outcome-look.ts';
 import { buildRunView, stripCodeFence } from '../../src/report/run-view.ts';
 import type { TraceRecord } from '../../src/trace/schema.ts';
 import { makeSyntheticTrace } from '../fixtures/traces/synthetic-trace.ts';
@@ -46,11 +47,37 @@ describe('buildRunView', () => {
     expect(
       buildRunView(makeSyntheticTrace({ rounds: 1, outcome: 'cancelled', charts: 0, figures: 0 }).records)
         .outcomeMessage,
-    ).toBe('This run was cancelled before it finished: Ctrl-C. There is no answer.');
+    ).toBe('This run was cancelled before it finished. Ctrl-C. There is no answer.');
     expect(
       buildRunView(makeSyntheticTrace({ rounds: 1, outcome: 'max-rounds', charts: 0, figures: 0 }).records)
         .outcome,
     ).toBe('not-answered');
+  });
+
+  it('says a cancel once, and puts each detail in a sentence of its own, not after a colon', () => {
+    const endedWith = (reason: 'cancelled' | 'max-rounds' | 'no-data', detail: string) =>
+      buildRunView(
+        makeSyntheticTrace({ rounds: 1, outcome: 'cancelled', charts: 0, figures: 0 }).records.map(
+          (record): TraceRecord =>
+            record.type === 'run-end' ? { ...record, answer: null, termination: { reason, detail } } : record,
+        ),
+      );
+    expect(endedWith('cancelled', 'The run was cancelled.').outcomeMessage).toBe(
+      'This run was cancelled before it finished. There is no answer.',
+    );
+    expect(
+      endedWith('cancelled', 'The caller stopped reading the turn before it ended.').outcomeMessage,
+    ).toBe(
+      'This run was cancelled before it finished. The caller stopped reading the turn before it ended. There is no answer.',
+    );
+    expect(endedWith('max-rounds', 'the run reached its limit of 30 rounds').outcomeMessage).toBe(
+      'This run ended without an answer (the round limit was reached). The run reached its limit of 30 rounds.',
+    );
+    const noData = 'No file of the workspace could be read, so nothing was analysed. blob.csv: not text.';
+    expect(outcomePresentation(endedWith('no-data', noData)).happened).toBe(noData);
+    expect(outcomePresentation(endedWith('no-data', '')).happened).toBe(
+      'No file in the workspace held data that could be read. Nothing was analysed.',
+    );
   });
 });
 
