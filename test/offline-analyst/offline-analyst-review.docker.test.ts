@@ -175,4 +175,22 @@ describe('the offline analyst on a series over time', () => {
     expect(run.answer).toContain('the sum of Total Pieces per week went from');
     expect(run.answer).not.toMatch(/total Total/i);
   });
+
+  it('finds the pattern across the year by calendar month, not by the month a week ends in', () => {
+    // Each calendar month's total, averaged over the two years.
+    const totals = new Map<number, number>();
+    for (const row of rows) {
+      const month = Number(row.date.slice(5, 7));
+      totals.set(month, (totals.get(month) ?? 0) + row.pieces / 2);
+    }
+    const names = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+    const sorted = [...totals].sort((a, b) => b[1] - a[1]);
+    const said = ([month, value]: [number, number]): string =>
+      `${names[month - 1]} (${Number.isInteger(value) ? value : value.toFixed(1)})`;
+    const [highest, lowest] = [sorted[0], sorted.at(-1)];
+    if (highest === undefined || lowest === undefined) throw new Error('no months');
+    expect(run.answer).toContain(
+      `By calendar month, the sum of Total Pieces per month, averaged over the years, is highest in ${said(highest)} and lowest in ${said(lowest)}.`,
+    );
+  });
 });

@@ -4,7 +4,8 @@ import { stageHeader } from '../stages.ts';
 /**
  * Date columns: the series over time (an Altair line chart for the first
  * table, a matplotlib panel for a second: never both),
- * its trend, the weekday and month-of-year patterns, and days that depart
+ * its trend, the weekday and calendar-month patterns (both from the daily
+ * series, never from weekly sums), and days that depart
  * from their neighbours (residual from a centred 7-day median, robust z-score).
  * `preferred` names (normalized) the numeric columns the instruction mentions.
  */
@@ -76,10 +77,25 @@ for key in [key for key in focus if 'datetime' in kinds(tables[key]).values()][:
         print('By weekday: ' + ', '.join(f'{names[d]} {fmt(v)}' for d, v in weekday.items()))
         findings.append(f'By weekday, the {what} per day is highest on {names[weekday.idxmax()]} ({fmt(weekday.max())}) and lowest on {names[weekday.idxmin()]} ({fmt(weekday.min())}).')
     if span >= 365:
-        month = series.groupby(series.index.month).mean()
+        # By calendar month, from the daily series: weekly sums grouped by the month a week ends in counted a
+        # week across two months wholly in one. Events: each calendar month's total (months the data covers in
+        # full, or every month of monthly data), averaged over the years. A measured series: its mean per day.
+        if regular and measure:
+            month = daily.groupby(daily.index.month).mean()
+            per_month = f'{what} per {period if own_grain else "day"}'
+        else:
+            totals = daily.resample('MS').sum()
+            if not own_grain:
+                totals = totals[(totals.index >= data.index.min().normalize())
+                                & (totals.index + pd.offsets.MonthEnd(0) <= data.index.max().normalize())]
+            month = totals.groupby(totals.index.month).mean()
+            years = int(totals.groupby(totals.index.month).size().max()) if len(totals) else 0
+            per_month = f'{what} per month' + (', averaged over the years,' if years > 1 else '')
         months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
-        print('By month of year: ' + ', '.join(f'{months[m - 1]} {fmt(v)}' for m, v in month.items()))
-        findings.append(f'Across the year, the {label} peaks in {months[month.idxmax() - 1]} ({fmt(month.max())}) and is lowest in {months[month.idxmin() - 1]} ({fmt(month.min())}).')
+        print('By calendar month: ' + ', '.join(f'{months[m - 1]} {fmt(v)}' for m, v in month.items()))
+        if month.nunique() > 1:
+            findings.append(f'By calendar month, the {per_month} is highest in {months[month.idxmax() - 1]} ({fmt(month.max())}) '
+                            f'and lowest in {months[month.idxmin() - 1]} ({fmt(month.min())}).')
     marked = []
     if regular and measure and dense and span >= 21:
         baseline = daily.rolling(7, center=True, min_periods=3).median()
