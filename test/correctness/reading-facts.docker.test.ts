@@ -273,6 +273,13 @@ async function buildFacts(): Promise<Fact[]> {
     },
     {
       workspace: 'ids-dates',
+      what: 'dates with values that are no date: counted and shown',
+      holds: says(
+        '`dates/dirty_dates.csv`: Column order_date holds dates and 2 values that are not (`not recorded`, `2024-02-30`): no date counts them.',
+      ),
+    },
+    {
+      workspace: 'ids-dates',
       what: 'two-digit years: read day first throughout, said',
       holds: (r) =>
         r.answer.includes('Column when holds dates written DD/MM/YY.') &&

@@ -362,7 +362,7 @@ def profile_csv(absolute: str, relative: str, notes: list[str]) -> dict:
     read = read_options(encoding=encoding, delimiter=delimiter,
                         header_row=structure.header_line if structure.has_header else None,
                         skip_rows=structure.header_line, decimal=decimal, thousands=thousands, na_values=na_values)
-    return table_profile('', frame, rows_total, read, call_code('pd.read_csv', relative, kwargs))
+    return table_profile('', frame, rows_total, read, call_code('pd.read_csv', relative, kwargs), notes)
 
 
 def is_written_index(names: list[str], rows: list[list[str]]) -> bool:
@@ -609,7 +609,8 @@ def profile_excel(absolute: str, relative: str, notes: list[str]) -> list[dict]:
             if any('\n' in str(column) for column in frame.columns):
                 notes.append('Sheet %r: some header cells span several lines.' % sheet)
             read = read_options(header_row=header, skip_rows=header, sheet=str(sheet))
-            tables.append(table_profile(str(sheet), frame, len(frame), read, call_code('pd.read_excel', relative, kwargs)))
+            tables.append(table_profile(str(sheet), frame, len(frame), read, call_code('pd.read_excel', relative, kwargs),
+                                        notes))
     return tables
 
 
@@ -630,7 +631,7 @@ def profile_json(absolute: str, relative: str, notes: list[str]) -> dict:
         if shaped is not None:
             frame = eval(shaped.format(path=repr(absolute)), {'pd': pd})
             return table_profile('', frame, len(frame), read_options(header_row=None, skip_rows=0),
-                                 shaped.format(path=repr(relative)))
+                                 shaped.format(path=repr(relative)), notes)
         try:
             frame = pd.read_json(absolute)
         except ValueError:
@@ -638,7 +639,7 @@ def profile_json(absolute: str, relative: str, notes: list[str]) -> dict:
             kwargs['lines'] = True
             notes.append('One JSON object per line.')
     return table_profile('', frame, len(frame), read_options(header_row=None, skip_rows=0),
-                         call_code('pd.read_json', relative, kwargs))
+                         call_code('pd.read_json', relative, kwargs), notes)
 
 
 MAX_JSON_SHAPE_BYTES = 64 << 20
@@ -716,7 +717,7 @@ def profile_sqlite(absolute: str, relative: str, notes: list[str]) -> list[dict]
             frame = pd.read_sql_query('SELECT * FROM %s LIMIT %d' % (quoted, MAX_ROWS_FOR_STATS), connection)
             code = 'pd.read_sql_query(%r, sqlite3.connect(%r))' % ('SELECT * FROM %s' % quoted, relative)
             read = read_options(header_row=None, skip_rows=0, table=name)
-            tables.append(table_profile(name, frame, int(rows), read, code))
+            tables.append(table_profile(name, frame, int(rows), read, code, notes))
         return tables
     finally:
         connection.close()
@@ -757,10 +758,14 @@ def call_code(function: str, relative: str, kwargs: dict) -> str:
     return '%s(%s)' % (function, ', '.join(arguments))
 
 
-def table_profile(name: str, frame, rows: int, read: dict, load_code: str) -> dict:
+def table_profile(name: str, frame, rows: int, read: dict, load_code: str, notes: list[str] | None = None) -> dict:
     # Header cells and SQLite table names are the data's: a 5-million-character one is cut.
     columns = [profile_column(short_text(str(column), MAX_NAME_CHARS), frame.iloc[:, position])
                for position, column in enumerate(frame.columns[:MAX_COLUMNS])]
+    if notes is not None:
+        where = ('Sheet %r: ' % read['sheet'] if read.get('sheet') is not None
+                 else 'Table %r: ' % read['table'] if read.get('table') is not None else '')
+        notes.extend(where + note for note in not_dates_notes(frame, columns))
     for key in ('sheet', 'table'):
         if isinstance(read.get(key), str):
             read[key] = short_text(read[key], MAX_NAME_CHARS)
@@ -776,6 +781,28 @@ def table_profile(name: str, frame, rows: int, read: dict, load_code: str) -> di
         'correlations': strong_correlations(frame, columns),
         'sampleRows': first_rows(frame),
     }
+
+
+def not_dates_notes(frame, columns: list[dict]) -> list[str]:
+    """A column of written dates with values that are no date ('not recorded', '2024-02-30'): said, as the
+    words among numbers are, since the range and every date finding leave them out."""
+    import pandas as pd
+
+    found = []
+    for position, column in enumerate(columns):
+        series = frame.iloc[:, position]
+        if column['kind'] != 'datetime' or series.dtype != object:
+            continue
+        present = series.dropna().astype(str)
+        # One inferred format first (fast); only what it cannot read is tried value by value.
+        failed = present[pd.to_datetime(present, errors='coerce').isna()]
+        words = failed[pd.to_datetime(failed, errors='coerce', format='mixed').isna()] if len(failed) else failed
+        if len(words):
+            examples = ', '.join('`%s`' % short_text(value.replace('`', "'"), 20) for value in pd.unique(words)[:3])
+            found.append('Column %s holds dates and %d %s that %s not (%s): no date counts them.' % (
+                column['name'], len(words),
+                'value' if len(words) == 1 else 'values', 'is' if len(words) == 1 else 'are', examples))
+    return found
 
 
 # The first rows, as a person previewing a file sees them: each cell as short text (None when missing).
