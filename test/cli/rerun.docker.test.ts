@@ -86,14 +86,14 @@ interface Quarter {
   missingDiscounts: number;
 }
 
-function secondQuarter(regionColumn = 'region'): Quarter {
+function secondQuarter(regionColumn = 'region', unitsColumn = 'units'): Quarter {
   let seed = 20240401;
   const random = () => {
     // A small linear congruential generator: the same orders on every run.
     seed = (seed * 1103515245 + 12345) % 2147483648;
     return seed / 2147483648;
   };
-  const header = `order_id,order_date,${regionColumn},channel,product,category,units,unit_price,discount_pct,revenue`;
+  const header = `order_id,order_date,${regionColumn},channel,product,category,${unitsColumn},unit_price,discount_pct,revenue`;
   const lines = [header];
   const revenueByRegion = new Map<string, number>();
   let totalRevenue = 0;
@@ -200,10 +200,11 @@ let offlineRun: string;
 let modelRun: string;
 let q2Dir: string;
 let renamedDir: string;
+let unitsRenamedDir: string;
 let quarter: Quarter;
 let server: FakeOpenAIServer;
 let before: Map<string, Map<string, string>>;
-const watched = () => [salesDir, offlineRun, modelRun, q2Dir, renamedDir];
+const watched = () => [salesDir, offlineRun, modelRun, q2Dir, renamedDir, unitsRenamedDir];
 
 async function hashAll(): Promise<Map<string, Map<string, string>>> {
   return new Map(await Promise.all(watched().map(async (dir) => [dir, await hashTree(dir)] as const)));
@@ -215,9 +216,11 @@ beforeAll(async () => {
   modelRun = path.join(root, 'model-run');
   q2Dir = path.join(root, 'sales-q2');
   renamedDir = path.join(root, 'sales-q2-renamed');
+  unitsRenamedDir = path.join(root, 'sales-q2-units-renamed');
   quarter = secondQuarter();
   await makeWorkspace(q2Dir, quarter);
   await makeWorkspace(renamedDir, secondQuarter('area'));
+  await makeWorkspace(unitsRenamedDir, secondQuarter('region', 'quantity'));
   server = await startFakeOpenAIServer({
     models: ['scripted'],
     script: [
@@ -361,6 +364,32 @@ describe('datalyst rerun', () => {
     // The stale marks stand out in the HTML (styled text, not markdown brackets).
     expect(html).toContain('<mark class="rerun-mark rerun-stale">[stale]</mark>');
     expect(html).toContain('a recorded cell failed on the new data');
+  }, 120_000);
+
+  it('does not carry the offline answer over as a success when a column it names was renamed (units → quantity) and no cell failed', async () => {
+    const out = path.join(root, 'offline-units-renamed');
+    const run = await datalyst(['rerun', offlineRun, unitsRenamedDir, '-o', out, '--format', 'md']);
+    // The offline analyst finds its columns by itself: every cell ran, none raised an error.
+    expect(run.exitCode, run.all).toBe(3);
+    expect(run.all).toContain(
+      "The answer names `units`, which the new outputs never print (E4 printed it in the recorded run): the data's columns changed.",
+    );
+    expect(run.all).toMatch(/E4 failed on the new data: no error, but it no longer prints `units`/);
+    // Not "✓ …, the earlier answer is carried over": the closing line says it stopped (cells' own lines are "  ✓ E1 ok").
+    expect(run.all).not.toMatch(/^✓ /m);
+    expect(run.all).toMatch(/^✗ Stopped \(rerun-cell-failed\)/m);
+    const records = await readTrace(out);
+    const end = runEndOf(records);
+    expect(end.termination.reason).toBe('rerun-cell-failed');
+    expect(end.termination.detail).toMatch(/the data's columns changed.*Every recorded cell ran\.$/);
+    expect(
+      records
+        .filter((record) => record.type === 'execution')
+        .every((record) => record.result.status === 'ok'),
+    ).toBe(true);
+    // The answer says so above itself, and still marks what it could not place.
+    expect(end.answer).toContain('> **The answer names `units`, which the new outputs never print');
+    expect(await readFile(path.join(out, 'report.md'), 'utf8')).toMatch(/^# Failed: /);
   }, 120_000);
 
   it('--rewrite-answer asks the model once with the new outputs and takes its answer', async () => {

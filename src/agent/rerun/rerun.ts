@@ -2,7 +2,12 @@ import { stat } from 'node:fs/promises';
 import { isSameOrInside } from '../../util/path-inside.ts';
 import path from 'node:path';
 import { ConfigError, DatalystError, TraceError, WorkspaceError } from '../../errors/index.ts';
-import { createSandbox, type CellResult, type SandboxSession } from '../../sandbox/index.ts';
+import {
+  createSandbox,
+  type CellResult,
+  type SandboxSession,
+  type WorkspaceProfile,
+} from '../../sandbox/index.ts';
 import { readTrace } from '../../trace/reader.ts';
 import type {
   ExecutionRecord,
@@ -36,6 +41,7 @@ import {
 } from './answer-numbers.ts';
 import type { RerunCell, RerunOptions, RerunResult } from './rerun-options.ts';
 import { rewriteAnswer } from './rewrite-answer.ts';
+import { vanishedColumns, type VanishedColumn } from './vanished-columns.ts';
 
 const nowIso = () => new Date().toISOString();
 
@@ -55,6 +61,8 @@ interface RecordedRun {
   question: string;
   /** How the earlier run ended. */
   termination: { reason: TerminationReason; detail: string } | null;
+  /** The earlier workspace's profile (its columns), or null when it was not profiled. */
+  profile: WorkspaceProfile | null;
 }
 
 async function exists(file: string): Promise<boolean> {
@@ -92,6 +100,7 @@ async function readRecordedRun(runDir: string, signal: AbortSignal): Promise<Rec
     answer,
     question: answered?.question ?? start.instruction,
     termination: runEnd?.termination ?? turns.at(-1)?.end?.termination ?? null,
+    profile: trace.records.find((record) => record.type === 'workspace-profile')?.profile ?? null,
   };
 }
 
@@ -140,11 +149,27 @@ export function describeNumbers(numbers: readonly NumberUpdate[]): string {
   return `${countNumbers(numbers)}${stale.length > 0 ? ` Stale: ${stale.join('; ')}${countBy(numbers, 'stale') > stale.length ? '; …' : ''}.` : ''}`;
 }
 
+function namesOf(columns: readonly VanishedColumn[]): string {
+  return columns.map((column) => `\`${column.name}\``).join(', ');
+}
+
+/** What a carried-over answer whose columns are gone is told: which names, which cells printed them. */
+function columnsChangedText(columns: readonly VanishedColumn[]): string {
+  const one = columns.length === 1;
+  const cellsOf = [...new Set(columns.map((column) => column.outputId))].join(', ');
+  return `The answer names ${namesOf(columns)}, which the new outputs never print (${cellsOf} printed ${one ? 'it' : 'them'} in the recorded run): the data's columns changed. The earlier answer is carried over, but it describes ${one ? 'a column' : 'columns'} the new data no longer ${one ? 'has' : 'have'}; check the new outputs, or re-run with --rewrite-answer.`;
+}
+
 /** The lines put before a carried-over answer, so that no reader takes it for a fresh analysis. */
-function carriedOverPreamble(runId: string, numbers: readonly NumberUpdate[]): string {
+function carriedOverPreamble(
+  runId: string,
+  numbers: readonly NumberUpdate[],
+  columnsChanged: string | null,
+): string {
   const lines = [
     `> **Re-run** of run \`${runId}\` on new data, with no model: every number the earlier answer took from an output is taken again from the same place in the new outputs. The wording is the earlier answer's; check it against the new outputs.`,
   ];
+  if (columnsChanged !== null) lines.push(`> **${columnsChanged}**`);
   if (numbers.some((number) => number.status === 'stale'))
     lines.push(
       `> Numbers marked ${STALE_MARK} could not be found at their place in the new outputs: they are the earlier run's values.`,
@@ -219,6 +244,7 @@ export async function rerunAnalysis(options: RerunOptions): Promise<RerunResult>
   });
 
   let session: SandboxSession | null = null;
+  let newProfile: WorkspaceProfile | null = null;
   const cells: RerunCell[] = [];
   const newExecutions: ExecutionRecord[] = [];
   let failedCell: RerunCell | null = null;
@@ -269,6 +295,7 @@ export async function rerunAnalysis(options: RerunOptions): Promise<RerunResult>
     }
     try {
       const profile = await session.profileWorkspace({ signal });
+      newProfile = profile;
       recorder.append({ type: 'workspace-profile', at: nowIso(), profile });
       emit({ type: 'profile-end', profile });
     } catch (error) {
@@ -358,11 +385,26 @@ export async function rerunAnalysis(options: RerunOptions): Promise<RerunResult>
         ? null
         : updateAnswerNumbers(recorded.answer, recorded.executions, newExecutions);
     numbers = carried?.numbers ?? [];
+    // Every cell ran, yet the answer may name a column the new data lacks (code that finds its columns
+    // by itself raises no error on a rename). A rewrite is the remedy, so it is looked for only without one.
+    const vanished =
+      recorded.answer === null || failedCell !== null || options.rewriteAnswer !== undefined
+        ? []
+        : vanishedColumns(recorded.answer, recorded.profile, newProfile, recorded.executions, newExecutions);
+    const columnsChanged = vanished.length > 0 ? columnsChangedText(vanished) : null;
     if (carried !== null) {
-      answer = carriedOverPreamble(recorded.start.runId, carried.numbers) + carried.text;
+      answer = carriedOverPreamble(recorded.start.runId, carried.numbers, columnsChanged) + carried.text;
       answerSource = 'carried-over';
     }
-    if (failedCell !== null) {
+    const vanishedCell = cells.find((cell) => cell.outputId === vanished[0]?.outputId);
+    if (columnsChanged !== null && vanishedCell !== undefined) {
+      // The same ending as a cell that fails on a renamed column, on the cell that printed the column before.
+      const names = namesOf(vanished.filter((column) => column.outputId === vanishedCell.outputId));
+      vanishedCell.detail = `no error, but it no longer prints ${names}, which the answer names: the data's columns changed`;
+      failedCell = vanishedCell;
+      termination = { reason: 'rerun-cell-failed', detail: `${columnsChanged} Every recorded cell ran.` };
+      emit(recorder.notice(lastRecordedRound, 'warning', columnsChanged));
+    } else if (failedCell !== null) {
       const after = cells.slice(cells.indexOf(failedCell) + 1);
       const notRun = after.filter((cell) => cell.status === 'not-run');
       termination = {
