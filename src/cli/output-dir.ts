@@ -1,4 +1,4 @@
-import { mkdir, readdir, stat } from 'node:fs/promises';
+import { mkdir, readdir, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../errors/index.ts';
 import { isMissingFile } from '../util/fs-errors.ts';
@@ -9,12 +9,24 @@ import { isMissingFile } from '../util/fs-errors.ts';
  * suffix when two runs start in the same second.
  */
 export async function prepareOutDir(outDir: string, isDefault: boolean): Promise<string> {
+  return (await claimOutDir(outDir, isDefault)).dir;
+}
+
+/** A run folder as `prepareOutDir` made it ready, with what it created for it. */
+export interface ClaimedOutDir {
+  dir: string;
+  /** The outermost folder this claim created (`runs/` for a first default run), or null when `dir` was there, empty. */
+  created: string | null;
+}
+
+/** `prepareOutDir`, remembering which folders it created, so that a session that wrote nothing can take them back. */
+export async function claimOutDir(outDir: string, isDefault: boolean): Promise<ClaimedOutDir> {
   for (let attempt = 1; attempt <= 100; attempt++) {
     const candidate = attempt === 1 ? outDir : `${outDir}-${attempt}`;
     const state = await folderState(candidate);
     if (state === 'missing' || state === 'empty') {
-      await mkdir(candidate, { recursive: true });
-      return candidate;
+      const created = await mkdir(candidate, { recursive: true });
+      return { dir: candidate, created: created ?? null };
     }
     if (!isDefault) {
       throw new ConfigError(
@@ -29,6 +41,24 @@ export async function prepareOutDir(outDir: string, isDefault: boolean): Promise
     `Could not find a free run folder next to ${outDir}.`,
     'Pass a new folder with --out.',
   );
+}
+
+/**
+ * Removes the folders a claim created, innermost first, when they are still
+ * empty (nothing was written). A folder that was there before is never
+ * touched, and one that holds anything stops the walk (rmdir refuses it).
+ */
+export async function releaseUnusedOutDir(claimed: ClaimedOutDir): Promise<void> {
+  if (claimed.created === null) return;
+  const outermost = path.resolve(claimed.created);
+  for (let dir = path.resolve(claimed.dir); ; dir = path.dirname(dir)) {
+    try {
+      await rmdir(dir);
+    } catch {
+      return; // not empty (something was written, or another run shares runs/), or already gone
+    }
+    if (dir === outermost || path.dirname(dir) === dir) return;
+  }
 }
 
 async function folderState(candidate: string): Promise<'missing' | 'empty' | 'non-empty' | 'file'> {

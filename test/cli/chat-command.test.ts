@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -56,5 +56,27 @@ describe('datalyst chat', () => {
     // The same block is part of `chat --help`.
     const usage = await runDatalyst(['chat', '--help']);
     expect(usage.stdout).toContain(help.slice(0, help.indexOf('on exit') + 'on exit'.length));
+  });
+
+  it('/exit before any question leaves no folder it created, and keeps every folder that was there', async () => {
+    const base = await temporaryDir();
+    const out = path.join(base, 'new', 'run');
+    const explicit = await chat(['/exit'], ['--out', out]);
+    expect(explicit.run.exitCode, explicit.run.stderr).toBe(0);
+    expect(explicit.run.stdout).toContain('No question was asked; nothing was written.');
+    expect(await readdir(base)).toEqual([]);
+
+    // The default runs/<time>-<workspace>: neither it nor runs/ is left behind.
+    const cwd = await temporaryDir();
+    expect((await chat(['/exit'], [], cwd)).run.exitCode).toBe(0);
+    expect(await readdir(cwd)).toEqual([]);
+
+    // An empty --out that was there before stays; so does a runs/ that holds earlier runs.
+    await mkdir(path.join(cwd, 'empty'));
+    await chat(['/exit'], ['--out', path.join(cwd, 'empty')]);
+    await mkdir(path.join(cwd, 'runs', 'earlier'), { recursive: true });
+    await chat(['/exit'], [], cwd);
+    expect((await readdir(cwd)).sort()).toEqual(['empty', 'runs']);
+    expect(await readdir(path.join(cwd, 'runs'))).toEqual(['earlier']);
   });
 });

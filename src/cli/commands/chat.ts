@@ -11,7 +11,7 @@ import { ExitCode, exitCodeForError, exitCodeHelp } from '../exit-codes.ts';
 import { formatBytes, plural } from '../format.ts';
 import { handleInterrupts } from '../interrupt.ts';
 import { toJsonLine } from '../json-lines.ts';
-import { displayPath, prepareOutDir } from '../output-dir.ts';
+import { claimOutDir, displayPath, releaseUnusedOutDir, type ClaimedOutDir } from '../output-dir.ts';
 import type { ExitCodeSink } from '../program.ts';
 import { printError } from '../program.ts';
 import type { ProgressRenderer } from '../progress-renderer.ts';
@@ -195,6 +195,7 @@ async function runChat(
     import('../model-factory.ts'),
   ]);
   let thread: Thread;
+  let claimed: ClaimedOutDir | null = null;
   const setup = new AbortController();
   try {
     const image = await context.prepareSandbox({
@@ -203,14 +204,15 @@ async function runChat(
       onProgress: (line) => renderer.info(`  ${line}`),
       signal: setup.signal,
     });
-    const outDir = await prepareOutDir(settings.outDir, settings.outDirIsDefault);
+    claimed = await claimOutDir(settings.outDir, settings.outDirIsDefault);
     thread = await openThread({
       workspaceDir: settings.workspaceDir,
       model: createModel(settings.model),
       ...runOptionsFor(settings, context, image, check),
-      outDir,
+      outDir: claimed.dir,
     });
   } catch (error) {
+    if (claimed !== null) await releaseUnusedOutDir(claimed);
     printError(context, error);
     return exitCodeForError(error);
   }
@@ -227,6 +229,8 @@ async function runChat(
     return await chatLoop(context, thread, settings, check, renderer, charts);
   } finally {
     await charts.close();
+    // No question, no trace (the thread discarded it): the folders made for it go too, if still empty.
+    if (thread.turns === 0) await releaseUnusedOutDir(claimed);
   }
 }
 
