@@ -7,6 +7,7 @@ import {
   CellIds,
   executionCells,
   firstLine,
+  isSameAnswer,
   markdownCell,
   notebookDocument,
   setupCell,
@@ -128,6 +129,8 @@ function subAnalysisCells(
     if (entry.kind === 'notice' || entry.kind === 'turn') continue;
     if (entry.kind === 'step') {
       if (entry.step.kind === 'text' || entry.step.text.trim() === '') continue;
+      // The sub-analysis's answer follows its cells under "Answer of S1": once.
+      if (isSameAnswer(entry.step, record.answer)) continue;
       const title = entry.step.kind.charAt(0).toUpperCase() + entry.step.kind.slice(1);
       cells.push(
         markdownCell(

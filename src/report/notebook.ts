@@ -36,6 +36,8 @@ export function renderNotebook(report: PreparedReport): Notebook {
   cells.push(markdownCell(ids.next('intro'), intro.join('\n')));
   let executionCount = 1;
   cells.push(setupCell(ids.next('datalyst-setup'), executionCount));
+  // A one-question run's answer closes the notebook under "## Answer"; its step in the process is the same text.
+  const closingAnswer = view.turns.length <= 1 ? view.answer : null;
   for (const entry of view.process) {
     if (entry.kind === 'notice') continue;
     if (entry.kind === 'turn') {
@@ -50,6 +52,7 @@ export function renderNotebook(report: PreparedReport): Notebook {
     }
     if (entry.kind === 'step') {
       if (entry.step.kind === 'text' || entry.step.text.trim() === '') continue;
+      if (isSameAnswer(entry.step, closingAnswer)) continue;
       cells.push(
         markdownCell(
           ids.next(entry.step.kind),
@@ -68,14 +71,19 @@ export function renderNotebook(report: PreparedReport): Notebook {
     cells.push(...executed.cells);
   }
   // A thread's answers are in the process, each after its question's cells.
-  if (view.answer !== null && view.turns.length <= 1)
-    cells.push(markdownCell(ids.next('answer'), `## Answer\n\n${neutralizeMarkdown(view.answer)}`));
+  if (closingAnswer !== null)
+    cells.push(markdownCell(ids.next('answer'), `## Answer\n\n${neutralizeMarkdown(closingAnswer)}`));
   return notebookDocument(cells, {
     runId: view.start.runId,
     model: view.start.model.id,
     offline: view.start.model.offline,
     generatedAt: report.generatedAt,
   });
+}
+
+/** Whether a step is the answer that the notebook shows once, under a heading of its own. */
+export function isSameAnswer(step: StepRecord, answer: string | null): boolean {
+  return step.kind === 'answer' && answer !== null && step.text.trim() === answer.trim();
 }
 
 /** The nbformat 4.5 document around the cells, checked: a notebook Jupyter refuses to open is a bug worth failing on. */

@@ -98,6 +98,23 @@ describe('the deep notebook', () => {
     expect(images.length).toBeGreaterThan(0);
   });
 
+  it("holds each sub-analysis's answer once, after its cells, not also as its answer step", () => {
+    const markdown = notebook.cells
+      .filter((cell) => cell.cell_type === 'markdown')
+      .map((cell) => text(cell.source));
+    const answered = record.subAnalyses.filter((sub) => sub.answer !== null);
+    expect(answered.length).toBeGreaterThan(0);
+    for (const sub of answered) {
+      const holding = markdown.filter(
+        (source) => /^\*\*Answer( of|\*\* \()/.test(source) && source.includes(`${sub.id}`),
+      );
+      expect(
+        holding.map((source) => source.split('\n')[0]),
+        sub.id,
+      ).toEqual([`**Answer of ${sub.id}**`]);
+    }
+  });
+
   it('copies deep.json as the json form when the report goes to another folder', async () => {
     const out = join(root, 'elsewhere');
     const rendered = await renderDeepRunFolder(join(root, 'plain'), {

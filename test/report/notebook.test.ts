@@ -83,6 +83,15 @@ describe('renderNotebook', () => {
     expect(markdown.at(-1)).toBe('## Answer\n\nDone &lt;script>alert(1)&lt;/script>');
   });
 
+  it('holds the final answer once, under "## Answer", not also as the answer step before it', async () => {
+    const trace = makeSyntheticTrace({ rounds: 2, charts: 0, figures: 0, answer: 'Sales rose 12% in Q2.' });
+    const notebook = renderNotebook(await prepareReport(trace.records));
+    const holding = notebook.cells
+      .map((cell) => [cell.source].flat().join(''))
+      .filter((source) => source.includes('Sales rose 12% in Q2.'));
+    expect(holding).toEqual(['## Answer\n\nSales rose 12% in Q2.']);
+  });
+
   it('is checked against nbformat 4.5: ids are required and unique', () => {
     const cell = { id: 'a', cell_type: 'markdown', metadata: {}, source: 'x' };
     const notebook = { nbformat: 4, nbformat_minor: 5, metadata: {}, cells: [cell] };
