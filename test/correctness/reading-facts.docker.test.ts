@@ -185,6 +185,14 @@ async function buildFacts(): Promise<Fact[]> {
       what: 'coercion: a code column stays a code',
       holds: (r) => !r.answer.includes('`code` ranges'),
     },
+    {
+      workspace: 'coercion',
+      what: 'amounts with signs: left as text, said',
+      holds: (r) =>
+        r.answer.includes(
+          '`coercion/amounts.csv`: Column growth holds amounts written with a currency or percent sign or in parentheses (`12.5%`, `-3.2%`, `0.5%`)',
+        ) && r.answer.includes('Column price holds amounts written'),
+    },
     // Legacy encodings, detected and said.
     {
       workspace: 'encodings',

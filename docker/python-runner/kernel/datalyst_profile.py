@@ -765,7 +765,11 @@ def table_profile(name: str, frame, rows: int, read: dict, load_code: str, notes
     if notes is not None:
         where = ('Sheet %r: ' % read['sheet'] if read.get('sheet') is not None
                  else 'Table %r: ' % read['table'] if read.get('table') is not None else '')
-        notes.extend(where + note for note in not_dates_notes(frame, columns))
+        for finder in (not_dates_notes, written_amounts_notes):
+            try:
+                notes.extend(where + note for note in finder(frame, columns))
+            except Exception:  # a note is an extra: a column it cannot read must not fail the file
+                pass
     for key in ('sheet', 'table'):
         if isinstance(read.get(key), str):
             read[key] = short_text(read[key], MAX_NAME_CHARS)
@@ -793,7 +797,7 @@ def not_dates_notes(frame, columns: list[dict]) -> list[str]:
         series = frame.iloc[:, position]
         if column['kind'] != 'datetime' or series.dtype != object:
             continue
-        present = series.dropna().astype(str)
+        present = series.dropna().map(str)  # map(str), not astype: a BLOB's bytes must not be decoded
         # One inferred format first (fast); only what it cannot read is tried value by value.
         failed = present[pd.to_datetime(present, errors='coerce').isna()]
         words = failed[pd.to_datetime(failed, errors='coerce', format='mixed').isna()] if len(failed) else failed
@@ -802,6 +806,33 @@ def not_dates_notes(frame, columns: list[dict]) -> list[str]:
             found.append('Column %s holds dates and %d %s that %s not (%s): no date counts them.' % (
                 column['name'], len(words),
                 'value' if len(words) == 1 else 'values', 'is' if len(words) == 1 else 'are', examples))
+    return found
+
+
+# A number written with a currency or percent sign, or in accounting parentheses: `$1,234.00`, `12,5 %`, `(300)`.
+WRITTEN_AMOUNT = re.compile(r'^\(?[-+]?\s*(?:[$€£¥]|EUR|USD|GBP)?\s*\d[\d.,\u00a0\u202f \']*'
+                            r'\s*(?:%|[$€£¥]|EUR|USD|GBP)?\)?$', re.IGNORECASE)
+AMOUNT_SIGN = re.compile(r'[%$€£¥()]|EUR|USD|GBP', re.IGNORECASE)
+
+
+def written_amounts_notes(frame, columns: list[dict]) -> list[str]:
+    """Text columns whose values are amounts with a sign pandas does not read: said, since no statistic
+    counts them until they are converted."""
+    import pandas as pd
+
+    found = []
+    for position, column in enumerate(columns):
+        series = frame.iloc[:, position]
+        if column['kind'] not in ('category', 'text') or series.dtype != object:
+            continue
+        values = series.dropna().head(5000).map(str).str.strip()
+        values = values[values != '']
+        if len(values) < 2 or not values.str.match(WRITTEN_AMOUNT).all() or not values.str.contains(AMOUNT_SIGN).any():
+            continue
+        examples = ', '.join('`%s`' % short_text(value.replace('`', "'"), 20) for value in pd.unique(values)[:3])
+        found.append('Column %s holds amounts written with a currency or percent sign or in parentheses (%s): '
+                     'they are read as text, so no statistic counts them until they are converted.'
+                     % (column['name'], examples))
     return found
 
 
