@@ -5,6 +5,7 @@ import { cleanOutputText } from '../trace/output-text.ts';
 import { chartKey, figureKey, missingVisualNote } from './prepared-report.ts';
 import type { PreparedReport } from './prepared-report.ts';
 import { notebookSchema } from './notebook-schema.ts';
+import { outcomePresentation } from './outcome-look.ts';
 import type { Notebook, NotebookCell, NotebookOutput } from './notebook-schema.ts';
 import { stripCodeFence } from './run-view.ts';
 
@@ -21,8 +22,10 @@ export function renderNotebook(report: PreparedReport): Notebook {
   const { view } = report;
   const cells: NotebookCell[] = [];
   const ids = new CellIds();
+  // The same "Failed: " or "No data: " before the title as the Markdown and HTML reports'.
+  const { verdict } = outcomePresentation(view);
   const intro = [
-    `# ${firstLine(view.start.instruction)}`,
+    `# ${verdict === '' ? '' : `${verdict}: `}${firstLine(view.start.instruction)}`,
     '',
     `Datalyst run \`${view.start.runId}\`, ${view.start.model.offline ? 'made by the built-in offline analyst (no language model was used)' : `model \`${view.start.model.id}\``}.`,
     '',

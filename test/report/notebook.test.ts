@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { notebookSchema } from '../../src/report/notebook-schema.ts';
+import { renderMarkdownReport } from '../../src/report/markdown-report.ts';
 import { renderNotebook } from '../../src/report/notebook.ts';
 import { prepareReport } from '../../src/report/prepared-report.ts';
 import type { ExecutionRecord, TraceRecord } from '../../src/trace/schema.ts';
@@ -90,6 +91,31 @@ describe('renderNotebook', () => {
       .map((cell) => [cell.source].flat().join(''))
       .filter((source) => source.includes('Sales rose 12% in Q2.'));
     expect(holding).toEqual(['## Answer\n\nSales rose 12% in Q2.']);
+  });
+
+  it('titles a failed run or one that read no data as the Markdown report does ("Failed: …", "No data: …")', async () => {
+    const failed = makeSyntheticTrace({ rounds: 2, charts: 0, figures: 0, outcome: 'max-rounds' }).records;
+    const [start, profile, end] = [failed[0], failed[1], failed.at(-1)];
+    if (start?.type !== 'run-start' || end?.type !== 'run-end') throw new Error('unexpected synthetic trace');
+    const noData: TraceRecord[] = [
+      start,
+      ...(profile?.type === 'workspace-profile' ? [profile] : []),
+      {
+        ...end,
+        rounds: 0,
+        answer: null,
+        termination: { reason: 'no-data', detail: 'notes.pdf holds no table' },
+      },
+    ];
+    for (const [records, title] of [
+      [failed, '# Failed: Which regions grow fastest'],
+      [noData, '# No data: Which regions grow fastest'],
+    ] as const) {
+      const report = await prepareReport(records);
+      const heading = [renderNotebook(report).cells[0]?.source ?? ''].flat().join('').split('\n')[0];
+      expect(heading).toMatch(new RegExp(`^${title.replace(/[?]/g, '\\?')}`));
+      expect(heading).toBe(renderMarkdownReport(report).markdown.split('\n')[0]);
+    }
   });
 
   it('is checked against nbformat 4.5: ids are required and unique', () => {
