@@ -116,7 +116,8 @@ describe('the deep engine', () => {
       numbers: [{ text: '1,234', output: 'S1:E1', verified: true }],
     });
     expect(record?.sections[0]).toMatchObject({ citedEvidenceIds: ['EV1', 'EV2'], error: null });
-    expect(record?.sections[0]?.numbers).toEqual([{ text: '1,234', output: 'S1:E1', verified: true }]);
+    // Both cited outputs printed 1,234 in the same words: the tie goes to the latest one.
+    expect(record?.sections[0]?.numbers).toEqual([{ text: '1,234', output: 'S2:E1', verified: true }]);
     // The workspace was profiled once, a part per session that runs at once (one per core at most), and
     // those sessions went on to serve the sub-analyses, which did not profile it again.
     const parts = Math.min(2, os.availableParallelism());
