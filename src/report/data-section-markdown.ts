@@ -18,7 +18,7 @@ export function dataSectionMarkdown(profile: WorkspaceProfile | null): string[] 
   const tables = dataTables(profile);
   const lines = ['## Data', ''];
   if (tables.length === 0) {
-    lines.push(`*${noTablesNote(profile)}*`, '');
+    lines.push(`*${noTablesNote(profile)}*`, '', ...unreadFiles(profile));
     return lines;
   }
   lines.push(
@@ -49,7 +49,23 @@ export function dataSectionMarkdown(profile: WorkspaceProfile | null): string[] 
     }
     lines.push('');
   }
+  lines.push(...unreadFiles(profile));
   return lines;
+}
+
+/** The files that gave no table and why, as the HTML report lists them (a damaged file's reader error). */
+function unreadFiles(profile: WorkspaceProfile | null): string[] {
+  const failed = (profile?.files ?? []).filter((file) => file.tables.length === 0);
+  if (failed.length === 0) return [];
+  return [
+    '### Files without a table',
+    '',
+    ...failed.map(
+      (file) =>
+        `- ${escapeMarkdownText(file.path)} (${file.format}): ${escapeMarkdownText(file.error ?? 'no table in it')}`,
+    ),
+    '',
+  ];
 }
 
 function values(column: ColumnProfile): string {

@@ -23,7 +23,7 @@ export function renderNotebook(report: PreparedReport): Notebook {
   const cells: NotebookCell[] = [];
   const ids = new CellIds();
   // The same "Failed: " or "No data: " before the title as the Markdown and HTML reports'.
-  const { verdict } = outcomePresentation(view);
+  const { verdict, happened } = outcomePresentation(view);
   const intro = [
     `# ${verdict === '' ? '' : `${verdict}: `}${firstLine(view.start.instruction)}`,
     '',
@@ -35,7 +35,7 @@ export function renderNotebook(report: PreparedReport): Notebook {
     '',
     neutralizeMarkdown(view.start.instruction),
   ];
-  if (view.outcomeMessage !== null) intro.push('', `**${view.outcomeMessage}**`);
+  if (happened !== null) intro.push('', `**${neutralizeMarkdown(happened)}**`);
   cells.push(markdownCell(ids.next('intro'), intro.join('\n')));
   let executionCount = 1;
   cells.push(setupCell(ids.next('datalyst-setup'), executionCount));

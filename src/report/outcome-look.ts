@@ -46,16 +46,7 @@ export function outcomePresentation(view: RunView): OutcomePresentation {
       todo: 'Reply to the question (datalyst chat, or the web UI) and the analysis goes on.',
     };
   }
-  if (reason === 'no-data') {
-    return {
-      look: 'no-data',
-      verdict: 'No data',
-      // The detail names each file and why it could not be read; it already says that nothing was analysed.
-      happened:
-        detailOf(view) ?? 'No file in the workspace held data that could be read. Nothing was analysed.',
-      todo: 'Put the data files (CSV, Excel, JSON, SQLite or Parquet) in the workspace folder, or point the analysis at the folder that holds them, and run it again. What was found is listed under Data.',
-    };
-  }
+  if (reason === 'no-data') return { look: 'no-data', verdict: 'No data', ...noDataStory(view) };
   return {
     look: 'failed',
     verdict: 'Failed',
@@ -64,9 +55,59 @@ export function outcomePresentation(view: RunView): OutcomePresentation {
   };
 }
 
-function detailOf(view: RunView): string | null {
+const dataFormats = new Set(['csv', 'excel', 'json', 'sqlite', 'parquet']);
+
+/**
+ * What happened when no file could be read, from the workspace profile: the
+ * data files that are there but could not be read (damaged, say) and why, in
+ * the reader's words; or that no file is in a format Datalyst reads. The
+ * run's detail is a fallback only: it repeats "nothing was analysed" and
+ * carries the readers' hints to programmers ("you must specify an engine").
+ */
+function noDataStory(view: RunView): { happened: string; todo: string } {
+  const files = view.profile?.files ?? [];
+  const unread = files.filter((file) => file.tables.length === 0 && dataFormats.has(file.format));
+  if (unread.length > 0) {
+    const named = unread
+      .slice(0, 5)
+      .map((file) => `${file.path} (${file.error === null ? 'no table in it' : readerMessage(file.error)})`);
+    const more = unread.length > 5 ? `; and ${unread.length - 5} more` : '';
+    return {
+      happened: `${unread.length === 1 ? 'The data file' : 'No data file'} of the workspace could ${unread.length === 1 ? 'not ' : ''}be read, so nothing was analysed: ${named.join('; ')}${more}.`,
+      todo: `The ${unread.length === 1 ? 'file' : 'files'} listed under Data could not be read: check that ${unread.length === 1 ? 'it opens' : 'they open'} in the program that made ${unread.length === 1 ? 'it' : 'them'}, repair or export ${unread.length === 1 ? 'it' : 'them'} again (CSV, Excel, JSON, SQLite or Parquet), and run the analysis again.`,
+    };
+  }
+  // Files in formats Datalyst does not read (a PDF, a text file); files with a table would contradict the ending.
+  const found = files
+    .filter((file) => file.tables.length === 0)
+    .map((file) => `${file.path} (${file.format})`);
   const detail = view.end?.termination.detail.trim() ?? '';
-  return detail === '' ? null : detail;
+  return {
+    happened:
+      found.length > 0
+        ? `No file of the workspace holds data in a format Datalyst reads, so nothing was analysed; it holds ${found.slice(0, 5).join(', ')}${found.length > 5 ? ` and ${found.length - 5} more` : ''}.`
+        : detail === ''
+          ? 'No file in the workspace held data that could be read, so nothing was analysed.'
+          : sentence(readerMessage(detail)),
+    todo: 'Put the data files (CSV, Excel, JSON, SQLite or Parquet) in the workspace folder, or point the analysis at the folder that holds them, and run it again. What was found is listed under Data.',
+  };
+}
+
+/**
+ * A reader's error for a person: without the exception's class name
+ * ("ValueError: ") and the hints meant for the programmer who calls the
+ * reader (", you must specify an engine manually"), and without a final
+ * period (the sentence around it has its own).
+ */
+export function readerMessage(error: string): string {
+  return error
+    .replace(/^[A-Z][A-Za-z0-9_.]*: /, '')
+    .replace(/,\s*you (?:must|should|need to|can|may) [^;.]*/gi, '')
+    .replace(/[\s.]+$/, '');
+}
+
+function sentence(text: string): string {
+  return /[.!?]$/.test(text) ? text : `${text}.`;
 }
 
 function failureTodo(reason: Parameters<typeof terminationLabel>[0]): string {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { dataSectionMarkdown } from '../../src/report/data-section-markdown.ts';
 import { outcomePresentation } from '../../src/report/outcome-look.ts';
 import { buildRunView, stripCodeFence } from '../../src/report/run-view.ts';
 import type { TraceRecord } from '../../src/trace/schema.ts';
@@ -76,7 +77,63 @@ describe('buildRunView', () => {
     const noData = 'No file of the workspace could be read, so nothing was analysed. blob.csv: not text.';
     expect(outcomePresentation(endedWith('no-data', noData)).happened).toBe(noData);
     expect(outcomePresentation(endedWith('no-data', '')).happened).toBe(
-      'No file in the workspace held data that could be read. Nothing was analysed.',
+      'No file in the workspace held data that could be read, so nothing was analysed.',
+    );
+  });
+
+  it('says which data files could not be read and why, in words for a person, and to repair them, when they are there but damaged', () => {
+    const trace = makeSyntheticTrace({ rounds: 1, outcome: 'cancelled', charts: 0, figures: 0 }).records;
+    const start = trace[0];
+    const end = trace.at(-1);
+    if (start?.type !== 'run-start' || end?.type !== 'run-end') throw new Error('unexpected synthetic trace');
+    const file = (path: string, format: 'excel' | 'text', error: string | null) => ({
+      path,
+      sizeBytes: 3000,
+      format,
+      tables: [],
+      error,
+      notes: [],
+    });
+    // The run's detail as the loop wrote it: "nothing was analysed" twice over, pandas' hint, a double period.
+    const detail =
+      'No file of the workspace could be read, so nothing was analysed. more.xlsx: BadZipFile: File is not a zip file; sales.xlsx: ValueError: Excel file format cannot be determined, you must specify an engine manually..';
+    const view = buildRunView([
+      start,
+      {
+        type: 'workspace-profile',
+        at: start.startedAt,
+        profile: {
+          truncated: false,
+          files: [
+            file('README.md', 'text', null),
+            file('more.xlsx', 'excel', 'BadZipFile: File is not a zip file'),
+            file(
+              'sales.xlsx',
+              'excel',
+              'ValueError: Excel file format cannot be determined, you must specify an engine manually.',
+            ),
+          ],
+        },
+      },
+      { ...end, rounds: 0, answer: null, termination: { reason: 'no-data', detail } },
+    ]);
+    const presented = outcomePresentation(view);
+    expect(presented.happened).toBe(
+      'No data file of the workspace could be read, so nothing was analysed: more.xlsx (File is not a zip file); sales.xlsx (Excel file format cannot be determined).',
+    );
+    expect(presented.todo).toMatch(
+      /^The files listed under Data could not be read: .*repair or export them again/,
+    );
+    expect(presented.todo).not.toContain('Put the data files');
+    // report.md lists the files without a table under Data, as report.html does.
+    expect(dataSectionMarkdown(view.profile).join('\n')).toContain(
+      [
+        '### Files without a table',
+        '',
+        '- README.md (text): no table in it',
+        '- more.xlsx (excel): BadZipFile: File is not a zip file',
+        '- sales.xlsx (excel): ValueError: Excel file format cannot be determined, you must specify an engine manually.',
+      ].join('\n'),
     );
   });
 });
