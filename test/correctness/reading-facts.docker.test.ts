@@ -420,6 +420,17 @@ async function buildFacts(): Promise<Fact[]> {
     },
     {
       workspace: 'edge',
+      what: 'what the analysis drops and renames beside the profile: said',
+      holds: (r) =>
+        r.profileRows.get('edge/unnamed.csv') === 5 &&
+        r.answer.includes('`edge/unnamed.csv`: 4 rows × 3 columns (`name`, `column_2`, `score`).') &&
+        r.answer.includes('`edge/unnamed.csv`: 1 row empty in every column is left out.') &&
+        r.answer.includes(
+          '`edge/unnamed.csv`: A column with no name is called by its place: `column_2` (`Unnamed: 1` in the profile).',
+        ),
+    },
+    {
+      workspace: 'edge',
       what: 'nanosecond timestamps in JSON are profiled',
       holds: (r) => r.profileRows.get('edge/ns_times.json') === 3,
     },
@@ -429,7 +440,9 @@ async function buildFacts(): Promise<Fact[]> {
       holds: (r) =>
         r.profileRows.get('sqlite/blobs.sqlite#attachments') === 2 &&
         r.profileRows.get('sqlite/blobs.sqlite#orders') === 4 &&
-        r.answer.includes('`sqlite/blobs.sqlite [orders]`: 4 rows × 2 columns (`id`, `amount`).'),
+        r.answer.includes('`sqlite/blobs.sqlite [orders]`: 4 rows × 2 columns (`id`, `amount`).') &&
+        r.answer.includes('`sqlite/blobs.sqlite [attachments]`: 2 rows × 2 columns (`id`, `data`).') &&
+        !r.outputs.includes('UnicodeDecodeError'),
     },
     // JSON whose table is inside: wrapped records, nested records, an object of objects.
     {

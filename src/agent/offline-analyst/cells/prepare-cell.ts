@@ -79,6 +79,8 @@ def coerce_text(series, notes=None, words_out=None):
     if text.str.match(r'\d{4}-\d{2}-\d{2}').fillna(False).sum() >= 0.9 * present:
         dates = pd.to_datetime(text, errors='coerce')
         if dates.notna().sum() >= 0.9 * present:
+            if words_out is not None:  # 'not recorded', '2024-02-30': no date, and not missing in the file either
+                words_out.append(int((dates.isna() & text.notna()).sum()))
             return dates
     return text.astype(object).where(text.notna(), np.nan)
 
@@ -88,15 +90,33 @@ def tidy(frame, max_rows=MAX_ROWS, key=None, promote=False):
     """Names cleaned; text columns of numbers converted (with a note when some values are not numbers).
 
     No row is dropped for what coercion did: only rows empty in the file itself go. Columns empty in the file
-    are kept when they have a name (a header-only CSV is still 0 rows × its columns)."""
-    frame = clean_names(promote_header(frame) if promote else frame).dropna(how='all')
+    are kept when they have a name (a header-only CSV is still 0 rows × its columns). What is left out or
+    renamed is said, so the shape here and the profile's can be told apart."""
+    source = promote_header(frame) if promote else frame
+    promoted = source is not frame  # a header found below a title: its names are not the profile's anyway
+    original = [re.sub(r'\s+', ' ', str(c)).strip() for c in source.columns]
+    frame = clean_names(source)
+    renamed = {} if promoted else {new: old for old, new in zip(original, frame.columns) if old.startswith('Unnamed:')}
+    rows_read = len(frame)
+    frame = frame.dropna(how='all')
     unnamed_empty = [c for c in frame.columns if re.fullmatch(r'column_\d+', str(c)) and frame[c].isna().all() and len(frame)]
     frame = frame.drop(columns=unnamed_empty)
+    notes, missing = [], {}
+    if rows_read > len(frame):
+        dropped = rows_read - len(frame)
+        notes.append(f'{count_of(dropped, "row")} empty in every column {"is" if dropped == 1 else "are"} left out.')
+    if unnamed_empty:
+        notes.append(f'{count_of(len(unnamed_empty), "column")} with no name and no value {"is" if len(unnamed_empty) == 1 else "are"} left out.')
+    kept = [name for name in renamed if name in frame.columns]
+    if kept:
+        notes.append('A column with no name is called by its place: ' + ', '.join(f'{md(name)} ({md(renamed[name])} in the profile)' for name in kept[:5]) + '.')
     if len(frame) > max_rows:  # bounded work: study a fixed sample of a huge table (sampled before converting)
         frame = frame.sample(max_rows, random_state=0).sort_index()
-    notes, missing = [], {}
     for column in frame.columns:
         words = []
+        if frame[column].dtype == object and frame[column].map(lambda value: isinstance(value, (bytes, bytearray))).any():
+            # A BLOB column (SQLite): bytes are no text, and decoding them failed the whole table.
+            frame[column] = frame[column].map(lambda value: f'<{len(value)} bytes>' if isinstance(value, (bytes, bytearray)) else value)
         if frame[column].dtype == object:
             frame[column] = coerce_text(frame[column], notes, words)
         # Missing as in the file: empty cells and markers, not the words a conversion set aside.
