@@ -29,7 +29,8 @@ export function noDataDecision(profile: WorkspaceProfile, profiled: boolean): St
         : file.format === 'text'
           ? 'text, not a table'
           : 'no table with any column was found in it');
-    return `${clipText(file.path, maxReasonChars)}: ${clipText(why, maxReasonChars)}`;
+    // The kernel's reasons may end with a period; the sentence here ends once.
+    return `${clipText(file.path, maxReasonChars)}: ${clipText(why, maxReasonChars).replace(/\.+$/, '')}`;
   });
   const more = profile.files.length - reasons.length;
   return {

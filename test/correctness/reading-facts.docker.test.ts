@@ -478,6 +478,19 @@ async function buildFacts(): Promise<Fact[]> {
         (r.stdout ?? '').includes('empty.csv: EmptyFile: the file is empty (0 bytes)') &&
         (r.stdout ?? '').includes('encrypted (password-protected)'),
     },
+    {
+      workspace: 'unreadable',
+      what: 'nothing readable: why in words, each sentence ending once',
+      holds: (r) =>
+        (r.stdout ?? '').includes(
+          'fake.xlsx: could not be read (Not an Excel workbook: the file holds text (a CSV or another text file named as a workbook?))',
+        ) &&
+        (r.stdout ?? '').includes(
+          'broken.json: could not be read (Not valid JSON: expecting property name enclosed in double quotes at line 1, column 20)',
+        ) &&
+        !(r.stdout ?? '').includes('..') &&
+        !(r.stdout ?? '').includes('specify an engine'),
+    },
     // A large file: figures from a sample, of a stated size; every row counted.
     {
       workspace: 'big',

@@ -172,7 +172,12 @@ def profile_file(workdir: str, relative: str) -> dict:
         if file_format == 'csv':
             result['tables'] = [profile_csv(absolute, relative, result['notes'])]
         elif file_format == 'excel':
-            result['tables'] = profile_excel(absolute, relative, result['notes'])
+            try:
+                result['tables'] = profile_excel(absolute, relative, result['notes'])
+            except (zipfile.BadZipFile, ValueError) as error:
+                if not isinstance(error, zipfile.BadZipFile) and 'format cannot be determined' not in str(error):
+                    raise
+                raise NotAWorkbook(not_a_workbook_reason(head)) from error
         elif file_format == 'json':
             result['tables'] = [profile_json(absolute, relative, result['notes'])]
         elif file_format == 'sqlite':
@@ -232,9 +237,24 @@ class WorkbookTooLarge(ValueError):
     """A workbook the profile will not open: its XML inflates past the cap."""
 
 
+class NotAWorkbook(ValueError):
+    """A file named as a workbook that is none: pandas says 'File is not a zip file' or asks for an engine."""
+
+
+def not_a_workbook_reason(head: bytes) -> str:
+    if head and all(byte in b'\t\n\r' or 32 <= byte < 127 or byte >= 128 for byte in head) and b'\0' not in head:
+        return 'not an Excel workbook: the file holds text (a CSV or another text file named as a workbook?)'
+    return ('not an Excel workbook: its bytes are not the zip archive an .xlsx is (damaged, cut short, '
+            'or another kind of file renamed)')
+
+
+class BrokenJson(ValueError):
+    """Neither one JSON document nor JSON Lines: where the JSON parser stopped, for the reader."""
+
+
 def describe_error(error: BaseException) -> str:
     text = str(error).strip().splitlines()[0] if str(error).strip() else ''
-    if text and isinstance(error, (NotText, WorkbookTooLarge)):
+    if text and isinstance(error, (NotText, WorkbookTooLarge, NotAWorkbook, BrokenJson)):
         # Datalyst's own reasons are sentences for the reader: no exception class in front.
         return (text[0].upper() + text[1:])[:300]
     return ('%s: %s' % (type(error).__name__, text))[:300] if text else type(error).__name__
@@ -635,7 +655,10 @@ def profile_json(absolute: str, relative: str, notes: list[str]) -> dict:
         try:
             frame = pd.read_json(absolute)
         except ValueError:
-            frame = pd.read_json(absolute, lines=True)
+            try:
+                frame = pd.read_json(absolute, lines=True)
+            except ValueError as error:
+                raise BrokenJson(json_problem(absolute)) from error
             kwargs['lines'] = True
             notes.append('One JSON object per line.')
     return table_profile('', frame, len(frame), read_options(header_row=None, skip_rows=0),
@@ -643,6 +666,18 @@ def profile_json(absolute: str, relative: str, notes: list[str]) -> dict:
 
 
 MAX_JSON_SHAPE_BYTES = 64 << 20
+
+
+def json_problem(absolute: str) -> str:
+    """Where the JSON parser stops reading the file (pandas' own message gives no place)."""
+    try:
+        with open(absolute, 'rb') as handle:
+            json.loads(handle.read(MAX_JSON_SHAPE_BYTES).decode('utf-8', errors='replace'))
+    except json.JSONDecodeError as error:
+        return 'not valid JSON: %s at line %d, column %d' % (error.msg.lower(), error.lineno, error.colno)
+    except ValueError:
+        pass
+    return 'not valid JSON, nor JSON Lines (one object per line)'
 
 
 def shaped_json(absolute: str, notes: list[str]) -> str | None:
