@@ -412,6 +412,34 @@ async function buildFacts(): Promise<Fact[]> {
         // 300.25 printed at one decimal as Python rounds it (half to even): 300.2.
         r.answer.includes('`revenue` ranges from 90 to 300.2 (median 150, mean 168.2).'),
     },
+    // A header of two rows, a hidden sheet.
+    {
+      workspace: 'banded',
+      what: 'a header of two rows: the band joined to the names, said',
+      holds: (r) =>
+        r.answer.includes(
+          '`banded/banded.xlsx [Sales]`: 3 rows × 5 columns (`Region`, `Q1 Revenue`, `Q1 Units`, `Q2 Revenue`, `Q2 Units`).',
+        ) && r.answer.includes("Sheet 'Sales': a header of two rows: the labels of row 3 (Region, Q1, Q2)"),
+    },
+    {
+      workspace: 'banded',
+      what: 'a hidden sheet: said',
+      holds: says(
+        "`banded/banded.xlsx`: A sheet is hidden in the workbook (profiled like the others): 'Hidden'.",
+      ),
+    },
+    {
+      workspace: 'edge',
+      what: 'two columns with one name: said',
+      holds: says(
+        '`edge/duplicate_names.csv`: Columns share a name: value; pandas reads the later ones as value.1.',
+      ),
+    },
+    {
+      workspace: 'json',
+      what: 'ISO times with a zone: dates',
+      holds: (r) => r.profileRanges.get('json/events.jsonl:at')?.startsWith('2024-03-01 10:00:00') === true,
+    },
     // Files that used to fail whole for one column.
     {
       workspace: 'edge',
@@ -636,6 +664,7 @@ beforeAll(async () => {
   await offlineRun('workbook', ['workbook']);
   await offlineRun('sqlite', ['sqlite']);
   await offlineRun('json', ['json']);
+  await offlineRun('banded', ['banded']);
   await offlineRun('big', [], { maxRows: 10_000, largeFileBytes: 256 * 1024 }, async (dir) => {
     const lines = ['id,group,amount'];
     for (let row = 0; row < 60_000; row += 1) lines.push(`${row},g${row % 7},${(row * 37) % 1000}.5`);

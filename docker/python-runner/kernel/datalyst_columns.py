@@ -135,7 +135,8 @@ def column_kind(name: str, series, present, unique: int | None) -> str:
     return 'text'
 
 
-DATE_LIKE = re.compile(r'^\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?$'
+# ISO dates, also with a time zone (2024-03-01T10:00:00Z, +01:00), and D/M/Y-style ones.
+DATE_LIKE = re.compile(r'^\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$'
                        r'|^\d{1,2}[./-]\d{1,2}[./-]\d{2,4}( \d{1,2}:\d{2}(:\d{2})?)?$')
 
 

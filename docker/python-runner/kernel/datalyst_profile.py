@@ -316,6 +316,7 @@ def profile_csv(absolute: str, relative: str, notes: list[str]) -> dict:
     if decimal:
         kwargs['decimal'] = decimal
     names = kwargs.get('names') or list(structure.header_fields)
+    notes.extend(duplicate_names_notes([str(name).strip() for name in names]))
     if is_written_index(names, rows):
         kwargs['index_col'] = 0
         notes.append('The first column has no name and counts the rows from 0: the index pandas writes with the '
@@ -571,6 +572,43 @@ def find_excel_header(raw) -> int:
     return best_row
 
 
+def banded_header(raw, header: int) -> list[str] | None:
+    """The names of a header of two rows: group labels merged across columns (Q1 over Revenue and Units) above
+    the header row, or a label merged down into it (Region). None when the row above is no such band."""
+    if header < 1 or header >= len(raw):
+        return None
+    above, below = raw.iloc[header - 1].tolist(), raw.iloc[header].tolist()
+    if sum(1 for value in above if isinstance(value, str) and value.strip()) < 2:
+        return None  # a title, or nothing
+    names: list[str] = []
+    group = None
+    spans = False
+    for position, (top, bottom) in enumerate(zip(above, below)):
+        top_text = top.strip() if isinstance(top, str) and top.strip() else None
+        bottom_text = None if is_missing(bottom) else str(bottom).strip() or None
+        if top_text is not None and bottom_text is not None:
+            group, name = top_text, '%s %s' % (top_text, bottom_text)
+        elif top_text is not None:
+            group, name = None, top_text  # merged down: a name of its own
+        elif bottom_text is not None:
+            spans = spans or group is not None
+            name = '%s %s' % (group, bottom_text) if group is not None else bottom_text
+        else:
+            group, name = None, 'Unnamed: %d' % position
+        names.append(name)
+    # Only a band that covers more than its own column, and names a reader can tell apart.
+    if not spans or len(set(names)) != len(names) or any(isinstance(value, str) for value in above[len(below):]):
+        return None
+    return names
+
+
+def duplicate_names_notes(names: list[str]) -> list[str]:
+    """pandas renames a repeated column name (value, value.1) without a word: said."""
+    repeated = sorted({name for name in names if name and names.count(name) > 1})
+    return ['Columns share a name: %s; pandas reads the later ones as %s.' % (
+        ', '.join(repeated[:5]), ', '.join('%s.1' % name for name in repeated[:5]))] if repeated else []
+
+
 def check_workbook_size(absolute: str) -> None:
     """Refuses a zipped workbook (xlsx, xlsm, ods) whose members inflate past the cap.
 
@@ -595,6 +633,11 @@ def profile_excel(absolute: str, relative: str, notes: list[str]) -> list[dict]:
         sheets = list(workbook.sheet_names)
         if len(sheets) > MAX_TABLES_PER_FILE:
             notes.append('Only the first %d of %d sheets are profiled.' % (MAX_TABLES_PER_FILE, len(sheets)))
+        hidden = [sheet.title for sheet in getattr(workbook.book, 'worksheets', [])
+                  if getattr(sheet, 'sheet_state', 'visible') != 'visible']
+        if hidden:
+            notes.append('%s hidden in the workbook (profiled like the others): %s.' % (
+                'A sheet is' if len(hidden) == 1 else '%d sheets are' % len(hidden), ', '.join(repr(name) for name in hidden[:10])))
         for sheet in sheets[:MAX_TABLES_PER_FILE]:
             raw = workbook.parse(sheet, header=None, nrows=HEADER_SEARCH_ROWS)
             if raw.empty:
@@ -606,6 +649,16 @@ def profile_excel(absolute: str, relative: str, notes: list[str]) -> list[dict]:
             kwargs: dict = {'sheet_name': sheet}
             if header > 0:
                 kwargs['header'] = header
+            banded = banded_header(raw, header)
+            if banded is not None:
+                kwargs['names'] = banded
+                groups = [str(value).strip() for value in raw.iloc[header - 1].tolist() if isinstance(value, str)]
+                notes.append('Sheet %r: a header of two rows: the labels of row %d (%s) are joined with those of row '
+                             '%d (%s).' % (sheet, header, ', '.join(groups[:4]), header + 1,
+                                           ', '.join(name for name in banded[:4])))
+            elif header < len(raw):
+                notes.extend('Sheet %r: %s' % (sheet, note) for note in duplicate_names_notes(
+                    [str(value).strip() for value in raw.iloc[header].tolist() if not is_missing(value)]))
             # Text cells of digits a number would change (zips `01234`): pandas reads them as numbers.
             sample = workbook.parse(sheet, header=header, nrows=200, dtype=str)
             names = [str(column) for column in sample.columns]
@@ -615,7 +668,7 @@ def profile_excel(absolute: str, relative: str, notes: list[str]) -> list[dict]:
                 kwargs['dtype'] = {column: 'str' for column, name in zip(sample.columns, names) if name in identifiers}
                 notes.append('Sheet %r: read as text, not numbers (identifiers: long digit strings or leading '
                              'zeros): %s.' % (sheet, ', '.join(sorted(identifiers)[:10])))
-            frame = workbook.parse(sheet, header=header, **({'dtype': kwargs['dtype']} if identifiers else {}))
+            frame = workbook.parse(sheet, header=header, **{key: kwargs[key] for key in ('dtype', 'names') if key in kwargs})
             # A totals row at the end (below it, at most rows empty in every cell).
             filled = len(frame)
             while filled and frame.iloc[filled - 1].isna().all():
@@ -624,7 +677,10 @@ def profile_excel(absolute: str, relative: str, notes: list[str]) -> list[dict]:
                 notes.append('Sheet %r: %s' % (sheet, totals_note(frame.iloc[:filled])))
                 kwargs['skipfooter'] = len(frame) - filled + 1
                 frame = frame.iloc[:filled - 1]
-            if header > 0:
+            if banded is not None and header > 1:
+                notes.append('Sheet %r: the header is rows %d and %d (rows above it are a title or notes).'
+                             % (sheet, header, header + 1))
+            elif header > 0 and banded is None:
                 notes.append('Sheet %r: the header is row %d (rows above it are a title or notes).' % (sheet, header + 1))
             if any('\n' in str(column) for column in frame.columns):
                 notes.append('Sheet %r: some header cells span several lines.' % sheet)

@@ -77,7 +77,8 @@ def coerce_text(series, notes=None, words_out=None):
                          f'the statistics use the {int(numbers.notna().sum())} numbers, and those values are not counted as missing.')
         return numbers.astype('float64')
     if text.str.match(r'\d{4}-\d{2}-\d{2}').fillna(False).sum() >= 0.9 * present:
-        dates = pd.to_datetime(text, errors='coerce')
+        # Times with a zone (Z, +01:00) in one column: compared in UTC, as pandas will not mix offsets.
+        dates = pd.to_datetime(text, errors='coerce', utc=bool(text.str.contains(r'(?:Z|[+-]\d{2}:?\d{2})$').fillna(False).any()))
         if dates.notna().sum() >= 0.9 * present:
             if words_out is not None:  # 'not recorded', '2024-02-30': no date, and not missing in the file either
                 words_out.append(int((dates.isna() & text.notna()).sum()))
