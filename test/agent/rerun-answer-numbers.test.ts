@@ -1,23 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { lineLabel, updateAnswerNumbers } from '../../src/agent/rerun/index.ts';
-import type { ExecutionRecord } from '../../src/trace/index.ts';
-import { cellResult } from '../support/cell-result.ts';
-
-function execution(outputId: string, stdout: string, status: 'ok' | 'error' = 'ok'): ExecutionRecord {
-  return {
-    type: 'execution',
-    round: 1,
-    at: '2026-01-01T00:00:00.000Z',
-    outputId,
-    code: 'print(1)',
-    result: cellResult({
-      status,
-      stdout: { text: stdout, truncated: false, totalBytes: stdout.length },
-      ...(status === 'error' ? { error: { name: 'KeyError', value: "'region'", traceback: '' } } : {}),
-    }),
-    executeText: stdout,
-  };
-}
+import { printedExecution as execution } from '../support/execution-record.ts';
 
 describe('carrying an answer’s numbers over to a re-run’s outputs', () => {
   it('labels a line by its words, numbers (with their own sign) as #, spaces collapsed', () => {

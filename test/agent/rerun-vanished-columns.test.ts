@@ -1,20 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { vanishedColumns } from '../../src/agent/rerun/vanished-columns.ts';
 import type { WorkspaceProfile } from '../../src/sandbox/index.ts';
-import type { ExecutionRecord } from '../../src/trace/index.ts';
-import { cellResult } from '../support/cell-result.ts';
-
-function execution(outputId: string, stdout: string): ExecutionRecord {
-  return {
-    type: 'execution',
-    round: 1,
-    at: '2026-01-01T00:00:00.000Z',
-    outputId,
-    code: 'print(1)',
-    result: cellResult({ stdout: { text: stdout, truncated: false, totalBytes: stdout.length } }),
-    executeText: stdout,
-  };
-}
+import { printedExecution as execution } from '../support/execution-record.ts';
+import { csvReadOptions } from '../support/read-options.ts';
 
 function profileOf(columns: readonly string[]): WorkspaceProfile {
   return {
@@ -31,17 +19,7 @@ function profileOf(columns: readonly string[]): WorkspaceProfile {
             rows: 3,
             columnsTruncated: false,
             loadCode: "pd.read_csv('orders.csv')",
-            read: {
-              encoding: null,
-              delimiter: null,
-              headerRow: 0,
-              skipRows: 0,
-              sheet: null,
-              table: null,
-              decimal: null,
-              thousands: null,
-              naValues: [],
-            },
+            read: csvReadOptions(),
             columns: columns.map((name) => ({
               name,
               dtype: 'int64',
