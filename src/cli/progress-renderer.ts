@@ -1,5 +1,13 @@
 import { formatBytes, formatDuration } from './format.ts';
-import type { AgentEvent, CellResult, DatalystError, StepKind, WorkspaceProfile } from '../index.ts';
+import type {
+  AgentEvent,
+  CellResult,
+  DatalystError,
+  NoticeKind,
+  ReplaySummary,
+  StepKind,
+  WorkspaceProfile,
+} from '../index.ts';
 import { clipToWidth } from './clip-to-width.ts';
 import { createTerminalStyle, sanitizeForTerminal, type TerminalStyle } from './terminal-style.ts';
 
@@ -39,6 +47,9 @@ export interface ProgressRendererOptions {
 }
 
 const labelWidth = 10;
+
+/** Notices that tell of something wrong (shown with `!`, also with --quiet); the others are progress. */
+const warningNotices: ReadonlySet<NoticeKind> = new Set<NoticeKind>(['warning', 'retry', 'nudge']);
 
 interface StreamingStep {
   key: string;
@@ -166,12 +177,7 @@ export class ProgressRenderer {
         this.info(`Starting a fresh sandbox and replaying ${plural(event.cells, 'recorded cell')}…`);
         return;
       case 'replay-end':
-        this.info(
-          `Replayed ${plural(event.summary.replayed, 'cell')} in ${formatDuration(event.summary.durationMs)}` +
-            (event.summary.mismatches.length === 0
-              ? ': outputs match the record.'
-              : `: ${plural(event.summary.mismatches.length, 'output')} differ (see below).`),
-        );
+        this.renderReplayEnd(event.summary);
         return;
       case 'artifact-saved':
         this.info(
@@ -179,7 +185,10 @@ export class ProgressRenderer {
         );
         return;
       case 'notice':
-        this.warn(`${event.kind}: ${event.text}`);
+        // The replay's notice and the fixed reply to an <Ask> repeat what `replay-end` and `ask` printed.
+        if (event.kind === 'replay' || event.kind === 'ask-reply') return;
+        if (warningNotices.has(event.kind)) this.warn(`${event.kind}: ${event.text}`);
+        else this.info(`${event.kind}: ${sanitizeForTerminal(event.text)}`);
         return;
       case 'answer-end':
         if (!this.printedAnswers.has(event.round)) this.endStep(event.round, 'answer', event.answer);
@@ -225,6 +234,22 @@ export class ProgressRenderer {
     this.clearStatusLine();
     this.running = null;
     this.endStream();
+  }
+
+  /** Once, with a warning marker only when an output differs from the record. */
+  private renderReplayEnd(summary: ReplaySummary): void {
+    const head = `Replayed ${plural(summary.replayed, 'cell')} in ${formatDuration(summary.durationMs)}`;
+    if (summary.mismatches.length === 0) this.info(`${head}: outputs match the record.`);
+    else {
+      const differ = summary.mismatches.length === 1 ? 'output differs' : 'outputs differ';
+      this.warn(`${head}: ${summary.mismatches.length} ${differ} from the record:`);
+      for (const item of summary.mismatches)
+        this.line(`  ${item.outputId}: ${sanitizeForTerminal(item.detail)}`);
+    }
+    if (summary.skipped.length > 0) {
+      const skipped = summary.skipped.map((item) => `${item.outputId} (${item.detail})`).join('; ');
+      this.info(`  Not replayed: ${sanitizeForTerminal(skipped)}.`);
+    }
   }
 
   private roundLabel(round: number): string {

@@ -478,4 +478,50 @@ describe('progress renderer, conversations and live cell output', () => {
     expect(output).toContain('? The model asks: Which year?\n');
     expect(output).toContain('✓ Answered in 1 round');
   });
+
+  it('says a replay that matches the record once, without a warning marker (--continue printed it twice, the second as "! replay:")', () => {
+    const replayText =
+      'The sandbox was started again and 13 recorded cells replayed in 3641 ms; every output matches the record.';
+    const summary = { cells: 13, replayed: 13, mismatches: [], skipped: [], durationMs: 3641 };
+    const events: AgentEvent[] = [
+      { type: 'replay-start', cells: 13 },
+      { type: 'replay-end', summary },
+      { type: 'notice', round: 13, kind: 'replay', text: replayText },
+    ];
+    const output = render(events);
+    expect(output).toContain('Replayed 13 cells in 3.6 s: outputs match the record.\n');
+    expect(output).not.toContain('every output matches');
+    expect(output).not.toContain('!');
+    expect(render(events, { quiet: true })).toBe('');
+  });
+
+  it('warns once about replayed outputs that differ, naming each, also when quiet', () => {
+    const summary = {
+      cells: 3,
+      replayed: 2,
+      mismatches: [{ outputId: 'E2', detail: "printed '41' → '42'" }],
+      skipped: [{ outputId: 'E3', detail: 'it ended timeout in the record' }],
+      durationMs: 1200,
+    };
+    const events: AgentEvent[] = [
+      { type: 'replay-end', summary },
+      { type: 'notice', round: 3, kind: 'replay', text: 'The sandbox was started again and 2 …' },
+    ];
+    expect(render(events)).toBe(
+      '! Replayed 2 cells in 1.2 s: 1 output differs from the record:\n' +
+        "  E2: printed '41' → '42'\n" +
+        '  Not replayed: E3 (it ended timeout in the record).\n',
+    );
+    expect(render(events, { quiet: true })).toBe(
+      "! Replayed 2 cells in 1.2 s: 1 output differs from the record:\n  E2: printed '41' → '42'\n",
+    );
+  });
+
+  it('marks only notices that warn with "!"', () => {
+    const output = render([
+      { type: 'notice', round: 2, kind: 'compaction', text: 'Shortened 3 outputs.' },
+      { type: 'notice', round: 2, kind: 'warning', text: 'Code after the answer was not run.' },
+    ]);
+    expect(output).toBe('compaction: Shortened 3 outputs.\n! warning: Code after the answer was not run.\n');
+  });
 });
