@@ -296,7 +296,7 @@ function keyVisuals(visuals: readonly Visual[], report: PreparedReport): Visual[
 
 /** A figure enlarged on the whole screen, shown by CSS alone when its id is the URL's fragment (`:target`). */
 function lightbox(key: string, href: string, widthPx: number, heightPx: number, label: string): string {
-  return `<div class="lightbox" id="zoom-${key}" role="dialog" aria-label="${escapeHtml(label)}, enlarged"><a class="lightbox-close" href="#${key}" aria-label="Close">×</a><svg viewBox="0 0 ${widthPx} ${heightPx}" width="${widthPx}" height="${heightPx}" role="img" aria-label="${escapeHtml(label)}"><use href="#${href}"/></svg></div>`;
+  return `<div class="lightbox" id="zoom-${key}" role="dialog" aria-label="${escapeHtml(label)}, enlarged"><a class="lightbox-close" href="#${key}" aria-label="Close">×</a><svg viewBox="0 0 ${widthPx} ${heightPx}" width="${widthPx}" height="${heightPx}" style="--ratio: ${widthPx} / ${heightPx}" role="img" aria-label="${escapeHtml(label)}"><use href="#${href}"/></svg></div>`;
 }
 
 function renderGallery(context: HtmlContext, visuals: readonly Visual[]): string {

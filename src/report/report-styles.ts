@@ -77,8 +77,9 @@ figure:has(> a.zoom) { padding-top: 1.7rem; }
 a.zoom span { position: absolute; right: .4rem; top: .3rem; font-size: .75rem; background: rgba(255,255,255,.9); border: 1px solid var(--line); border-radius: 4px; padding: 0 .35rem; color: var(--accent); }
 figure figcaption { position: relative; z-index: 2; }
 .lightbox { display: none; }
-.lightbox:target { display: flex; position: fixed; inset: 0; z-index: 100; background: #fff; align-items: center; justify-content: center; padding: 2.5rem 1rem 1rem; }
-.lightbox svg { max-width: 100%; max-height: 100%; width: auto; height: auto; }
+.lightbox:target { display: flex; position: fixed; inset: 0; z-index: 100; background: #fff; align-items: center; justify-content: center; padding: 2.5rem 1rem 1rem; container-type: size; }
+/* Opened, a drawing fills the overlay's width or its height, whichever it meets first, at its own aspect ratio (--ratio, width / height, set on it): its own size (a 420 px chart) stayed small on any screen. */
+.lightbox svg { width: min(100cqw, 100cqh * var(--ratio)); height: auto; aspect-ratio: var(--ratio); }
 .lightbox-close { position: absolute; top: .4rem; right: .8rem; font-size: 2rem; line-height: 1; text-decoration: none; color: var(--text); }
 details > summary { cursor: pointer; }
 details.round { margin: .35rem 0; border: 1px solid var(--line); border-radius: 6px; background: #fff; }

@@ -196,6 +196,66 @@ describe('the demo report in Chromium', () => {
   });
 });
 
+describe('an enlarged chart or figure', () => {
+  // "Enlarge" kept a 420 px vega chart at 420 px in the middle of a 1280 px screen (and of a phone
+  // held sideways): the overlay's SVG kept its own size.
+  it.each([
+    { kind: 'chart', width: 1280 },
+    { kind: 'figure', width: 1280 },
+    { kind: 'chart', width: 390 },
+    { kind: 'figure', width: 390 },
+    { kind: 'chart', width: 844, height: 390 },
+  ] as const)('a $kind fills the screen at $width px, at its own aspect ratio', async (size) => {
+    const { kind, width } = size;
+    const page = await open(demoDir, width);
+    try {
+      if ('height' in size) await page.setViewportSize({ width, height: size.height });
+      const figure = page.locator(`figure.${kind}:has(> a.zoom)`).first();
+      await figure.locator('a.zoom').click();
+      const lightbox = page.locator('.lightbox:target');
+      await expect.poll(() => lightbox.count()).toBe(1);
+      const shown = await lightbox.evaluate((overlay) => {
+        const svg = overlay.querySelector('svg');
+        const box = svg?.getBoundingClientRect();
+        const style = getComputedStyle(overlay);
+        const [, , viewWidth = 0, viewHeight = 1] = (svg?.getAttribute('viewBox') ?? '')
+          .split(' ')
+          .map(Number);
+        return {
+          width: box?.width ?? 0,
+          height: box?.height ?? 0,
+          left: box?.left ?? -1,
+          right: box?.right ?? 1e9,
+          top: box?.top ?? -1,
+          bottom: box?.bottom ?? 1e9,
+          // The room the overlay leaves inside its padding (the close button sits above it).
+          roomWidth: window.innerWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight),
+          roomHeight: window.innerHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom),
+          ratio: viewWidth / viewHeight,
+        };
+      });
+      const viewport = page.viewportSize() ?? { width, height: 0 };
+      expect(shown.left).toBeGreaterThanOrEqual(0);
+      expect(shown.top).toBeGreaterThanOrEqual(0);
+      expect(shown.right).toBeLessThanOrEqual(viewport.width);
+      expect(shown.bottom).toBeLessThanOrEqual(viewport.height);
+      // It meets the room's width or its height…
+      const fills = Math.max(shown.width / shown.roomWidth, shown.height / shown.roomHeight);
+      expect(fills).toBeGreaterThan(0.98);
+      // …and is not stretched.
+      expect(shown.width / shown.height).toBeCloseTo(shown.ratio, 1);
+      await page.screenshot({
+        path: join(
+          artifactsDir,
+          `report-${kind}-enlarged-${width}${'height' in size ? `x${size.height}` : ''}.png`,
+        ),
+      });
+    } finally {
+      await page.close();
+    }
+  });
+});
+
 describe('outcome looks', () => {
   const cases = [
     { reason: 'max-rounds', look: 'failed', title: 'Failed:', todo: '--max-rounds' },
