@@ -149,6 +149,7 @@ export type {
   RenderRunFolderOptions,
   RenderedReport,
 } from './report/render-report.ts';
+export type { ConversationGrounding } from './report/prepared-report.ts';
 export { ChartPool } from './report/chart-pool.ts';
 export type { ChartPoolOptions, ChartJobOptions } from './report/chart-pool.ts';
 export type { RenderedChart } from './report/rendered-chart.ts';

@@ -8,13 +8,22 @@ import type { ProgressRenderer } from './progress-renderer.ts';
 export function describeRenderedReport(
   renderer: ProgressRenderer,
   files: readonly string[],
-  rendered: Pick<RenderedReport, 'grounding' | 'charts'>,
+  rendered: Pick<RenderedReport, 'grounding' | 'charts'> & Partial<Pick<RenderedReport, 'conversation'>>,
   cwd: string,
 ): void {
-  const { grounding, charts } = rendered;
+  const { charts } = rendered;
+  // A conversation's total: its last answer alone read as if it were the whole session.
+  const conversation = rendered.conversation ?? null;
+  const grounding = conversation?.grounding ?? rendered.grounding;
+  const where =
+    conversation === null
+      ? 'the answer'
+      : conversation.answers === 1
+        ? "the conversation's answer"
+        : `the conversation's ${conversation.answers} answers`;
   if (grounding.checked > 0) {
     renderer.info(
-      `Numbers in the answer: ${grounding.verified} of ${grounding.checked} found in the execution outputs.`,
+      `Numbers in ${where}: ${grounding.verified} of ${grounding.checked} found in the execution outputs.`,
     );
   }
   if (charts.failed > 0) {

@@ -7,7 +7,12 @@ export type {
 } from './render-report.ts';
 export { prepareReport, outputAnchor } from './prepared-report.ts';
 export { groundingSources } from '../trace/grounding-sources.ts';
-export type { PreparedReport, PreparedFigure, PrepareOptions } from './prepared-report.ts';
+export type {
+  PreparedReport,
+  PreparedFigure,
+  PrepareOptions,
+  ConversationGrounding,
+} from './prepared-report.ts';
 export { renderHtmlReport, reportContentSecurityPolicy } from './html-report.ts';
 export type { HtmlReportOptions, ArtifactImages } from './html-report.ts';
 export { renderMarkdownReport } from './markdown-report.ts';

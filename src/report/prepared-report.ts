@@ -33,8 +33,16 @@ export interface PreparedReport {
    * the end of its turn. Empty for a run of one question (`answer` is its answer).
    */
   turns: PreparedTurn[];
+  /** A thread's answers together (each grounded up to its turn); null for a run of one question. */
+  conversation: ConversationGrounding | null;
   toolVersions: ReadonlyArray<readonly [string, string]>;
   generatedAt: string;
+}
+
+export interface ConversationGrounding {
+  /** Turns that ended with an answer. */
+  answers: number;
+  grounding: GroundingSummary;
 }
 
 export interface PreparedTurn {
@@ -132,8 +140,16 @@ export async function prepareReport(
     }
   }
   const charts = await drawing;
+  const answered = turns.flatMap((turn) => (turn.answer === null ? [] : [turn.answer]));
   return {
     turns,
+    conversation:
+      turns.length === 0
+        ? null
+        : {
+            answers: answered.length,
+            grounding: summarizeGrounding(answered.flatMap((turnAnswer) => turnAnswer.numbers)),
+          },
     view,
     charts,
     figures,

@@ -12,6 +12,7 @@ import { renderNotebook } from './notebook.ts';
 import type { GroundingSummary } from '../trace/number-grounding.ts';
 import type { PdfPrinter } from './pdf.ts';
 import { prepareReport } from './prepared-report.ts';
+import type { ConversationGrounding } from './prepared-report.ts';
 
 export type ReportFormat = 'html' | 'md' | 'ipynb' | 'json' | 'pdf';
 
@@ -39,7 +40,10 @@ export interface RenderReportOptions {
 export interface RenderedReport {
   /** Absolute paths of the files written. */
   files: string[];
+  /** Numbers of the answer (a thread's last answer) checked against the outputs. */
   grounding: GroundingSummary;
+  /** A thread of several questions: its answers and their numbers together; null for one question. */
+  conversation: ConversationGrounding | null;
   charts: { rendered: number; failed: number };
   /** Time per stage: `prepare` (charts, grounding) is shared by the formats. */
   timingsMs: Record<'prepare' | ReportFormat, number>;
@@ -164,6 +168,7 @@ async function renderFormats(
   return {
     files,
     grounding: report.grounding,
+    conversation: report.conversation,
     charts: {
       rendered: charts.filter((chart) => chart.svg !== null).length,
       failed: charts.filter((chart) => chart.svg === null).length,

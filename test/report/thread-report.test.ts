@@ -76,4 +76,38 @@ describe('the report of a thread', () => {
       await server.close();
     }
   });
+
+  it("counts the numbers of every answer of a conversation, not only the last one's", async () => {
+    const server = await startFakeOpenAIServer({
+      script: [
+        text('<Code>\nprint(10 + 20)\n</Code>'),
+        text('<Answer>The total is 30.</Answer>'),
+        text('<Code>\nprint(12, 18)\n</Code>'),
+        text('<Answer>North has 12 and South 18.</Answer>'),
+      ],
+    });
+    try {
+      const runDir = path.join(await makeRunsDir(), 'run');
+      const thread = await openThread({
+        workspaceDir: await makeWorkspace(),
+        model: createOpenAIChatModel({ baseUrl: server.baseUrl, model: 'fake-model' }),
+        createSandbox: createFakeSandbox({ run: (code) => printed(code.includes('10') ? '30\n' : '12 18\n') })
+          .factory,
+        outDir: runDir,
+      });
+      await thread.ask('What is the total?').result;
+      const afterOne = await renderRunFolder(runDir, { formats: ['md'] });
+      expect(afterOne.conversation).toBeNull();
+      await thread.ask('And per region?').result;
+      await thread.close();
+      const rendered = await renderRunFolder(runDir, { formats: ['md'] });
+      expect(rendered.grounding).toEqual({ checked: 2, verified: 2, unverified: 0 });
+      expect(rendered.conversation).toEqual({
+        answers: 2,
+        grounding: { checked: 3, verified: 3, unverified: 0 },
+      });
+    } finally {
+      await server.close();
+    }
+  });
 });
