@@ -9,7 +9,7 @@ import type { AnalysisResult, AnalyzeOptions, RenderedReport, SandboxLimits } fr
 import type { CliContext } from '../cli-context.ts';
 import { loadCommandSettings } from '../command-settings.ts';
 import { cliFailure, jsonLineWriter, type JsonLineWriter } from '../cli-failure.ts';
-import { exitCodeForError, exitCodeForTermination, exitCodeHelp } from '../exit-codes.ts';
+import { ExitCode, exitCodeForError, exitCodeForTermination, exitCodeHelpFor } from '../exit-codes.ts';
 import { formatBytes } from '../format.ts';
 import { handleCommandInterrupts } from '../command-interrupts.ts';
 import { checkModelBeforeRun } from '../model-preflight.ts';
@@ -64,7 +64,18 @@ research and forces the report from what was found.
 --json writes one JSON object per line on stdout: the agent's events (figure
 bytes left out), plus "workspace-check", "report-end" and "cli-error" lines.
 
-${exitCodeHelp}`;
+${exitCodeHelpFor([
+  [ExitCode.answered, 'answered (the run ended with an answer)'],
+  [ExitCode.internal, 'internal error (a bug in Datalyst)'],
+  [ExitCode.usage, 'usage or input error (arguments, config, workspace, output folder)'],
+  [
+    ExitCode.notAnswered,
+    'ran but did not answer (max rounds, deadline, context budget, no progress, no readable data; with --continue, the model asked)',
+  ],
+  [ExitCode.sandboxUnavailable, 'sandbox unavailable (Docker engine, runner image, local Python)'],
+  [ExitCode.modelUnavailable, 'model unavailable (endpoint unreachable, model not served)'],
+  [ExitCode.cancelled, 'cancelled (Ctrl-C)'],
+])}`;
 
 // What commander hands over; checked because it is typed `Record<string, unknown>`.
 export const analyzeOptionsSchema = z.object({

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ConfigError } from '../../errors/index.ts';
 import type { ChartPool } from '../../report/chart-pool.ts';
 import type { CliContext } from '../cli-context.ts';
-import { ExitCode, exitCodeForError, exitCodeHelp } from '../exit-codes.ts';
+import { ExitCode, exitCodeForError, exitCodeHelpFor } from '../exit-codes.ts';
 import { handleInterrupts } from '../interrupt.ts';
 import type { ExitCodeSink } from '../program.ts';
 import { printError } from '../program.ts';
@@ -26,7 +26,13 @@ Examples:
   $ datalyst chart charts/*.vl.json --format png -o out/
   $ datalyst chart bars.vl.json --data q2.csv -o q2-bars.pdf
 
-${exitCodeHelp}`;
+${exitCodeHelpFor([
+  [ExitCode.answered, 'every chart was drawn'],
+  [ExitCode.internal, 'internal error (a bug in Datalyst)'],
+  [ExitCode.usage, 'a bad option, a spec or data file that cannot be read, a chart that cannot be drawn'],
+  [ExitCode.sandboxUnavailable, 'Chromium, which prints PDF, is missing or did not start'],
+  [ExitCode.cancelled, 'cancelled (Ctrl-C)'],
+])}`;
 
 const chartOptionsSchema = z.object({
   out: z.string(),

@@ -7,7 +7,7 @@ import type { AnalyzeSettings } from '../../config/index.ts';
 import type { AgentEvent, LanguageModel, Thread, ThreadSummary, TurnResult } from '../../index.ts';
 import type { CliContext } from '../cli-context.ts';
 import { loadCommandSettings } from '../command-settings.ts';
-import { ExitCode, exitCodeForError, exitCodeHelp } from '../exit-codes.ts';
+import { ExitCode, exitCodeForError, exitCodeHelpFor } from '../exit-codes.ts';
 import { formatBytes, plural } from '../format.ts';
 import { handleInterrupts } from '../interrupt.ts';
 import { toJsonLine } from '../json-lines.ts';
@@ -60,7 +60,18 @@ The session's run folder (default runs/<time>-<workspace>) holds the trace of
 every question; \`datalyst analyze --continue <run-folder> "<question>"\` adds
 one later (the cells are replayed in a fresh sandbox first).
 
-${exitCodeHelp}`;
+A question that ends without an answer does not end the session: the exit code
+says how the session ended.
+
+${exitCodeHelpFor([
+  [ExitCode.answered, 'the session ended (/exit, Ctrl-D) and its report was written'],
+  [ExitCode.internal, 'internal error (a bug in Datalyst)'],
+  [
+    ExitCode.usage,
+    'usage or input error (arguments, config, workspace, output folder), or the report could not be written',
+  ],
+  [ExitCode.sandboxUnavailable, 'sandbox unavailable (Docker engine, runner image, local Python)'],
+])}`;
 
 const chatCommands = chatCommandHelp.map(([name]) => name);
 // A chat waits for its user: chart workers that drew nothing for this long end (they hold memory), and start again with the next chart.

@@ -7,7 +7,7 @@ import { ConfigError, TraceError, WorkspaceError } from '../../errors/index.ts';
 import type { Notebook } from '../../report/notebook-schema.ts';
 import type { RunStartRecord } from '../../trace/schema.ts';
 import type { CliContext } from '../cli-context.ts';
-import { ExitCode, exitCodeForError, exitCodeHelp } from '../exit-codes.ts';
+import { ExitCode, exitCodeForError, exitCodeHelpFor } from '../exit-codes.ts';
 import { handleInterrupts } from '../interrupt.ts';
 import type { ExitCodeSink } from '../program.ts';
 import { printError } from '../program.ts';
@@ -27,14 +27,21 @@ files whose SHA-256 differs from the recorded one are named first. A deep
 analysis's notebook runs its sub-analyses' cells one after another in one
 kernel (they ran in kernels of their own).
 
-Exit code 0 when every output matches, 3 when some differ or a cell failed
-that had not failed in the run.
-
 Examples:
   $ datalyst notebook runs/20250314-093015-sales --execute
   $ datalyst notebook runs/20250314-093015-sales --execute --workspace data/q1-copy
 
-${exitCodeHelp}`;
+${exitCodeHelpFor([
+  [ExitCode.answered, 'every executed cell gave the recorded outputs'],
+  [ExitCode.internal, 'internal error (a bug in Datalyst)'],
+  [
+    ExitCode.usage,
+    'no --execute, no notebook or trace in the folder, no workspace, or the notebook could not run',
+  ],
+  [ExitCode.notAnswered, 'some outputs differ, or a cell failed that had not failed in the run'],
+  [ExitCode.sandboxUnavailable, 'sandbox unavailable (Docker engine, runner image)'],
+  [ExitCode.cancelled, 'cancelled (Ctrl-C)'],
+])}`;
 
 const notebookOptionsSchema = z.object({
   execute: z.boolean().optional(),

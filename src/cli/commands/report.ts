@@ -37,6 +37,7 @@ ${exitCodeHelpFor([
     ExitCode.usage,
     'not a trace or run folder, a bad option, an --out folder that is not new or empty, a write failure',
   ],
+  [ExitCode.sandboxUnavailable, 'Chromium, which prints --format pdf, is missing or did not start'],
 ])}`;
 
 const reportOptionsSchema = z.object({

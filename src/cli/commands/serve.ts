@@ -6,7 +6,7 @@ import { loadConfigFile } from '../../config/config-file.ts';
 import { parseDurationMs, readEnv, resolveModelSettings } from '../../config/index.ts';
 import type { SandboxFactory, WarmPool } from '../../index.ts';
 import type { CliContext } from '../cli-context.ts';
-import { ExitCode, exitCodeForError } from '../exit-codes.ts';
+import { ExitCode, exitCodeForError, exitCodeHelpFor } from '../exit-codes.ts';
 import { handleInterrupts } from '../interrupt.ts';
 import type { ExitCodeSink } from '../program.ts';
 import { printError } from '../program.ts';
@@ -28,7 +28,15 @@ Examples:
   $ datalyst serve
   $ datalyst serve --port 8300 --data-dir /srv/datalyst
   $ DATALYST_SERVER_API_KEY=$(openssl rand -hex 32) datalyst serve --host 0.0.0.0
-  $ datalyst serve --base-url http://localhost:8000/v1 --model DeepAnalyze-8B`;
+  $ datalyst serve --base-url http://localhost:8000/v1 --model DeepAnalyze-8B
+
+${exitCodeHelpFor([
+  [ExitCode.answered, 'stopped by Ctrl-C (running turns cancelled, their sandboxes removed)'],
+  [ExitCode.internal, 'internal error (a bug in Datalyst)'],
+  [ExitCode.usage, 'a bad option, config file or API key file'],
+  [ExitCode.sandboxUnavailable, 'sandbox unavailable (Docker engine, runner image, local Python)'],
+  [ExitCode.cancelled, 'a second Ctrl-C (quit at once)'],
+])}`;
 
 const serveOptionsSchema = z.object({
   host: z.string().default('127.0.0.1'),
