@@ -11,7 +11,7 @@ export { VERSION } from './version.ts';
 // Analysis: one-shot runs, streamed as typed events.
 export { analyze, streamAnalysis } from './agent/analyze.ts';
 export type { AnalyzeOptions, SandboxFactory } from './agent/analyze-options.ts';
-export type { AgentEvent, AnalysisResult, TurnResult, ReplaySummary } from './agent/events.ts';
+export type { AgentEvent, AnalysisResult, RunError, TurnResult, ReplaySummary } from './agent/events.ts';
 
 // Threads: a conversation on one workspace, one kernel from question to question.
 export { Thread, ThreadTurn, openThread, resumeThread } from './agent/thread/index.ts';

@@ -39,6 +39,7 @@ export interface TurnLoopSettings {
  * conversation within its budget (context-manager.ts). Never throws for a
  * failure of the model, the sandbox or a cancel: they end the turn with their
  * named termination (an `error` event first for model and sandbox failures).
+ * A bug in Datalyst is thrown (INTERNAL_ERROR, see run-failure.ts).
  */
 export async function* runTurnLoop(
   settings: TurnLoopSettings,

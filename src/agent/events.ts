@@ -1,7 +1,35 @@
-import type { DatalystError } from '../errors/index.ts';
+import type { DatalystError, Fault } from '../errors/index.ts';
 import type { CellResult } from '../sandbox/cell-result.ts';
 import type { WorkspaceProfile } from '../sandbox/workspace-profile.ts';
 import type { NoticeKind, StepKind, TerminationReason, Usage } from '../trace/schema.ts';
+
+/** Plain data of a DatalystError, the cause as text (a result is JSON: no Error objects in it). */
+export function runErrorOf(error: DatalystError): RunError {
+  const cause: unknown = error.cause;
+  return {
+    code: error.code,
+    message: error.message,
+    fix: error.fix,
+    fault: error.fault,
+    cause:
+      cause === undefined || cause === null ? null : cause instanceof Error ? cause.message : String(cause),
+  };
+}
+
+/**
+ * The error that ended a run or a turn (the one its `error` event carried), as
+ * plain data: what the result of `analyze()` says besides the termination.
+ */
+export interface RunError {
+  /** Stable, e.g. `IMAGE_MISSING`, `SANDBOX_UNAVAILABLE`, `MODEL_UNAVAILABLE`; never match on the message. */
+  code: string;
+  message: string;
+  /** What to do about it, as one sentence. */
+  fix: string;
+  fault: Fault;
+  /** The underlying error's message (Docker's, the endpoint's), or null. */
+  cause: string | null;
+}
 
 /** What `analyze()` returns and `run-end` carries. */
 export interface AnalysisResult {
@@ -11,6 +39,8 @@ export interface AnalysisResult {
   tracePath: string;
   answer: string | null;
   termination: { reason: TerminationReason; detail: string };
+  /** Present when the run ended by an error (`model-unavailable`, `sandbox-failure`): the one its `error` event carried. */
+  error?: RunError;
   rounds: number;
   usage: Usage;
   durationMs: number;
@@ -26,6 +56,8 @@ export interface TurnResult {
   ask: string | null;
   /** The turn's own named termination (the thread stays usable whatever it is). */
   termination: { reason: TerminationReason; detail: string };
+  /** Present when the turn ended by an error (`model-unavailable`, `sandbox-failure`): the one its `error` event carried. */
+  error?: RunError;
   /** Rounds of this turn; round numbers in events and the trace go on across turns. */
   rounds: number;
   usage: Usage;

@@ -2,7 +2,7 @@ export { analyze, streamAnalysis } from './analyze.ts';
 export type { AnalyzeOptions, SandboxFactory } from './analyze-options.ts';
 export { profileWorkspace } from './profile-workspace.ts';
 export type { ProfileWorkspaceOptions } from './profile-workspace.ts';
-export type { AgentEvent, AnalysisResult, TurnResult, ReplaySummary } from './events.ts';
+export type { AgentEvent, AnalysisResult, RunError, TurnResult, ReplaySummary } from './events.ts';
 export { Thread, ThreadTurn, openThread, resumeThread } from './thread/index.ts';
 export { countNumbers, rerunAnalysis } from './rerun/index.ts';
 export type {

@@ -5,6 +5,7 @@ import { ContextManager } from '../context-manager.ts';
 import type { StopDecision } from '../stop-conditions.ts';
 import { defaultFirstMessageLimits, formatFirstMessage } from '../first-message.ts';
 import { hashWorkspaceFiles } from '../input-files.ts';
+import { assertResumeThreadOptions } from '../options-schema.ts';
 import { executeMessages, resolveModelProfile, type ModelProfile } from '../model-profile.ts';
 import { defaultMaxTraceFigureBytes } from '../trace-figure-budget.ts';
 import { TraceRecorder } from '../trace-recorder.ts';
@@ -80,7 +81,8 @@ function rebuildConversation(
  * (checking that their outputs match the record; the user and the model are
  * told of any that do not) before it runs. Works on a thread that was closed,
  * on one whose process was killed (its unfinished turn is ended `cancelled`),
- * and on a one-question run, of trace version 1 or 2.
+ * and on a one-question run, of trace version 1 or 2. A wrong option is a
+ * ConfigError naming it, thrown before the trace is read.
  *
  * @example
  * const thread = await resumeThread('runs/20260101-sales', { model: createOfflineAnalyst() });
@@ -88,6 +90,7 @@ function rebuildConversation(
  * await thread.close();
  */
 export async function resumeThread(runDir: string, options: ResumeThreadOptions): Promise<Thread> {
+  assertResumeThreadOptions(options);
   const outDir = path.resolve(runDir);
   const trace = await readTrace(
     path.join(outDir, 'trace.jsonl'),

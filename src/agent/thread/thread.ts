@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ThreadStateError } from '../../errors/index.ts';
+import { DatalystError, SandboxFailureError, ThreadStateError } from '../../errors/index.ts';
 import { createSandbox } from '../../sandbox/index.ts';
 import type { SandboxSession, WorkspaceProfile } from '../../sandbox/index.ts';
 import type { InputFile, Usage } from '../../trace/schema.ts';
@@ -8,14 +8,15 @@ import { runTurnLoop } from '../agent-loop.ts';
 import type { ArtifactBudget } from '../artifacts.ts';
 import { errorText } from '../clip-text.ts';
 import { ContextManager } from '../context-manager.ts';
-import type { AgentEvent, AnalysisResult, TurnResult } from '../events.ts';
+import { runErrorOf, type AgentEvent, type AnalysisResult, type TurnResult } from '../events.ts';
 import { defaultExecuteTextOptions } from '../execute-text.ts';
 import { defaultFirstMessageLimits, formatFirstMessage } from '../first-message.ts';
 import { hashInputFiles, listInputFiles } from '../input-files.ts';
 import { resolveModelProfile, type ModelProfile } from '../model-profile.ts';
 import { replayNote, threadFullText } from '../model-notes.ts';
 import { RunControl } from '../run-control.ts';
-import { runFailureFrom } from '../run-failure.ts';
+import { assertThreadOptions } from '../options-schema.ts';
+import { internalError, isInternalFailure, runFailureFrom } from '../run-failure.ts';
 import { newRunId } from '../run-metadata.ts';
 import { runStartRecord } from '../run-start-record.ts';
 import {
@@ -53,7 +54,7 @@ export interface RestoredThread {
   turns: number;
   /** The model's open question, when the last turn ended `asked`. */
   pendingAsk: string | null;
-  lastTurn: Pick<TurnResult, 'answer' | 'termination'> | null;
+  lastTurn: Pick<TurnResult, 'answer' | 'termination' | 'error'> | null;
   artifactBudget: ArtifactBudget;
   /** The recorded `no-data` decision, when the workspace had nothing readable and has not changed since. */
   noData: StopDecision | null;
@@ -123,7 +124,7 @@ export class Thread implements AsyncDisposable {
   private readonly usage: Usage;
   private turnCount: number;
   private pendingAsk: string | null;
-  private lastTurn: Pick<TurnResult, 'answer' | 'termination'> | null;
+  private lastTurn: Pick<TurnResult, 'answer' | 'termination' | 'error'> | null;
   private readonly artifactBudget: ArtifactBudget;
   private startedAtMs = Date.now();
   private startedAt = nowIso();
@@ -140,6 +141,8 @@ export class Thread implements AsyncDisposable {
   private idleTimer: NodeJS.Timeout | undefined;
   private releasing: Promise<void> = Promise.resolve();
   private summary: ThreadSummary | null = null;
+  /** A bug in Datalyst that ended a turn: the thread takes no more questions and its trace is left as a crash leaves it. */
+  private bug: DatalystError | null = null;
 
   /** @internal Use `openThread` or `resumeThread`. */
   constructor(
@@ -303,7 +306,10 @@ export class Thread implements AsyncDisposable {
       detail: 'The thread was closed before any question was answered.',
     };
     let endNotices: AgentEvent[] = [];
-    if (this.started) {
+    if (this.bug !== null) {
+      // No termination names a bug and no other is true: no run-end, as after a crash (readers handle that).
+      this.recorder.discardIfEmpty();
+    } else if (this.started) {
       endNotices = this.recorder.end({
         endedAt: nowIso(),
         durationMs,
@@ -321,6 +327,7 @@ export class Thread implements AsyncDisposable {
       tracePath: this.recorder.tracePath,
       answer: this.lastTurn?.answer ?? null,
       termination,
+      ...(this.lastTurn?.error === undefined ? {} : { error: this.lastTurn.error }),
       rounds: this.rounds,
       usage: { ...this.usage },
       durationMs,
@@ -359,11 +366,18 @@ export class Thread implements AsyncDisposable {
   }
 
   private async openSession(signal: AbortSignal): Promise<SandboxSession> {
-    const session = await (this.options.createSandbox ?? createSandbox)({
-      ...this.options.sandbox,
-      workspaceDir: this.options.workspaceDir,
-      signal,
-    });
+    let session: SandboxSession;
+    try {
+      session = await (this.options.createSandbox ?? createSandbox)({
+        ...this.options.sandbox,
+        workspaceDir: this.options.workspaceDir,
+        signal,
+      });
+    } catch (error) {
+      // createSandbox maps Docker's errors; a caller's factory may throw anything, and it is still the sandbox's.
+      if (DatalystError.isInstance(error) || signal.aborted) throw error;
+      throw new SandboxFailureError(`The sandbox could not be opened: ${errorText(error)}`, { cause: error });
+    }
     this.session = session;
     this.sandbox = 'open';
     return session;
@@ -385,7 +399,6 @@ export class Thread implements AsyncDisposable {
       try {
         await this.openSession(signal);
       } finally {
-        this.started = true;
         this.recorder.append(
           runStartRecord({
             options: { ...this.options, instruction: question },
@@ -399,6 +412,8 @@ export class Thread implements AsyncDisposable {
             session: this.session,
           }),
         );
+        // Only now: a run-start that could not be written leaves no trace behind, not one without its start.
+        this.started = true;
       }
     } else if (this.session === null) {
       await this.openSession(signal);
@@ -454,6 +469,7 @@ export class Thread implements AsyncDisposable {
     let handler: TurnHandler | null = null;
     let decision: StopDecision | null = null;
     let result: TurnResult | null = null;
+    let bug: DatalystError | null = null;
     try {
       if (!this.conversationStarted) {
         yield* this.begin(question, control.signal);
@@ -507,6 +523,11 @@ export class Thread implements AsyncDisposable {
         });
       }
     } catch (error) {
+      if (control.stopCause === null && isInternalFailure(error, 'sandbox')) {
+        // A bug (here or in the loop): thrown to the caller, not passed off as a sandbox failure.
+        bug = internalError(error);
+        throw bug;
+      }
       // Opening the sandbox, profiling or replaying failed (or was cancelled).
       const failure = runFailureFrom(error, 'sandbox', control.stopCause);
       state.failure = failure;
@@ -519,15 +540,31 @@ export class Thread implements AsyncDisposable {
       }
     } finally {
       control.disarm();
-      if (decision === null) {
-        // The caller stopped reading: the running cell is stopped, the thread stays usable.
-        control.cancel(new Error('The caller stopped reading the turn.'));
-        decision = { reason: 'cancelled', detail: 'The caller stopped reading the turn before it ended.' };
+      if (bug !== null) {
+        await this.endTurnByBug(bug, state);
+      } else {
+        if (decision === null) {
+          // The caller stopped reading: the running cell is stopped, the thread stays usable.
+          control.cancel(new Error('The caller stopped reading the turn.'));
+          decision = { reason: 'cancelled', detail: 'The caller stopped reading the turn before it ended.' };
+        }
+        result = await this.endTurn(turnNumber, question, startedAtMs, state, handler, decision);
+        settle(result);
       }
-      result = await this.endTurn(turnNumber, question, startedAtMs, state, handler, decision);
-      settle(result);
     }
-    yield { type: 'turn-end', result };
+    if (result !== null) yield { type: 'turn-end', result };
+  }
+
+  /** A bug ended the turn: the trace says so (no turn-end), the sandbox is closed, the thread takes no more questions. */
+  private async endTurnByBug(bug: DatalystError, state: MutableLoopState): Promise<void> {
+    this.bug = bug;
+    this.closed = true;
+    this.rounds += state.round;
+    if (this.started) this.recorder.warnIfPossible(this.rounds, `${bug.message} The turn has no end record.`);
+    await this.closeSession('released');
+    this.activeControl = null;
+    this.activeTurn = null;
+    this.busy = false;
   }
 
   /** Bookkeeping and the turn-end record; never throws (the turn must still end). */
@@ -546,19 +583,27 @@ export class Thread implements AsyncDisposable {
     if (handler !== null) this.cells.push(...handler.executed);
     const ask = decision.reason === 'asked' ? (state.ask ?? null) : null;
     this.pendingAsk = ask;
+    // The error behind a failed turn, as its `error` event gave it (a cancel or a deadline is no error).
+    const failed = decision.reason === 'model-unavailable' || decision.reason === 'sandbox-failure';
+    const error = failed && state.failure !== null ? runErrorOf(state.failure.error) : undefined;
     const result: TurnResult = {
       turn: turnNumber,
       question,
       answer: state.answer,
       ask,
       termination: decision,
+      ...(error === undefined ? {} : { error }),
       rounds: state.round,
       usage,
       durationMs: Date.now() - startedAtMs,
       outputIds: handler?.outputIds.slice() ?? [],
       artifacts: handler?.artifacts.slice() ?? [],
     };
-    this.lastTurn = { answer: result.answer, termination: result.termination };
+    this.lastTurn = {
+      answer: result.answer,
+      termination: result.termination,
+      ...(error === undefined ? {} : { error }),
+    };
     try {
       if (this.started) {
         this.recorder.append({
@@ -630,9 +675,9 @@ export class Thread implements AsyncDisposable {
 /**
  * Opens a thread on a workspace. The workspace is hashed and the run folder
  * claimed (its trace.jsonl created) now; the sandbox opens with the first
- * question, whose events begin with `run-start`. Throws WorkspaceError when
- * the workspace folder is missing, ConfigError when the run folder already
- * holds a trace.
+ * question, whose events begin with `run-start`. Throws, before anything is
+ * written, ConfigError when an option is wrong (naming it) or the run folder
+ * already holds a trace, WorkspaceError when the workspace folder is missing.
  *
  * @example
  * await using thread = await openThread({ workspaceDir: 'data', model });
@@ -640,6 +685,7 @@ export class Thread implements AsyncDisposable {
  * const second = await thread.ask('Now by month.').result; // the kernel still holds the DataFrame
  */
 export async function openThread(options: ThreadOptions): Promise<Thread> {
+  assertThreadOptions(options);
   // Listed now (a missing workspace throws before the run folder exists); hashed
   // in the background, so a large workspace's SHA-256 overlaps the sandbox's start.
   const listed = await listInputFiles(options.workspaceDir, options.sandbox?.excludeDirs);
