@@ -35,7 +35,7 @@ export interface RenderDeepRunFolderOptions {
 }
 
 export interface RenderedDeepReport {
-  /** Absolute paths of the files written. */
+  /** Absolute paths of the files written (`deep.json` only when copied to another folder). */
   files: string[];
   /** Numbers of the written sections checked against the outputs of the evidence they cite. */
   grounding: { checked: number; verified: number; unverified: number };
@@ -84,10 +84,13 @@ export async function renderDeepRunFolder(
     files.push(await write(join(outDir, 'analysis.ipynb'), notebook));
   }
   if (formats.has('json')) {
-    // The deep run's JSON is its record: listed where it is, copied when the report goes elsewhere.
+    // The deep run's JSON is its record: copied when the report goes elsewhere, and then listed
+    // (where it is, nothing is written: a list naming it said it had been).
     const recordPath = join(outDir, DEEP_RECORD_FILE);
-    if (outDir !== resolve(runDir)) await copyFile(join(runDir, DEEP_RECORD_FILE), recordPath);
-    files.push(recordPath);
+    if (outDir !== resolve(runDir)) {
+      await copyFile(join(runDir, DEEP_RECORD_FILE), recordPath);
+      files.push(recordPath);
+    }
   }
   const numbers = report.sections.flatMap((view) => view.html.numbers);
   const verified = numbers.filter((number) => number.verified).length;

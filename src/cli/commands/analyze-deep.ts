@@ -187,32 +187,23 @@ export async function runDeepAnalyze(input: DeepCommandInput): Promise<number> {
   }
 }
 
-/** The deep run's report in the formats asked for that a deep report has (a warning names the others), charts drawn through one pool. */
+/** The deep run's report in the formats asked for (`analyze` kept those a deep report has, before the run), charts drawn through one pool. */
 async function writeDeepReport(
   renderer: ProgressRenderer,
   runDir: string,
   formats: readonly string[],
   cwd: string,
 ): Promise<void> {
-  const [
-    { ChartPool },
-    { renderDeepRunFolder, isDeepReportFormat, allDeepReportFormats },
-    { describeRenderedReport },
-  ] = await Promise.all([
-    import('../../report/chart-pool.ts'),
-    import('../../report/index.ts'),
-    import('../report-summary.ts'),
-  ]);
-  const deepFormats = formats.filter(isDeepReportFormat);
-  const skipped = formats.filter((format) => !isDeepReportFormat(format));
-  if (skipped.length > 0)
-    renderer.warn(
-      `A deep analysis has no ${skipped.join(', ')} report (it has ${allDeepReportFormats.join(', ')}). Each sub-analysis in sub/ is an ordinary run folder: \`datalyst report sub/S1 --format ${skipped.join(',')}\` writes it for one.`,
-    );
+  const [{ ChartPool }, { renderDeepRunFolder, isDeepReportFormat }, { describeRenderedReport }] =
+    await Promise.all([
+      import('../../report/chart-pool.ts'),
+      import('../../report/index.ts'),
+      import('../report-summary.ts'),
+    ]);
   const charts = new ChartPool({ cache: true });
   try {
     const rendered = await renderDeepRunFolder(runDir, {
-      formats: deepFormats.length === 0 ? allDeepReportFormats : deepFormats,
+      formats: formats.filter(isDeepReportFormat),
       chartPool: charts,
     });
     describeRenderedReport(renderer, rendered.files, rendered, cwd);

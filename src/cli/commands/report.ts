@@ -8,6 +8,7 @@ import { defaultReportFormatNames, reportFormatNames } from '../../config/config
 import { TraceError } from '../../errors/index.ts';
 import { readTrace } from '../../trace/reader.ts';
 import type { CliContext } from '../cli-context.ts';
+import { chooseDeepReportFormats } from '../deep-report-formats.ts';
 import { ExitCode, exitCodeForError, exitCodeHelpFor } from '../exit-codes.ts';
 import { prepareOutDir } from '../output-dir.ts';
 import type { ExitCodeSink } from '../program.ts';
@@ -155,7 +156,7 @@ async function runReport(
   }
 }
 
-/** A deep analysis's folder: its report from deep.json and the sub-analyses' traces (every format but pdf). */
+/** A deep analysis's folder: its report from deep.json and the sub-analyses' traces (every format but pdf, which is refused alone). */
 async function renderDeepReport(
   context: CliContext,
   renderer: ProgressRenderer,
@@ -164,21 +165,16 @@ async function renderDeepReport(
   options: ReportCommandOptions,
   charts: ChartPool,
 ): Promise<number> {
-  const { renderDeepRunFolder, isDeepReportFormat, allDeepReportFormats } =
-    await import('../../report/index.ts');
-  const deepFormats = formats.filter(isDeepReportFormat);
-  const others = formats.filter((format) => !isDeepReportFormat(format));
-  if (others.length > 0)
-    renderer.warn(
-      `A deep analysis has no ${others.join(', ')} report (it has ${allDeepReportFormats.join(', ')}). Each sub-analysis in sub/ is an ordinary run folder: \`datalyst report sub/S1 --format ${others.join(',')}\` writes it for one.`,
-    );
+  const { renderDeepRunFolder } = await import('../../report/index.ts');
+  const chosen = await chooseDeepReportFormats(formats, runDir, context.cwd);
+  if (chosen.warning !== null) renderer.warn(chosen.warning);
   let outDir = runDir;
   if (options.out !== undefined && path.resolve(context.cwd, options.out) !== runDir) {
     outDir = await prepareOutDir(path.resolve(context.cwd, options.out), false);
   }
   const rendered = await renderDeepRunFolder(runDir, {
     outDir,
-    formats: deepFormats.length === 0 ? allDeepReportFormats : deepFormats,
+    formats: chosen.formats,
     chartPool: charts,
   });
   describeRenderedReport(renderer, rendered.files, rendered, context.cwd);
