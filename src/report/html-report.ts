@@ -385,7 +385,8 @@ function entryRound(entry: ProcessEntry): number | null {
     case 'step':
       return entry.step.round;
     case 'notice':
-      return entry.notice.round;
+      // A question's replay notice stands under its heading, in no round.
+      return entry.beforeRounds === true ? null : entry.notice.round;
     case 'cell':
       return entry.execution?.round ?? entry.step?.round ?? 0;
     case 'turn':
@@ -464,11 +465,11 @@ function renderProcessEntry(entry: ProcessEntry, context: HtmlContext): string {
       const body =
         step.kind === 'answer'
           ? `<p class="note">The answer is shown${context.report.turns.length > 1 ? ' in the conversation' : ''} at the top of this report.</p>`
-          : `<div class="markdown">${renderSafeMarkdown(step.text)}</div>`;
+          : `<div class="markdown">${renderSafeMarkdown(step.text, { nestHeadingsUnder: 3 })}</div>`;
       return `<article class="step step-${step.kind}"><h3><span class="kind">${stepLabel[step.kind]}</span>Round ${step.round}${unclosed}</h3>${body}</article>`;
     }
     case 'notice':
-      return `<article class="step step-notice"><h3><span class="kind">${escapeHtml(entry.notice.kind)}</span>Round ${entry.notice.round}</h3><p>${escapeHtml(entry.notice.text)}</p></article>`;
+      return `<article class="step step-notice"><h3><span class="kind">${escapeHtml(entry.notice.kind)}</span>${entry.beforeRounds === true ? 'Before the first round' : `Round ${entry.notice.round}`}</h3><p>${escapeHtml(entry.notice.text)}</p></article>`;
     case 'cell':
       return renderCell(entry.step, entry.execution, context);
     case 'turn':

@@ -80,7 +80,7 @@ export function renderMarkdownReport(
         ...turn.question.split('\n').map((line) => `> ${escapeMarkdownText(line)}`),
         '',
       );
-      if (turn.answer !== null) out.push(neutralizeMarkdown(turn.answer, { demoteHeadings: 3 }), '');
+      if (turn.answer !== null) out.push(neutralizeMarkdown(turn.answer, { nestHeadingsUnder: 3 }), '');
       else if (turn.ask !== null) out.push(`**The model asked:** ${escapeMarkdownText(turn.ask)}`, '');
       else
         out.push(
@@ -100,7 +100,7 @@ export function renderMarkdownReport(
         ? '*The answer states no numbers that could be checked against the execution outputs.*'
         : `**Grounding: ${verified} of ${checked} numbers in the answer were found in the execution outputs${unverified > 0 ? `; ${unverified} unverified` : ''}.** See the table after the answer.`,
       '',
-      neutralizeMarkdown(view.answer, { demoteHeadings: 2 }),
+      neutralizeMarkdown(view.answer, { nestHeadingsUnder: 2 }),
       '',
     );
     const numbers = report.answer?.numbers ?? [];
@@ -196,7 +196,7 @@ function renderEntry(
         '',
         entry.step.kind === 'answer'
           ? '*The answer is shown at the top of this report.*'
-          : neutralizeMarkdown(entry.step.text, { demoteHeadings: 3 }),
+          : neutralizeMarkdown(entry.step.text, { nestHeadingsUnder: 3 }),
       ];
     case 'turn':
       return [
@@ -204,7 +204,7 @@ function renderEntry(
       ];
     case 'notice':
       return [
-        `### Round ${entry.notice.round} · Notice (${escapeMarkdownText(entry.notice.kind)})`,
+        `### ${entry.beforeRounds === true ? 'Before the first round' : `Round ${entry.notice.round}`} · Notice (${escapeMarkdownText(entry.notice.kind)})`,
         '',
         escapeMarkdownText(entry.notice.text),
       ];

@@ -1,4 +1,4 @@
-import { isSafeLink } from './safe-markdown.ts';
+import { isSafeLink, nestedHeadingLevels } from './safe-markdown.ts';
 
 /**
  * Helpers for writing untrusted text into a Markdown file that some other
@@ -7,9 +7,13 @@ import { isSafeLink } from './safe-markdown.ts';
  * links so that opening the file loads nothing.
  */
 
+const atxHeading = /^( {0,3})(#{1,6})(?=\s|$)/;
+
 export interface NeutralizeOptions {
   /** Levels added to every ATX heading (## → ####), so model headings nest under the report's own. Default 0. */
   demoteHeadings?: number;
+  /** The level of the report's heading the text sits under: ATX headings are renumbered below it (`nestedHeadingLevels`); in place of `demoteHeadings`. */
+  nestHeadingsUnder?: number;
 }
 
 /**
@@ -25,6 +29,8 @@ export function neutralizeMarkdown(text: string, options: NeutralizeOptions = {}
   const demote = options.demoteHeadings ?? 0;
   const out: string[] = [];
   let fence: string | null = null;
+  /** Indexes in `out` of the heading lines outside fences. */
+  const headings: number[] = [];
   for (const line of text.split('\n')) {
     if (fence !== null) {
       // Closed by any line CommonMark would close it with (and by a few more: the rest is then neutralized).
@@ -49,10 +55,11 @@ export function neutralizeMarkdown(text: string, options: NeutralizeOptions = {}
       continue;
     }
     const neutral = neutralizeLine(line);
+    if (atxHeading.test(neutral)) headings.push(out.length);
     out.push(
       demote > 0
         ? neutral.replace(
-            /^( {0,3})(#{1,6})(?=\s|$)/,
+            atxHeading,
             (_match, indent: string, hashes: string) =>
               `${indent}${'#'.repeat(Math.min(6, hashes.length + demote))}`,
           )
@@ -60,7 +67,22 @@ export function neutralizeMarkdown(text: string, options: NeutralizeOptions = {}
     );
   }
   if (fence !== null) out.push(fence);
+  if (options.nestHeadingsUnder !== undefined) nestAtxHeadings(out, headings, options.nestHeadingsUnder);
   return out.join('\n');
+}
+
+/** Renumbers, in place, the ATX headings at `indexes` of `lines` (lines outside fences). */
+function nestAtxHeadings(lines: string[], indexes: readonly number[], under: number): void {
+  const levels = nestedHeadingLevels(
+    indexes.map((index) => atxHeading.exec(lines[index] ?? '')?.[2]?.length ?? 1),
+    under,
+  );
+  indexes.forEach((index, position) => {
+    lines[index] = (lines[index] ?? '').replace(
+      atxHeading,
+      (_match, indent: string) => `${indent}${'#'.repeat(levels[position] ?? under + 1)}`,
+    );
+  });
 }
 
 // A link destination may hold one level of balanced parentheses: javascript:alert(1).

@@ -125,7 +125,9 @@ export async function prepareReport(
   // A re-run's stale / not-grounded marks are styled in its answer only.
   const rerunMarks = { rerunMarks: view.start.rerunOf !== undefined };
   const answer =
-    view.answer === null ? null : renderGroundedAnswer(view.answer, index, outputAnchor, rerunMarks);
+    view.answer === null
+      ? null
+      : renderGroundedAnswer(view.answer, index, outputAnchor, { ...rerunMarks, nestHeadingsUnder: 2 });
   const turns: PreparedTurn[] = [];
   if (view.turns.length > 1) {
     let seen = 0;
@@ -135,7 +137,13 @@ export async function prepareReport(
       turns.push({
         view: turn,
         answer:
-          turn.answer === null ? null : renderGroundedAnswer(turn.answer, upToTurn, outputAnchor, rerunMarks),
+          turn.answer === null
+            ? null
+            : // Under its question's <h3>.
+              renderGroundedAnswer(turn.answer, upToTurn, outputAnchor, {
+                ...rerunMarks,
+                nestHeadingsUnder: 3,
+              }),
       });
     }
   }

@@ -159,7 +159,7 @@ figcaption { font-size: .85rem; color: var(--muted); margin-top: .4rem; }
 .status { font-size: .85rem; color: var(--muted); }
 .status-error, .status-timeout, .status-memory, .status-crashed, .status-output-limit, .status-cancelled { color: var(--bad); font-weight: 600; }
 pre code.hljs { padding: 0; background: transparent; }
-.answer h1, .answer h2, .answer h3 { font-size: 1.1rem; border: none; margin: 1.2rem 0 .4rem; padding: 0; }
+.answer h1, .answer h2, .answer h3, .answer h4, .answer h5, .answer h6 { font-size: 1.1rem; border: none; margin: 1.2rem 0 .4rem; padding: 0; }
 .output figure { max-width: 40rem; }
 .output figure.wide { max-width: none; }
 pre.stdout { max-height: 28rem; }

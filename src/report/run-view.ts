@@ -18,7 +18,12 @@ export type ProcessEntry =
   | { kind: 'step'; step: StepRecord }
   /** A code step and the execution of that code (null when it never ran). */
   | { kind: 'cell'; step: StepRecord | null; execution: ExecutionRecord | null }
-  | { kind: 'notice'; notice: NoticeRecord }
+  /**
+   * `beforeRounds`: written while a question of a thread was being prepared,
+   * before its first round (the replay of a resumed thread); its `round` is
+   * the earlier question's last.
+   */
+  | { kind: 'notice'; notice: NoticeRecord; beforeRounds?: true }
   /** A question of a thread begins (only traces with turn records have these). */
   | { kind: 'turn'; turn: TurnView };
 
@@ -81,6 +86,13 @@ export function buildRunView(records: readonly TraceRecord[]): RunView {
   let currentTurn: TurnView | null = null;
   let endIndex = -1;
   let lastTurnStartIndex = -1;
+  // Notices after a turn's end serve the next question (a resumed thread's replay): shown under its heading.
+  let betweenTurns: NoticeRecord[] | null = null;
+  const flushBetweenTurns = (beforeRounds: boolean): void => {
+    for (const notice of betweenTurns ?? [])
+      process.push(beforeRounds ? { kind: 'notice', notice, beforeRounds } : { kind: 'notice', notice });
+    betweenTurns = null;
+  };
   const implicitTurn = (): TurnView => {
     if (currentTurn === null) {
       currentTurn = {
@@ -117,8 +129,11 @@ export function buildRunView(records: readonly TraceRecord[]): RunView {
         };
         turns.push(currentTurn);
         process.push({ kind: 'turn', turn: currentTurn });
+        flushBetweenTurns(true);
         break;
       case 'turn-end': {
+        flushBetweenTurns(false);
+        betweenTurns = [];
         const turn = implicitTurn();
         turn.termination = record.termination;
         turn.answer = record.answer;
@@ -132,10 +147,12 @@ export function buildRunView(records: readonly TraceRecord[]): RunView {
         profile = record.profile;
         break;
       case 'model-turn':
+        flushBetweenTurns(false);
         modelTurns.push(record);
         implicitTurn();
         break;
       case 'step':
+        flushBetweenTurns(false);
         if (record.kind === 'code') {
           pendingCode = { kind: 'cell', step: record, execution: null };
           process.push(pendingCode);
@@ -146,6 +163,7 @@ export function buildRunView(records: readonly TraceRecord[]): RunView {
         }
         break;
       case 'execution':
+        flushBetweenTurns(false);
         executions.push(record);
         implicitTurn().executions.push(record);
         if (pendingCode !== null && pendingCode.execution === null) pendingCode.execution = record;
@@ -156,7 +174,8 @@ export function buildRunView(records: readonly TraceRecord[]): RunView {
         artifacts.push(record);
         break;
       case 'notice':
-        process.push({ kind: 'notice', notice: record });
+        if (betweenTurns !== null) betweenTurns.push(record);
+        else process.push({ kind: 'notice', notice: record });
         break;
       case 'run-end':
         end = record;
@@ -164,6 +183,8 @@ export function buildRunView(records: readonly TraceRecord[]): RunView {
         break;
     }
   }
+
+  flushBetweenTurns(false);
 
   // A version 1 run is one turn, ended by its run-end.
   const onlyTurn = turns.length === 1 ? turns[0] : undefined;

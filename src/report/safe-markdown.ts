@@ -42,9 +42,48 @@ function createSafeMarkdown(): MarkdownIt {
 
 const safeMarkdown = createSafeMarkdown();
 
+export interface HeadingNesting {
+  /** The level of the report's heading the text sits under: its headings go below it (see `nestedHeadingLevels`). */
+  nestHeadingsUnder?: number;
+}
+
+/**
+ * Heading levels for text placed under a heading of level `under`: its top
+ * level becomes `under + 1`, and none goes more than one level deeper than
+ * the heading before it (at most 6), so the report's outline never skips a
+ * level whatever levels the model wrote (`## The data` under `### Question 1`
+ * is a level 4 heading).
+ */
+export function nestedHeadingLevels(levels: readonly number[], under: number): number[] {
+  if (levels.length === 0) return [];
+  const shift = under + 1 - Math.min(...levels);
+  let previous = under;
+  return levels.map((level) => {
+    previous = Math.max(under + 1, Math.min(level + shift, previous + 1, 6));
+    return previous;
+  });
+}
+
+function nestHeadingTokens(tokens: readonly Token[], under: number | undefined): void {
+  if (under === undefined) return;
+  const opens = tokens.filter((token) => token.type === 'heading_open');
+  const levels = nestedHeadingLevels(
+    opens.map((token) => Number(token.tag.slice(1))),
+    under,
+  );
+  let open = 0;
+  let tag = '';
+  for (const token of tokens) {
+    if (token.type === 'heading_open') tag = `h${levels[open++] ?? token.tag.slice(1)}`;
+    if (token.type === 'heading_open' || token.type === 'heading_close') token.tag = tag;
+  }
+}
+
 /** Renders untrusted markdown to inert HTML. */
-export function renderSafeMarkdown(text: string): string {
-  return safeMarkdown.render(text);
+export function renderSafeMarkdown(text: string, options: HeadingNesting = {}): string {
+  const tokens = safeMarkdown.parse(text, {});
+  nestHeadingTokens(tokens, options.nestHeadingsUnder);
+  return safeMarkdown.renderer.render(tokens, safeMarkdown.options, {});
 }
 
 /**
@@ -119,9 +158,10 @@ export function renderGroundedAnswer(
   text: string,
   index: NumberIndex,
   anchorFor: OutputAnchor,
-  options: { rerunMarks?: boolean } = {},
+  options: { rerunMarks?: boolean } & HeadingNesting = {},
 ): GroundedAnswer {
   const tokens = groundedMarkdown.parse(text, {});
+  nestHeadingTokens(tokens, options.nestHeadingsUnder);
   const numbers: GroundedNumber[] = [];
   let inHeading = false;
   for (const token of tokens) {

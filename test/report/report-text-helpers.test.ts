@@ -4,6 +4,7 @@ import { tableToCsv } from '../../src/report/csv-export.ts';
 import { escapeMarkdownText, fencedBlock, neutralizeMarkdown } from '../../src/report/markdown-text.ts';
 import MarkdownIt from 'markdown-it';
 import { cleanOutputText } from '../../src/trace/output-text.ts';
+import { nestedHeadingLevels } from '../../src/report/safe-markdown.ts';
 
 describe('cleanOutputText', () => {
   it('removes colour and cursor escapes, OSC titles and stray control characters', () => {
@@ -91,6 +92,16 @@ describe('neutralizeMarkdown heading levels', () => {
     expect(
       neutralizeMarkdown('# Title\n## Part\n```\n# comment\n```\n###### Deep', { demoteHeadings: 2 }),
     ).toBe('### Title\n#### Part\n```\n# comment\n```\n###### Deep');
+  });
+
+  it('nests them one level below the report heading whatever level they start at, skipping none (## under ### was #####)', () => {
+    expect(
+      neutralizeMarkdown('## The data\n#### Detail\n```\n# comment\n```\n## How to read this', {
+        nestHeadingsUnder: 3,
+      }),
+    ).toBe('#### The data\n##### Detail\n```\n# comment\n```\n#### How to read this');
+    expect(nestedHeadingLevels([1, 3, 6, 2], 4)).toEqual([5, 6, 6, 6]);
+    expect(nestedHeadingLevels([3, 2], 2)).toEqual([3, 3]);
   });
 });
 

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOpenAIChatModel } from '../../src/agent/openai-chat-model.ts';
-import { openThread } from '../../src/agent/thread/index.ts';
+import { openThread, resumeThread } from '../../src/agent/thread/index.ts';
 import { renderRunFolder } from '../../src/report/render-report.ts';
 import { notebookSchema } from '../../src/report/notebook-schema.ts';
 import { startFakeOpenAIServer } from '../support/fake-openai-server.ts';
@@ -106,6 +106,105 @@ describe('the report of a thread', () => {
         answers: 2,
         grounding: { checked: 3, verified: 3, unverified: 0 },
       });
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+/** Heading levels of report.md in order, with their text (fenced code left out). */
+function markdownOutline(markdown: string): { level: number; text: string }[] {
+  const outline: { level: number; text: string }[] = [];
+  let fence: string | null = null;
+  for (const line of markdown.split('\n')) {
+    const marker = /^(`{3,}|~{3,})/.exec(line)?.[1];
+    if (marker !== undefined && (fence === null || line.trim() === fence)) {
+      fence = fence === null ? marker : null;
+      continue;
+    }
+    const heading = fence === null ? /^(#{1,6}) (.*)$/.exec(line) : null;
+    if (heading) outline.push({ level: heading[1]?.length ?? 0, text: heading[2] ?? '' });
+  }
+  return outline;
+}
+
+function htmlOutline(html: string): { level: number; text: string }[] {
+  return Array.from(html.matchAll(/<h([1-6])\b[^>]*>(.*?)<\/h\1>/gs), (match) => ({
+    level: Number(match[1]),
+    text: (match[2] ?? '').replace(/<[^>]+>/g, ''),
+  }));
+}
+
+/** Never more than one level deeper than the heading before; every question heading of one kind at one level. */
+function expectNestedOutline(outline: readonly { level: number; text: string }[]): void {
+  for (const [index, heading] of outline.entries()) {
+    const before = outline[index - 1];
+    if (before !== undefined && heading.level > before.level + 1)
+      throw new Error(`"${heading.text}" (h${heading.level}) after "${before.text}" (h${before.level})`);
+  }
+  const questionLevels = (pattern: RegExp) =>
+    new Set(outline.filter((heading) => pattern.test(heading.text)).map((heading) => heading.level));
+  expect(questionLevels(/^Question \d+$/).size).toBe(1);
+  expect(questionLevels(/^Question \d+: /).size).toBe(1);
+}
+
+describe('the outline of a resumed conversation', () => {
+  it("puts the replay notice under the question it serves, and the answers' headings under their question (h2 inside h3, ### then #####)", async () => {
+    const server = await startFakeOpenAIServer({
+      script: [
+        text('<Code>\nprint(10 + 20)\n</Code>'),
+        text(
+          '<Answer>## The data\n\nThe total is 30.\n\n#### Detail\n\nMore.\n\n## How to read this\n\nA note.</Answer>',
+        ),
+        text('<Code>\nprint(45)\n</Code>'),
+        text('<Answer># By region\n\nNorth has 45.</Answer>'),
+      ],
+    });
+    try {
+      const runDir = path.join(await makeRunsDir(), 'run');
+      const model = createOpenAIChatModel({ baseUrl: server.baseUrl, model: 'fake-model' });
+      const createSandbox = createFakeSandbox({
+        run: (code) => printed(code.includes('10') ? '30\n' : '45\n'),
+      }).factory;
+      const thread = await openThread({
+        workspaceDir: await makeWorkspace(),
+        model,
+        createSandbox,
+        outDir: runDir,
+      });
+      await thread.ask('What is the total?').result;
+      await thread.close();
+      const resumed = await resumeThread(runDir, { model, createSandbox });
+      await resumed.ask('And per region?').result;
+      await resumed.close();
+      await renderRunFolder(runDir, { formats: ['html', 'md'] });
+
+      const markdown = await readFile(path.join(runDir, 'report.md'), 'utf8');
+      const mdOutline = markdownOutline(markdown);
+      expectNestedOutline(mdOutline);
+      const mdTexts = mdOutline.map((heading) => heading.text);
+      const replay = mdTexts.findIndex((text) => /Notice \(replay\)/.test(text));
+      expect(replay).toBeGreaterThan(mdTexts.indexOf('Question 2: And per region?'));
+      expect(mdOutline.find((heading) => heading.text === 'The data')?.level).toBe(4);
+      expect(mdOutline.find((heading) => heading.text === 'By region')?.level).toBe(4);
+
+      const html = await readFile(path.join(runDir, 'report.html'), 'utf8');
+      const outline = htmlOutline(html);
+      expectNestedOutline(outline);
+      const question1 = outline.findIndex((heading) => heading.text === 'Question 1');
+      expect(outline[question1]?.level).toBe(3);
+      expect(
+        outline.slice(question1 + 1, question1 + 4).map((heading) => [heading.level, heading.text]),
+      ).toEqual([
+        [4, 'The data'],
+        [5, 'Detail'],
+        [4, 'How to read this'],
+      ]);
+      const turn2 = html.indexOf('id="turn-2"');
+      const notice = html.indexOf('<span class="kind">replay</span>');
+      expect(turn2).toBeGreaterThan(0);
+      expect(notice).toBeGreaterThan(turn2);
+      expect(html.indexOf('id="round-', turn2)).toBeGreaterThan(notice);
     } finally {
       await server.close();
     }
