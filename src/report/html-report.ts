@@ -18,6 +18,7 @@ import { renderDataSection } from './data-section-html.ts';
 import { outcomePresentation } from './outcome-look.ts';
 import type { OutcomePresentation } from './outcome-look.ts';
 import { rerunOfFacts } from './rerun-of.ts';
+import { emptyGalleryNote } from './empty-gallery-note.ts';
 
 /** Images of artifacts (PNG/JPEG/GIF/WebP the code saved), embedded as data: URIs. */
 export type ArtifactImages = ReadonlyMap<string, { mimeType: string; base64: string }>;
@@ -76,7 +77,7 @@ ${renderHeader(context, outcome)}
 ${renderAnswer(context, outcome)}
 ${key.length > 0 ? `<aside class="key-visuals" aria-label="Key charts"><h2>Key charts</h2>${key.map((visual) => visual.html).join('\n')}</aside>` : ''}
 </div>
-${renderGallery(context, rest)}
+${renderGallery(context, rest, key.length)}
 ${renderDataSection(view.profile, report.numberIndex, outputAnchor)}
 ${renderProcess(context, outcome)}
 ${renderProvenance(context)}
@@ -299,7 +300,7 @@ function lightbox(key: string, href: string, widthPx: number, heightPx: number, 
   return `<div class="lightbox" id="zoom-${key}" role="dialog" aria-label="${escapeHtml(label)}, enlarged"><a class="lightbox-close" href="#${key}" aria-label="Close">×</a><svg viewBox="0 0 ${widthPx} ${heightPx}" width="${widthPx}" height="${heightPx}" style="--ratio: ${widthPx} / ${heightPx}" role="img" aria-label="${escapeHtml(label)}"><use href="#${href}"/></svg></div>`;
 }
 
-function renderGallery(context: HtmlContext, visuals: readonly Visual[]): string {
+function renderGallery(context: HtmlContext, visuals: readonly Visual[], keyVisualsShown: number): string {
   const { report } = context;
   const evidence = evidenceTables(report);
   const tables = evidence.map(
@@ -308,7 +309,7 @@ function renderGallery(context: HtmlContext, visuals: readonly Visual[]): string
   );
   const body =
     visuals.length === 0 && tables.length === 0
-      ? '<p class="note">The run produced no other figures, charts or tables.</p>'
+      ? `<p class="note">${escapeHtml(emptyGalleryNote(report, keyVisualsShown))}</p>`
       : `${visuals.length > 0 ? `<div class="gallery">${visuals.map((visual) => visual.html).join('\n')}</div>` : ''}${tables.join('\n')}`;
   return `<section id="figures"><h2>Figures and tables</h2>
 ${body}

@@ -12,6 +12,7 @@ import { readingNotes } from './reading-notes.ts';
 import { dataSectionMarkdown } from './data-section-markdown.ts';
 import { outcomePresentation } from './outcome-look.ts';
 import { rerunOfFacts } from './rerun-of.ts';
+import { emptyGalleryNote } from './empty-gallery-note.ts';
 
 /** A file the Markdown report links to, relative to the report's folder. */
 export interface ReportAsset {
@@ -166,7 +167,7 @@ export function renderMarkdownReport(
       '',
     );
   }
-  if (visuals === 0) out.push('*The run produced no figures or charts.*', '');
+  if (visuals === 0) out.push(`*${emptyGalleryNote(report, 0)}*`, '');
 
   out.push(...dataSectionMarkdown(view.profile));
 

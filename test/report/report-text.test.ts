@@ -49,3 +49,43 @@ describe("a measure's min and max in the data section", () => {
     expect(groupMeasureDigits(null)).toBe('');
   });
 });
+
+describe('"Figures and tables" with nothing to show', () => {
+  // report.html said "The run produced no other figures, charts or tables" when there were none at all,
+  // report.md "no figures or charts": one wording, "other" only when key charts stand above.
+  async function rendered(
+    options: Parameters<typeof makeSyntheticTrace>[0],
+  ): Promise<{ html: string; markdown: string }> {
+    const outDir = await mkdtemp(join(tmpdir(), 'datalyst-empty-gallery-'));
+    try {
+      await renderReport(makeSyntheticTrace(options), { outDir, formats: ['html', 'md'] });
+      return {
+        html: await readFile(join(outDir, 'report.html'), 'utf8'),
+        markdown: await readFile(join(outDir, 'report.md'), 'utf8'),
+      };
+    } finally {
+      await rm(outDir, { recursive: true, force: true });
+    }
+  }
+
+  it('says the same in both formats when the run made none at all', async () => {
+    const { html, markdown } = await rendered({ rounds: 1, charts: 0, figures: 0 });
+    expect(html).toContain('<p class="note">The run produced no figures, charts or tables.</p>');
+    expect(markdown).toContain('*The run produced no figures, charts or tables.*');
+    expect(html).not.toContain('no other');
+  });
+
+  it('leaves tables out when the run printed some (they are in the process)', async () => {
+    const { html, markdown } = await rendered({ rounds: 3, charts: 0, figures: 0 });
+    expect(html).toContain('<p class="note">The run produced no figures or charts.</p>');
+    expect(markdown).toContain('*The run produced no figures or charts.*');
+  });
+
+  it('says "other" only when key charts were shown above', async () => {
+    const { html } = await rendered({ rounds: 1, charts: 1, figures: 0 });
+    expect(html).toContain('<h2>Key charts</h2>');
+    expect(html).toContain(
+      '<p class="note">The run produced no figures or charts other than the key charts above, and no tables.</p>',
+    );
+  });
+});
