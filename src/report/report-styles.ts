@@ -34,8 +34,9 @@ pre { margin: .4rem 0; padding: .7rem .9rem; background: var(--soft); border: 1p
 .instruction { margin: 0; padding: .6rem 1rem; border-left: 4px solid var(--accent); background: var(--soft); white-space: pre-wrap; }
 html { scroll-padding-top: 3rem; }
 nav.toc { position: sticky; top: 0; z-index: 10; background: rgba(255,255,255,.96); border-bottom: 1px solid var(--line); font-size: .9rem; }
-nav.toc .toc-inner { max-width: 76rem; margin: 0 auto; padding: .45rem 1.5rem; display: flex; flex-wrap: nowrap; gap: 1rem; overflow-x: auto; white-space: nowrap; align-items: center; }
-nav.toc a { text-decoration: none; }
+/* The links wrap to a second line on a narrow screen: scrolled sideways, the last ones (Provenance) were cut off at 390 px with nothing to say there were more. */
+nav.toc .toc-inner { max-width: 76rem; margin: 0 auto; padding: .45rem 1.5rem; display: flex; flex-wrap: wrap; gap: .25rem 1rem; align-items: center; }
+nav.toc a, nav.toc .toc-verdict { text-decoration: none; white-space: nowrap; }
 nav.toc .toc-top { font-weight: 700; color: var(--text); }
 .toc-verdict { font-weight: 700; color: #fff; background: var(--bad); border-radius: 1rem; padding: 0 .6rem; }
 .look-cancelled .toc-verdict, .look-incomplete .toc-verdict { background: #bc4c00; }

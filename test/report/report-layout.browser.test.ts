@@ -149,6 +149,25 @@ describe('the demo report in Chromium', () => {
     try {
       const overflow = await phone.evaluate(() => document.documentElement.scrollWidth);
       expect(overflow).toBeLessThanOrEqual(390);
+      // Every link of the contents bar is on the screen (it was cut off at "Prove…", scrollable with no sign of it).
+      const links = await phone.$$eval('nav.toc a', (anchors) =>
+        anchors.map((anchor) => {
+          const box = anchor.getBoundingClientRect();
+          const bar = anchor.closest('.toc-inner');
+          return {
+            text: anchor.textContent ?? '',
+            left: box.left,
+            right: box.right,
+            hidden: bar === null ? 0 : bar.scrollWidth - bar.clientWidth,
+          };
+        }),
+      );
+      expect(links.map((link) => link.text)).toContain('Provenance');
+      for (const link of links) {
+        expect(link.left, link.text).toBeGreaterThanOrEqual(0);
+        expect(link.right, link.text).toBeLessThanOrEqual(390);
+        expect(link.hidden, link.text).toBe(0);
+      }
       await screenshot(phone, 'report-screenshot-390.png');
     } finally {
       await phone.close();
