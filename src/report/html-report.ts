@@ -11,6 +11,7 @@ import { markdownPlainText, renderSafeMarkdown } from './safe-markdown.ts';
 import type { ProcessEntry } from './run-view.ts';
 import { stripCodeFence, terminationLabel } from './run-view.ts';
 import { formatBytes, formatDuration, formatExactBytes, safeBaseUrl, stepLabel } from './report-format.ts';
+import { durationFact, endedFact, roundsFact, terminationFact, totalsScope } from './provenance-facts.ts';
 import { highlightPython } from './python-highlighter.ts';
 import { readingNotes } from './reading-notes.ts';
 import type { WorkspaceProfile } from '../sandbox/workspace-profile.ts';
@@ -577,7 +578,7 @@ function renderStream(
 
 function renderProvenance({ report }: HtmlContext): string {
   const { view } = report;
-  const { start, end } = view;
+  const { start } = view;
   const model = start.model;
   const cellMs = view.executions.reduce((total, execution) => total + execution.result.durationMs, 0);
   const modelMs = view.modelTurns.reduce((total, turn) => total + turn.durationMs, 0);
@@ -585,25 +586,20 @@ function renderProvenance({ report }: HtmlContext): string {
     ['Model', model.offline ? `${model.id} (built-in offline analyst; no language model)` : model.id],
     ['Model profile', model.profile],
     ['Endpoint', safeBaseUrl(model.baseUrl) ?? 'none'],
-    [
-      'Termination',
-      end
-        ? `${end.termination.reason === 'answered' ? 'answered' : `${end.termination.reason} (${terminationLabel(end.termination.reason)})`}${end.termination.detail ? `: ${end.termination.detail}` : ''}`
-        : 'none recorded (the trace ends before the run did)',
-    ],
-    ['Rounds', `${view.rounds} of at most ${start.limits.maxRounds}`],
+    terminationFact(view),
+    ['Rounds', roundsFact(view)],
     [
       'Tokens',
       `${view.usage.promptTokens.toLocaleString('en-US')} prompt, ${view.usage.completionTokens.toLocaleString('en-US')} completion`,
     ],
-    ['Duration', view.durationMs === null ? 'unknown' : formatDuration(view.durationMs)],
+    ['Duration', durationFact(view)],
     [
       'Time in cells',
-      `${formatDuration(cellMs)} over ${view.executions.length} execution${view.executions.length === 1 ? '' : 's'}`,
+      `${formatDuration(cellMs)} over ${view.executions.length} execution${view.executions.length === 1 ? '' : 's'}${totalsScope(view)}`,
     ],
-    ['Time in the model', formatDuration(modelMs)],
+    ['Time in the model', `${formatDuration(modelMs)}${totalsScope(view)}`],
     ['Started', start.startedAt],
-    ['Ended', end?.endedAt ?? 'unknown'],
+    ['Ended', endedFact(view)],
     [
       'Limits',
       `cell timeout ${formatDuration(start.limits.cellTimeoutMs)}, memory ${start.limits.memoryMb} MB, ${start.limits.cpus} CPU, deadline ${start.limits.deadlineMs === null ? 'none' : formatDuration(start.limits.deadlineMs)}, context budget ${start.limits.contextBudgetTokens.toLocaleString('en-US')} tokens`,

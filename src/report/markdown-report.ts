@@ -6,8 +6,9 @@ import { cleanOutputText } from '../trace/output-text.ts';
 import { chartKey, figureKey, missingVisualNote, outputAnchor } from './prepared-report.ts';
 import type { PreparedReport } from './prepared-report.ts';
 import { formatBytes, formatDuration, formatExactBytes, safeBaseUrl, stepLabel } from './report-format.ts';
+import { durationFact, endedFact, roundsFact, terminationFact, totalsScope } from './provenance-facts.ts';
 import type { ProcessEntry } from './run-view.ts';
-import { stripCodeFence, terminationLabel } from './run-view.ts';
+import { stripCodeFence } from './run-view.ts';
 import { readingNotes } from './reading-notes.ts';
 import { dataSectionMarkdown } from './data-section-markdown.ts';
 import { outcomePresentation } from './outcome-look.ts';
@@ -294,18 +295,19 @@ function markdownTable(table: Table): string[] {
 
 function renderProvenance(report: PreparedReport): string[] {
   const { view } = report;
-  const { start, end } = view;
+  const { start } = view;
+  const termination = terminationFact(view);
   const lines = [
     '## Provenance',
     '',
     `- **Model:** ${escapeMarkdownText(start.model.id)}${start.model.offline ? ' (built-in offline analyst; no language model)' : ''}, profile ${start.model.profile}, endpoint ${escapeMarkdownText(safeBaseUrl(start.model.baseUrl) ?? 'none')}`,
-    `- **Termination:** ${end ? `${end.termination.reason === 'answered' ? 'answered' : `${end.termination.reason} (${terminationLabel(end.termination.reason)})`}${end.termination.detail ? `: ${escapeMarkdownText(end.termination.detail)}` : ''}` : 'none recorded (the trace ends before the run did)'}`,
-    `- **Rounds:** ${view.rounds} of at most ${start.limits.maxRounds}`,
+    `- **${termination[0]}:** ${escapeMarkdownText(termination[1])}`,
+    `- **Rounds:** ${roundsFact(view)}`,
     `- **Tokens:** ${view.usage.promptTokens} prompt, ${view.usage.completionTokens} completion`,
-    `- **Duration:** ${view.durationMs === null ? 'unknown' : formatDuration(view.durationMs)}; cells ${formatDuration(view.executions.reduce((total, execution) => total + execution.result.durationMs, 0))}; model ${formatDuration(view.modelTurns.reduce((total, turn) => total + turn.durationMs, 0))}`,
+    `- **Duration:** ${durationFact(view)}; cells ${formatDuration(view.executions.reduce((total, execution) => total + execution.result.durationMs, 0))}; model ${formatDuration(view.modelTurns.reduce((total, turn) => total + turn.durationMs, 0))}${totalsScope(view)}`,
     `- **Limits:** cell timeout ${formatDuration(start.limits.cellTimeoutMs)}, memory ${start.limits.memoryMb} MB, ${start.limits.cpus} CPU, deadline ${start.limits.deadlineMs === null ? 'none' : formatDuration(start.limits.deadlineMs)}, context budget ${start.limits.contextBudgetTokens} tokens`,
     `- **Tool versions:** ${report.toolVersions.map(([name, version]) => `${name} ${escapeMarkdownText(version)}`).join(', ')}`,
-    `- **Run:** ${escapeMarkdownText(start.runId)}, started ${start.startedAt}, ended ${end?.endedAt ?? 'unknown'}; report rendered ${report.generatedAt}`,
+    `- **Run:** ${escapeMarkdownText(start.runId)}, started ${start.startedAt}, ended ${endedFact(view)}; report rendered ${report.generatedAt}`,
   ];
   const rerunOf = rerunOfFacts(start);
   if (rerunOf !== null)

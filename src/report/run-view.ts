@@ -67,7 +67,18 @@ export interface RunView {
   outcomeMessage: string | null;
   rounds: number;
   usage: Usage;
+  /** The run's duration; in a resumed thread, its last session's (see `sessions`). */
   durationMs: number | null;
+  /**
+   * The processes that ran a thread, one per `run-end` (`analyze`, then each
+   * `--continue` or resumed chat): how many ended and their durations added up.
+   */
+  sessions: { ended: number; durationMs: number };
+  /**
+   * A thread between questions: its last question ended, no `run-end` after it
+   * yet (rendered before `close()`), which is not a crash.
+   */
+  open: boolean;
 }
 
 export function buildRunView(records: readonly TraceRecord[]): RunView {
@@ -85,6 +96,8 @@ export function buildRunView(records: readonly TraceRecord[]): RunView {
   const turns: TurnView[] = [];
   let currentTurn: TurnView | null = null;
   let endIndex = -1;
+  const sessions = { ended: 0, durationMs: 0 };
+  let sawTurnRecords = false;
   let lastTurnStartIndex = -1;
   // Notices after a turn's end serve the next question (a resumed thread's replay): shown under its heading.
   let betweenTurns: NoticeRecord[] | null = null;
@@ -115,6 +128,7 @@ export function buildRunView(records: readonly TraceRecord[]): RunView {
       case 'run-start':
         break;
       case 'turn-start':
+        sawTurnRecords = true;
         pendingCode = null;
         lastTurnStartIndex = recordIndex;
         currentTurn = {
@@ -180,6 +194,8 @@ export function buildRunView(records: readonly TraceRecord[]): RunView {
       case 'run-end':
         end = record;
         endIndex = recordIndex;
+        sessions.ended += 1;
+        sessions.durationMs += record.durationMs;
         break;
     }
   }
@@ -218,6 +234,8 @@ export function buildRunView(records: readonly TraceRecord[]): RunView {
     rounds,
     usage,
     durationMs: end?.durationMs ?? null,
+    sessions,
+    open: end === null && sawTurnRecords && (lastTurn?.termination ?? null) !== null,
   };
 }
 

@@ -210,3 +210,62 @@ describe('the outline of a resumed conversation', () => {
     }
   });
 });
+
+describe('the provenance of a conversation', () => {
+  it("gives the duration over every session and the last question's ending, and says an open conversation is open (it gave the last session's 2.4 s, 'Termination: answered' and 'none recorded' / 'unknown')", async () => {
+    const server = await startFakeOpenAIServer({
+      script: [
+        text('<Code>\nprint(10 + 20)\n</Code>'),
+        text('<Answer>The total is 30.</Answer>'),
+        text('<Code>\nprint(45)\n</Code>'),
+        text('<Answer>North has 45.</Answer>'),
+      ],
+    });
+    try {
+      const runDir = path.join(await makeRunsDir(), 'run');
+      const model = createOpenAIChatModel({ baseUrl: server.baseUrl, model: 'fake-model' });
+      const createSandbox = createFakeSandbox({
+        run: (code) => printed(code.includes('10') ? '30\n' : '45\n'),
+      }).factory;
+      const thread = await openThread({
+        workspaceDir: await makeWorkspace(),
+        model,
+        createSandbox,
+        outDir: runDir,
+      });
+      await thread.ask('What is the total?').result;
+      const provenance = async () => {
+        await renderRunFolder(runDir, { formats: ['md', 'html'] });
+        const markdown = await readFile(path.join(runDir, 'report.md'), 'utf8');
+        const html = await readFile(path.join(runDir, 'report.html'), 'utf8');
+        return { markdown: markdown.slice(markdown.indexOf('## Provenance')), html };
+      };
+
+      // Between questions, before close(): open, not crashed.
+      const open = await provenance();
+      expect(open.markdown).toMatch(/- \*\*Last question:\*\* answered.*The conversation is still open/);
+      expect(open.markdown).toMatch(
+        /- \*\*Duration:\*\* no session has ended yet, and the current one is still open;/,
+      );
+      expect(open.markdown).toContain('ended not yet: the conversation is still open');
+      expect(open.markdown).not.toMatch(/none recorded|unknown/);
+      expect(open.html).toContain('<dt>Last question</dt>');
+
+      await thread.close();
+      const resumed = await resumeThread(runDir, { model, createSandbox });
+      await resumed.ask('And per region?').result;
+      await resumed.close();
+      const closed = await provenance();
+      expect(closed.markdown).toMatch(/- \*\*Last question:\*\* answered in round \d+\./);
+      expect(closed.markdown).not.toContain('Termination');
+      expect(closed.markdown).toMatch(
+        /- \*\*Duration:\*\* [\d.]+ m?s over 2 sessions \(each from its start to its close\); cells .*, all questions/,
+      );
+      expect(closed.markdown).toMatch(/- \*\*Rounds:\*\* 4 over 2 questions \(at most \d+ per question\)/);
+      expect(closed.html).toMatch(/<dt>Duration<\/dt><dd>[^<]* over 2 sessions/);
+      expect(closed.html).toMatch(/<dt>Last question<\/dt><dd>answered in round \d+\.<\/dd>/);
+    } finally {
+      await server.close();
+    }
+  });
+});
