@@ -1,6 +1,6 @@
 import type { ExecutionRecord, StepRecord } from '../trace/schema.ts';
 import { escapeHtml } from './html-escape.ts';
-import { neutralizeMarkdown } from './markdown-text.ts';
+import { escapeMarkdownText, neutralizeMarkdown } from './markdown-text.ts';
 import { cleanOutputText } from '../trace/output-text.ts';
 import { chartKey, figureKey, missingVisualNote } from './prepared-report.ts';
 import type { PreparedReport } from './prepared-report.ts';
@@ -35,7 +35,8 @@ export function renderNotebook(report: PreparedReport): Notebook {
     '',
     neutralizeMarkdown(view.start.instruction),
   ];
-  if (happened !== null) intro.push('', `**${neutralizeMarkdown(happened)}**`);
+  // Plain text built from file names and readers' errors: escaped, as report.md does, never live Markdown.
+  if (happened !== null) intro.push('', `**${escapeMarkdownText(happened)}**`);
   cells.push(markdownCell(ids.next('intro'), intro.join('\n')));
   let executionCount = 1;
   cells.push(setupCell(ids.next('datalyst-setup'), executionCount));

@@ -190,7 +190,7 @@ async function buildFacts(): Promise<Fact[]> {
       what: 'amounts with signs: left as text, said',
       holds: (r) =>
         r.answer.includes(
-          '`coercion/amounts.csv`: Column growth holds amounts written with a currency or percent sign or in parentheses (`12.5%`, `-3.2%`, `0.5%`)',
+          "`coercion/amounts.csv`: Column growth holds amounts written with a currency or percent sign or in parentheses ('12.5%', '-3.2%', '0.5%')",
         ) && r.answer.includes('Column price holds amounts written'),
     },
     // Legacy encodings, detected and said.
@@ -283,15 +283,16 @@ async function buildFacts(): Promise<Fact[]> {
       workspace: 'ids-dates',
       what: 'dates with values that are no date: counted and shown',
       holds: says(
-        '`dates/dirty_dates.csv`: Column order_date holds dates and 2 values that are not (`not recorded`, `2024-02-30`): no date counts them.',
+        "`dates/dirty_dates.csv`: Column order_date holds dates and 2 values that are not ('not recorded', '2024-02-30'): no date counts them.",
       ),
     },
     {
       workspace: 'ids-dates',
       what: 'two-digit years: read day first throughout, said',
       holds: (r) =>
-        r.answer.includes('Column when holds dates written DD/MM/YY.') &&
-        r.profileRanges.get('dates/two_digit_years.csv:when') === '2023-12-25 to 2024-11-10',
+        r.answer.includes(
+          'Column when holds dates written DD/MM/YY; two-digit years are read as 1969 to 2068.',
+        ) && r.profileRanges.get('dates/two_digit_years.csv:when') === '2023-12-25 to 2024-11-10',
     },
     {
       workspace: 'ids-dates',
@@ -423,6 +424,11 @@ async function buildFacts(): Promise<Fact[]> {
     },
     {
       workspace: 'banded',
+      what: 'a line of metadata above a header is no band',
+      holds: says('`banded/banded.xlsx [Meta]`: 3 rows × 3 columns (`id`, `customer`, `amount`).'),
+    },
+    {
+      workspace: 'banded',
       what: 'a hidden sheet: said',
       holds: says(
         "`banded/banded.xlsx`: A sheet is hidden in the workbook (profiled like the others): 'Hidden'.",
@@ -434,6 +440,26 @@ async function buildFacts(): Promise<Fact[]> {
       holds: says(
         '`edge/duplicate_names.csv`: Columns share a name: value; pandas reads the later ones as value.1.',
       ),
+    },
+    {
+      workspace: 'json',
+      what: 'a key quoted by a note stays text: no live link or tag',
+      holds: (r) =>
+        r.answer.includes('\\<b\\>\\[z\\](https://evil.example/b)') &&
+        !r.answer.includes('[z](https://evil.example/b)') &&
+        !r.answer.includes('<b>'),
+    },
+    {
+      workspace: 'json',
+      what: 'records under keys that read as numbers: read',
+      holds: (r) => r.profileRows.get('json/numbered_keys.json') === 2,
+    },
+    {
+      workspace: 'quarterly',
+      what: 'quarterly figures: a sum per quarter, no month-of-year pattern',
+      holds: (r) =>
+        r.answer.includes('the mean revenue per quarter went from 110') &&
+        !r.answer.includes('By calendar month'),
     },
     {
       workspace: 'json',
@@ -665,6 +691,7 @@ beforeAll(async () => {
   await offlineRun('sqlite', ['sqlite']);
   await offlineRun('json', ['json']);
   await offlineRun('banded', ['banded']);
+  await offlineRun('quarterly', ['quarterly']);
   await offlineRun('big', [], { maxRows: 10_000, largeFileBytes: 256 * 1024 }, async (dir) => {
     const lines = ['id,group,amount'];
     for (let row = 0; row < 60_000; row += 1) lines.push(`${row},g${row % 7},${(row * 37) % 1000}.5`);

@@ -118,6 +118,26 @@ describe('renderNotebook', () => {
     }
   });
 
+  it('says what happened in a run that read nothing as text: a file name is no live link or heading', async () => {
+    const records = makeSyntheticTrace({ rounds: 1, charts: 0, figures: 0 }).records;
+    const [start, end] = [records[0], records.at(-1)];
+    if (start?.type !== 'run-start' || end?.type !== 'run-end') throw new Error('unexpected synthetic trace');
+    const hostileName = 'x[y](https:evil.example).xlsx\n## b.xlsx';
+    const report = await prepareReport([
+      start,
+      {
+        ...end,
+        rounds: 0,
+        answer: null,
+        termination: { reason: 'no-data', detail: `${hostileName}: no table` },
+      },
+    ]);
+    const intro = [renderNotebook(report).cells[0]?.source ?? ''].flat().join('');
+    expect(intro).not.toContain('](https:evil.example)');
+    expect(intro).toContain('\\[y\\]');
+    expect(intro.split('\n').some((line) => line.startsWith('## b.xlsx'))).toBe(false);
+  });
+
   it('is checked against nbformat 4.5: ids are required and unique', () => {
     const cell = { id: 'a', cell_type: 'markdown', metadata: {}, source: 'x' };
     const notebook = { nbformat: 4, nbformat_minor: 5, metadata: {}, cells: [cell] };

@@ -18,7 +18,7 @@ def profile_column(name: str, series) -> dict:
     import pandas as pd
     from pandas.api import types
 
-    if series.dtype == object and series.map(lambda value: isinstance(value, (bytes, bytearray))).any():
+    if series.dtype == object and pd.api.types.infer_dtype(series, skipna=True) in ('bytes', 'mixed'):
         # A BLOB column (SQLite): its bytes are no text, and decoding them failed the whole file.
         series = series.map(lambda value: '<%d bytes>' % len(value) if isinstance(value, (bytes, bytearray)) else value)
     missing = int(series.isna().sum())

@@ -19,6 +19,7 @@ own namespace: the user's variables are never touched.
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import re
@@ -340,7 +341,7 @@ def profile_csv(absolute: str, relative: str, notes: list[str]) -> dict:
         notes.append('No header row: the first line holds data, so every line is kept and the columns are named '
                      'column_1 to column_%d.' % structure.width)
     if structure.footer:
-        notes.append('Lines below the %d data rows (a footer or notes) are left out.' % (structure.data_rows or 0))
+        notes.append(footer_note(structure.data_rows or 0))
     elif structure.empty_tail:
         notes.append('Empty rows (delimiters only) below the %d data rows are left out.' % (structure.data_rows or 0))
     if identifiers:
@@ -373,6 +374,8 @@ def profile_csv(absolute: str, relative: str, notes: list[str]) -> dict:
         note = totals_note(frame)
         notes.append(note[0].upper() + note[1:])
         frame = frame.iloc[:-1]
+        if structure.footer:  # the footer's note counted the totals row among the data rows
+            notes[:] = [footer_note(len(frame)) if text == footer_note(len(frame) + 1) else text for text in notes]
     rows_total = len(frame)
     if limited and len(frame) >= MAX_ROWS_FOR_STATS:
         rows_total = count_csv_rows(absolute, kwargs)
@@ -384,6 +387,10 @@ def profile_csv(absolute: str, relative: str, notes: list[str]) -> dict:
                         header_row=structure.header_line if structure.has_header else None,
                         skip_rows=structure.header_line, decimal=decimal, thousands=thousands, na_values=na_values)
     return table_profile('', frame, rows_total, read, call_code('pd.read_csv', relative, kwargs), notes)
+
+
+def footer_note(data_rows: int) -> str:
+    return 'Lines below the %d data rows (a footer or notes) are left out.' % data_rows
 
 
 def is_written_index(names: list[str], rows: list[list[str]]) -> bool:
@@ -399,7 +406,7 @@ TOTALS_LABEL = re.compile(r'^\s*(grand\s+)?(totals?|totale?s?|sum|summe|gesamt(s
 
 def has_totals_row(frame) -> bool:
     """The last row is the column totals of the rows above: its first text cell says Total (Sum, Gesamt, …)
-    and a numeric column's value there is the sum of the column above it (or the row holds no number)."""
+    and most of its numbers, one not 0 at least, are the sums of their columns above it."""
     from pandas.api import types
 
     if len(frame) < 3:
@@ -411,13 +418,10 @@ def has_totals_row(frame) -> bool:
     above = frame.iloc[:-1]
     numeric = [column for column in frame.columns if types.is_numeric_dtype(frame[column])
                and not types.is_bool_dtype(frame[column]) and not is_missing(last[column])]
-    if not numeric:
-        return True
-    for column in numeric:
-        total = float(above[column].sum())
-        if abs(float(last[column]) - total) <= max(0.01, abs(total) * 0.001):
-            return True
-    return False
+    # Sums, not a label alone: most of the row's numbers (at least one that is not 0) are its column's sum.
+    sums = [column for column in numeric
+            if abs(float(last[column]) - float(above[column].sum())) <= max(0.01, abs(float(above[column].sum())) * 0.001)]
+    return any(float(last[column]) != 0 for column in sums) and 2 * len(sums) >= len(numeric)
 
 
 def totals_note(frame) -> str:
@@ -519,6 +523,7 @@ def find_date_columns(names: list[str], rows: list[list[str]]) -> list[tuple[str
             if len(times) != 1 or len(year_digits) != 1:
                 break
             year, year_label = ('%Y', 'YYYY') if year_digits == {4} else ('%y', 'YY')
+            century = '' if year_digits == {4} else '; two-digit years are read as 1969 to 2068'
             seconds = any(match.group(5) for match in matches)
             clock = (' %H:%M:%S' if seconds else ' %H:%M') if times == {True} else ''
             clock_label = (' HH:MM:SS' if seconds else ' HH:MM') if clock else ''
@@ -536,7 +541,7 @@ def find_date_columns(names: list[str], rows: list[list[str]]) -> list[tuple[str
                              ' (the usual order for this separator)' % ('day' if day_first else 'month'))
             fmt = ('%d{0}%m{0}{1}' if day_first else '%m{0}%d{0}{1}').format(separator, year) + clock
             label = ('DD{0}MM{0}{1}' if day_first else 'MM{0}DD{0}{1}').format(separator, year_label) + clock_label
-            found.append((name, DateSpec(fmt, label, ambiguity)))
+            found.append((name, DateSpec(fmt, label, ambiguity + century)))
             break
     return found
 
@@ -582,31 +587,36 @@ def banded_header(raw, header: int) -> list[str] | None:
         return None  # a title, or nothing
     names: list[str] = []
     group = None
-    spans = False
+    widths: list[int] = []  # columns under each group label that has names below it
     for position, (top, bottom) in enumerate(zip(above, below)):
         top_text = top.strip() if isinstance(top, str) and top.strip() else None
         bottom_text = None if is_missing(bottom) else str(bottom).strip() or None
         if top_text is not None and bottom_text is not None:
             group, name = top_text, '%s %s' % (top_text, bottom_text)
+            widths.append(1)
         elif top_text is not None:
             group, name = None, top_text  # merged down: a name of its own
         elif bottom_text is not None:
-            spans = spans or group is not None
+            if group is not None:
+                widths[-1] += 1
             name = '%s %s' % (group, bottom_text) if group is not None else bottom_text
         else:
             group, name = None, 'Unnamed: %d' % position
         names.append(name)
-    # Only a band that covers more than its own column, and names a reader can tell apart.
-    if not spans or len(set(names)) != len(names) or any(isinstance(value, str) for value in above[len(below):]):
+    # A merged band: every label over names covers two columns or more (a 'Region | North' line of metadata
+    # above a header does not), and the names can be told apart.
+    if not widths or min(widths) < 2 or len(set(names)) != len(names):
         return None
     return names
 
 
 def duplicate_names_notes(names: list[str]) -> list[str]:
-    """pandas renames a repeated column name (value, value.1) without a word: said."""
-    repeated = sorted({name for name in names if name and names.count(name) > 1})
+    """pandas renames a repeated column name (value, value.1, value.2) without a word: said."""
+    counts = collections.Counter(name for name in names if name)
+    repeated = sorted(name for name, count in counts.items() if count > 1)
+    renamed = ['%s.%d' % (name, copy) for name in repeated[:5] for copy in range(1, min(counts[name], 4))]
     return ['Columns share a name: %s; pandas reads the later ones as %s.' % (
-        ', '.join(repeated[:5]), ', '.join('%s.1' % name for name in repeated[:5]))] if repeated else []
+        ', '.join(repeated[:5]), ', '.join(renamed))] if repeated else []
 
 
 def check_workbook_size(absolute: str) -> None:
@@ -660,12 +670,15 @@ def profile_excel(absolute: str, relative: str, notes: list[str]) -> list[dict]:
                 notes.extend('Sheet %r: %s' % (sheet, note) for note in duplicate_names_notes(
                     [str(value).strip() for value in raw.iloc[header].tolist() if not is_missing(value)]))
             # Text cells of digits a number would change (zips `01234`): pandas reads them as numbers.
-            sample = workbook.parse(sheet, header=header, nrows=200, dtype=str)
+            sample = workbook.parse(sheet, header=header, nrows=200, dtype=str,
+                                    **({'names': banded} if banded is not None else {}))
             names = [str(column) for column in sample.columns]
             text_rows = sample.fillna('').astype(str).values.tolist()
             identifiers = set(find_identifier_columns(names, text_rows))
             if identifiers:
-                kwargs['dtype'] = {column: 'str' for column, name in zip(sample.columns, names) if name in identifiers}
+                # Only text labels: a date in a header cell has no literal the load code could name it by.
+                kwargs['dtype'] = {column: 'str' for column, name in zip(sample.columns, names)
+                                   if name in identifiers and isinstance(column, str)}
                 notes.append('Sheet %r: read as text, not numbers (identifiers: long digit strings or leading '
                              'zeros): %s.' % (sheet, ', '.join(sorted(identifiers)[:10])))
             frame = workbook.parse(sheet, header=header, **{key: kwargs[key] for key in ('dtype', 'names') if key in kwargs})
@@ -754,7 +767,7 @@ def shaped_json(absolute: str, notes: list[str]) -> str | None:
                 isinstance(value, dict) for record in records for value in record.values()):
             notes.append('Nested objects are flattened into columns named by their path (like %s).'
                          % nested_example(records))
-            return "pd.json_normalize(pd.read_json({path}, typ='series').tolist())"
+            return "pd.json_normalize(pd.read_json({path}, typ='series', convert_axes=False).tolist())"
         return None
     if not isinstance(document, dict) or not document:
         return None
@@ -768,7 +781,7 @@ def shaped_json(absolute: str, notes: list[str]) -> str | None:
             '' if not others else '; the other keys (%s) are left out' % ', '.join(
                 json.dumps(name, ensure_ascii=False) for name in others[:5])))
         key_literal = repr(key).replace('{', '{{').replace('}', '}}')  # a literal inside the template
-        return "pd.json_normalize(pd.read_json({path}, typ='series')[%s])" % key_literal
+        return "pd.json_normalize(pd.read_json({path}, typ='series', convert_axes=False)[%s])" % key_literal
     values = list(document.values())
     inner = [set(value) for value in values if isinstance(value, dict)]
     # pandas' own to_json() writes {"column": {"0": …, "1": …}}: row numbers inside, columns outside.
@@ -776,7 +789,7 @@ def shaped_json(absolute: str, notes: list[str]) -> str | None:
             str(name).isdigit() for keys in inner for name in keys) and len(set.intersection(*inner)) > 0:
         notes.append('An object of objects: each key (%s) is a row, named in the column key.'
                      % ', '.join(json.dumps(name, ensure_ascii=False) for name in list(document)[:3]))
-        return "pd.read_json({path}, orient='index').rename_axis('key').reset_index()"
+        return "pd.read_json({path}, orient='index', convert_axes=False).rename_axis('key').reset_index()"
     return None
 
 
@@ -893,7 +906,7 @@ def not_dates_notes(frame, columns: list[dict]) -> list[str]:
         failed = present[pd.to_datetime(present, errors='coerce').isna()]
         words = failed[pd.to_datetime(failed, errors='coerce', format='mixed').isna()] if len(failed) else failed
         if len(words):
-            examples = ', '.join('`%s`' % short_text(value.replace('`', "'"), 20) for value in pd.unique(words)[:3])
+            examples = ', '.join(repr(short_text(value, 20)) for value in pd.unique(words)[:3])
             found.append('Column %s holds dates and %d %s that %s not (%s): no date counts them.' % (
                 column['name'], len(words),
                 'value' if len(words) == 1 else 'values', 'is' if len(words) == 1 else 'are', examples))
@@ -901,8 +914,10 @@ def not_dates_notes(frame, columns: list[dict]) -> list[str]:
 
 
 # A number written with a currency or percent sign, or in accounting parentheses: `$1,234.00`, `12,5 %`, `(300)`.
-WRITTEN_AMOUNT = re.compile(r'^\(?[-+]?\s*(?:[$€£¥]|EUR|USD|GBP)?\s*\d[\d.,\u00a0\u202f \']*'
-                            r'\s*(?:%|[$€£¥]|EUR|USD|GBP)?\)?$', re.IGNORECASE)
+# Linear on any text: a space inside the number only before a digit (no two ways to match a run of spaces).
+WRITTEN_AMOUNT = re.compile(r'^\(?[-+]? ?(?:[$€£¥]|EUR|USD|GBP)? ?\d(?:[\d.,\u00a0\u202f\']| (?=\d))*'
+                            r' ?(?:%|[$€£¥]|EUR|USD|GBP)?\)?$', re.IGNORECASE)
+MAX_AMOUNT_CHARS = 40
 AMOUNT_SIGN = re.compile(r'[%$€£¥()]|EUR|USD|GBP', re.IGNORECASE)
 
 
@@ -914,13 +929,16 @@ def written_amounts_notes(frame, columns: list[dict]) -> list[str]:
     found = []
     for position, column in enumerate(columns):
         series = frame.iloc[:, position]
-        if column['kind'] not in ('category', 'text') or series.dtype != object:
+        # An id too: a money column whose values all differ is profiled as one.
+        if column['kind'] not in ('category', 'text', 'id') or series.dtype != object:
             continue
         values = series.dropna().head(5000).map(str).str.strip()
         values = values[values != '']
+        if (values.str.len() > MAX_AMOUNT_CHARS).any():
+            continue
         if len(values) < 2 or not values.str.match(WRITTEN_AMOUNT).all() or not values.str.contains(AMOUNT_SIGN).any():
             continue
-        examples = ', '.join('`%s`' % short_text(value.replace('`', "'"), 20) for value in pd.unique(values)[:3])
+        examples = ', '.join(repr(short_text(value, 20)) for value in pd.unique(values)[:3])
         found.append('Column %s holds amounts written with a currency or percent sign or in parentheses (%s): '
                      'they are read as text, so no statistic counts them until they are converted.'
                      % (column['name'], examples))

@@ -50,6 +50,7 @@ export interface OfflineConversation {
 const helperNames = [
   'fmt',
   'value_text',
+  'md_text',
   'pct',
   'md',
   'kind_of',

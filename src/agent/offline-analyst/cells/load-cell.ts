@@ -156,12 +156,12 @@ if duplicates:
     findings.append(f'{count_of(len(duplicates), "table")} {"repeats" if one else "repeat"} another table exactly '
                     f'(the same data in another format) and {"is" if one else "are"} studied once.')
 for file, note in profile_notes[:20]:
-    findings.append(f'{md(file, 60)}: {note}')
+    findings.append(f'{md(file, 60)}: {md_text(note)}')  # the kernel's notes quote names from the data
 for key, notes in reading_notes.items():
     findings += [f'{md(key, 60)}: {note}' for note in notes[:5]]
 findings += [f"{md(key, 60)}: the profile's reader failed ({problems[key].split(':')[0]}), so a tolerant reader tries it next." for key in problems]
 if not_read:
-    findings.append('Not read: ' + '; '.join(f'{md(file, 60)} ({reason[:120]})' for file, reason in not_read[:8])
+    findings.append('Not read: ' + '; '.join(f'{md(file, 60)} ({md_text(reason[:120])})' for file, reason in not_read[:8])
                     + (f'; and {count_of(len(not_read) - 8, "more file")}' if len(not_read) > 8 else '') + '.')
 focus_facts = choose_focus()
 for key in [k for k in tables if k not in focus and k not in duplicates][:10]:

@@ -115,7 +115,7 @@ def tidy(frame, max_rows=MAX_ROWS, key=None, promote=False):
         frame = frame.sample(max_rows, random_state=0).sort_index()
     for column in frame.columns:
         words = []
-        if frame[column].dtype == object and frame[column].map(lambda value: isinstance(value, (bytes, bytearray))).any():
+        if frame[column].dtype == object and pd.api.types.infer_dtype(frame[column], skipna=True) in ('bytes', 'mixed'):
             # A BLOB column (SQLite): bytes are no text, and decoding them failed the whole table.
             frame[column] = frame[column].map(lambda value: f'<{len(value)} bytes>' if isinstance(value, (bytes, bytearray)) else value)
         if frame[column].dtype == object:

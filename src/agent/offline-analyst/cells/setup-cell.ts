@@ -48,6 +48,13 @@ def md(text, limit=40):
     text = re.sub(r'\s+', ' ', str(text)).strip().replace(chr(96), "'")
     return chr(96) + (text if len(text) <= limit else text[: limit - 1] + '…') + chr(96)
 
+MARKDOWN_OPENERS = re.compile('([' + re.escape(chr(92) + chr(96) + '[]<>') + '])')
+
+def md_text(text):
+    """Text a reader wrote from the data (a note naming a sheet, a JSON key, a file) as plain text in the Markdown
+    summary: escaped so that no link, image, HTML tag or code span can start in it."""
+    return MARKDOWN_OPENERS.sub(chr(92) * 3 + '1', re.sub(r'\s+', ' ', str(text)).strip())
+
 def kind_of(series):
     values = series.dropna()
     if values.empty:

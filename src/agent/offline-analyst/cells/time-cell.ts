@@ -39,7 +39,7 @@ for key in [key for key in focus if 'datetime' in kinds(tables[key]).values()][:
     step = gaps.median() if len(gaps) else 0
     own_grain = step >= 28 or (step >= 7 and rule == 'D')
     if own_grain:
-        rule, period = ('MS', 'month') if step >= 28 else ('W', 'week')
+        rule, period = ('QS', 'quarter') if step >= 80 else ('MS', 'month') if step >= 28 else ('W', 'week')
     if measure is None:
         daily, what = data.resample('D').size(), 'rows'
     else:
@@ -76,7 +76,8 @@ for key in [key for key in focus if 'datetime' in kinds(tables[key]).values()][:
         axes[-1].set_title(f'{what} per day, by weekday', fontsize=10)
         print('By weekday: ' + ', '.join(f'{names[d]} {fmt(v)}' for d, v in weekday.items()))
         findings.append(f'By weekday, the {what} per day is highest on {names[weekday.idxmax()]} ({fmt(weekday.max())}) and lowest on {names[weekday.idxmin()]} ({fmt(weekday.min())}).')
-    if span >= 365:
+    # Data by quarter or coarser has no month-of-year pattern to show.
+    if span >= 365 and step < 80:
         # By calendar month, from the daily series: weekly sums grouped by the month a week ends in counted a
         # week across two months wholly in one. Events: each calendar month's total (months the data covers in
         # full, or every month of monthly data), averaged over the years. A measured series: its mean per day.
@@ -84,7 +85,7 @@ for key in [key for key in focus if 'datetime' in kinds(tables[key]).values()][:
             month = daily.groupby(daily.index.month).mean()
             per_month = f'{what} per {period if own_grain else "day"}'
         else:
-            totals = daily.resample('MS').sum()
+            totals = daily.resample('MS').sum(min_count=1).dropna()  # a month with no data is no 0
             if not own_grain:
                 totals = totals[(totals.index >= data.index.min().normalize())
                                 & (totals.index + pd.offsets.MonthEnd(0) <= data.index.max().normalize())]
