@@ -9,7 +9,12 @@ import type {
   WorkspaceProfile,
 } from '../index.ts';
 import { clipToWidth } from './clip-to-width.ts';
-import { createTerminalStyle, sanitizeForTerminal, type TerminalStyle } from './terminal-style.ts';
+import {
+  createTerminalStyle,
+  oneLineForTerminal,
+  sanitizeForTerminal,
+  type TerminalStyle,
+} from './terminal-style.ts';
 
 /**
  * Turns agent events into what a person watches. Fed one event at a time and
@@ -499,10 +504,14 @@ export class ProgressRenderer {
     const tables = profile.files.reduce((sum, file) => sum + file.tables.length, 0);
     this.info(`Workspace profiled: ${plural(profile.files.length, 'file')}, ${plural(tables, 'table')}`);
     const shownFiles = 12;
+    // "the other files are still analysed" only when another file gave a table.
+    const anyReadable = profile.files.some((file) => file.tables.length > 0);
     for (const file of profile.files.slice(0, shownFiles)) {
-      const name = sanitizeForTerminal(file.path);
+      const name = oneLineForTerminal(file.path);
       if (file.error !== null) {
-        this.warn(`${name}: could not be read (${file.error}); the other files are still analysed`);
+        this.warn(
+          `${name}: could not be read (${oneLineForTerminal(file.error)})${anyReadable ? '; the other files are still analysed' : ''}`,
+        );
       } else if (file.format === 'unsupported') {
         this.info(`  ${this.style.dim(`- ${name}: unsupported type, skipped`)}`);
       } else {
@@ -510,7 +519,7 @@ export class ProgressRenderer {
           .slice(0, 3)
           .map(
             (table) =>
-              `${table.name ? `${sanitizeForTerminal(table.name)} ` : ''}${table.rows}×${table.columns.length}`,
+              `${table.name ? `${oneLineForTerminal(table.name)} ` : ''}${table.rows}×${table.columns.length}`,
           )
           .join(', ');
         const more = file.tables.length > 3 ? `, +${file.tables.length - 3}` : '';
@@ -520,7 +529,7 @@ export class ProgressRenderer {
       }
       // How the file was read (encoding fallback, preamble, no header, identifiers, dates): the person sees it too.
       for (const note of file.notes.slice(0, maxNotesPerFile)) {
-        if (file.format !== 'text') this.info(`    ${this.style.dim(`note: ${sanitizeForTerminal(note)}`)}`);
+        if (file.format !== 'text') this.info(`    ${this.style.dim(`note: ${oneLineForTerminal(note)}`)}`);
       }
     }
     if (profile.truncated) {

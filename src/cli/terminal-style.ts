@@ -31,3 +31,11 @@ const controlCharacters = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e
 export function sanitizeForTerminal(text: string): string {
   return stripAnsi(text).replace(/\r\n?/g, '\n').replace(controlCharacters, '');
 }
+
+/**
+ * A file name, sheet name or note in a one-line message: as sanitizeForTerminal, and a line break shown as
+ * `\n`, so a name cannot print lines that look like Datalyst's own ("✓ Answered").
+ */
+export function oneLineForTerminal(text: string): string {
+  return sanitizeForTerminal(text).replace(/\n/g, '\\n');
+}

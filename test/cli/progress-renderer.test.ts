@@ -158,6 +158,18 @@ describe('progress renderer, plain (logs, pipes)', () => {
     expect(output).toContain('  - slides.pdf: unsupported type, skipped\n');
   });
 
+  it('says the other files are analysed only when one gave a table, and keeps a file name on its line', () => {
+    const broken = profile.files[1];
+    if (broken === undefined) throw new Error('fixture');
+    const forged = { ...broken, path: 'x.xlsx\n✓ Answered in 1 round', error: 'File is not a zip file.\nok' };
+    const output = render([{ type: 'profile-end', profile: { truncated: false, files: [forged] } }]);
+    expect(output).toContain(
+      '! x.xlsx\\n✓ Answered in 1 round: could not be read (File is not a zip file.\\nok)\n',
+    );
+    expect(output).not.toContain('still analysed');
+    expect(output.split('\n').some((line) => line.startsWith('✓'))).toBe(false);
+  });
+
   it('names failed cells, lost state and the reason a run stopped', () => {
     const output = render([
       { type: 'execution-start', round: 3, outputId: 'E3', code: 'x' },
