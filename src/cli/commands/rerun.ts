@@ -36,8 +36,10 @@ charts and provenance; the earlier run and the workspace are only read.
 
 The answer is the earlier one with every number it took from an output taken
 again from the same place in the new outputs (the same cell, the line with
-the same words, the same number on it). A number whose place is gone is kept
-and marked [stale]; one that no output ever printed is marked [not grounded];
+the same words, the same number on it), written as the new output prints it
+(rounded only where the earlier answer had rounded); a count up to 10 is taken
+only from the line whose words around it are the answer's. A number whose
+place is gone is kept and marked [stale]; one that no output ever printed is marked [not grounded];
 one whose printed sign flipped where the answer wrote none is the new value
 with its sign, marked [sign changed] (the words around it may say the opposite).
 With --rewrite-answer a model (--model, the config file or DATALYST_MODEL)
@@ -46,7 +48,11 @@ writes the answer instead.
 
 A cell that ran in the earlier run and fails on the new data (a renamed
 column, say) is shown in the report with its error; the cells after it are
-not run, and the run ends "rerun-cell-failed".
+not run, and the run ends "rerun-cell-failed". Code that finds its columns by
+itself raises no error on a rename: when the answer names a column (in
+backticks) that the new data lacks and no new output prints, the cell that
+printed it before counts as the failed one, and the run ends
+"rerun-cell-failed" too.
 
 Examples:
   $ datalyst rerun runs/20260101-120000-sales data/sales-q2
