@@ -4,6 +4,7 @@ import { TraceWriter } from '../trace/writer.ts';
 import { errorText } from './clip-text.ts';
 import type { AgentEvent } from './events.ts';
 import { TraceFigureBudget, type OmittedOutputs } from './trace-figure-budget.ts';
+import { plural } from '../util/plural.ts';
 
 export interface TraceRecorderOptions {
   /** `record` fsyncs the trace after every record. Default `finish`. */
@@ -18,10 +19,6 @@ const nowIso = () => new Date().toISOString();
 function withCause(error: unknown): string {
   const cause = error instanceof Error ? error.cause : undefined;
   return cause === undefined ? errorText(error) : `${errorText(error)} (${errorText(cause)})`;
-}
-
-function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
 
 function formatBytes(bytes: number): string {

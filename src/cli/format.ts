@@ -15,8 +15,3 @@ export function formatDuration(durationMs: number): string {
   const seconds = totalSeconds % 60;
   return seconds === 0 ? `${minutes} min` : `${minutes} min ${seconds} s`;
 }
-
-/** "1 round", "2 rounds": a count and its noun, which takes an s unless the count is one. */
-export function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? '' : 's'}`;
-}

@@ -15,6 +15,7 @@ import {
   sanitizeForTerminal,
   type TerminalStyle,
 } from './terminal-style.ts';
+import { plural } from '../util/plural.ts';
 
 /**
  * Turns agent events into what a person watches. Fed one event at a time and
@@ -634,10 +635,6 @@ function tagColor(style: TerminalStyle, tag: StepKind): (text: string) => string
     case 'text':
       return style.gray;
   }
-}
-
-function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
 
 function describeOutputs(result: CellResult): string[] {

@@ -15,6 +15,7 @@ import { contentsBar, reportDocumentHead } from './html-report.ts';
 import { highlightPython } from './python-highlighter.ts';
 import { formatDuration } from './report-format.ts';
 import { renderSafeMarkdown } from './safe-markdown.ts';
+import { plural } from '../util/plural.ts';
 
 /**
  * The deep analysis's report as one self-contained HTML page: the question
@@ -39,10 +40,6 @@ const outcomeLabels: Record<string, string> = {
   cancelled: 'cancelled',
   skipped: 'skipped: never started',
 };
-
-function plural(count: number, word: string): string {
-  return `${count} ${word}${count === 1 ? '' : 's'}`;
-}
 
 function firstLine(text: string, maxChars: number): string {
   const line = text.trim().split('\n')[0]?.trim() ?? '';
@@ -91,7 +88,7 @@ function renderHeader(report: PreparedDeepReport): string {
     `Run ${record.runId}`,
     `started ${record.startedAt}`,
     record.model.offline ? 'offline analyst' : `model ${record.model.id}`,
-    plural(record.subAnalyses.length, 'sub-analysis').replace('sub-analysiss', 'sub-analyses'),
+    plural(record.subAnalyses.length, 'sub-analysis', 'sub-analyses'),
     plural(record.evidence.length, 'evidence item'),
   ];
   return `<header id="top">

@@ -4,6 +4,7 @@ import { latestWorkspaceFacts } from './plan.ts';
 import type { Stage } from './stages.ts';
 import type { FallbackTarget } from './cells/load-fallback-cell.ts';
 import type { WorkspaceInventory } from './workspace-inventory.ts';
+import { plural } from '../../util/plural.ts';
 
 /**
  * The <Analyze> text of a step: why this step, in the words a reader of the
@@ -14,10 +15,6 @@ import type { WorkspaceInventory } from './workspace-inventory.ts';
 function listNames(names: readonly string[], max = 5): string {
   const shown = names.slice(0, max).join(', ');
   return names.length > max ? `${shown} and ${names.length - max} more` : shown;
-}
-
-function plural(count: number, one: string, many = `${one}s`): string {
-  return `${count} ${count === 1 ? one : many}`;
 }
 
 export interface AnalyzeContext {

@@ -11,6 +11,7 @@ import { displayPath, prepareOutDir } from '../output-dir.ts';
 import type { ProgressRenderer } from '../progress-renderer.ts';
 import type { WorkspaceCheck } from '../workspace-check.ts';
 import { preflightRun, runOptionsFor, sandboxLimitsFor, type AnalyzeCommandOptions } from './analyze.ts';
+import { plural } from '../../util/plural.ts';
 
 /** What `analyze` has settled before it hands a `--deep` run over. */
 export interface DeepCommandInput {
@@ -41,8 +42,6 @@ function countOption(flag: string, value: string | undefined): number | undefine
   }
   return parsed.data;
 }
-
-const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`;
 
 /** One progress line per phase and per sub-analysis start and end. */
 function describeEvent(renderer: ProgressRenderer, event: DeepEvent, cwd: string): void {

@@ -8,7 +8,8 @@ import type { AgentEvent, LanguageModel, Thread, ThreadSummary, TurnResult } fro
 import type { CliContext } from '../cli-context.ts';
 import { loadCommandSettings } from '../command-settings.ts';
 import { ExitCode, exitCodeForError, exitCodeHelpFor } from '../exit-codes.ts';
-import { formatBytes, plural } from '../format.ts';
+import { formatBytes } from '../format.ts';
+import { plural } from '../../util/plural.ts';
 import { handleInterrupts } from '../interrupt.ts';
 import { toJsonLine } from '../json-lines.ts';
 import { claimOutDir, displayPath, releaseUnusedOutDir, type ClaimedOutDir } from '../output-dir.ts';
