@@ -213,11 +213,12 @@ function groundInlineChildren(
   numbers: GroundedNumber[],
   rerunMarks = false,
 ): void {
-  walkAnswerInline(children, (child, { atLineStart, inLink }) => {
+  walkAnswerInline(children, (child, { atLineStart, inLink, textBefore, textAfter }) => {
     // Numbers inside link text are left alone: the link already points somewhere.
     if (child.type !== 'text' || inLink) return;
     // A stale number that some new output happens to print is still the old value: never linked as verified.
-    const grounded = groundSegment(child.content, index, { inHeading, atLineStart }).map((number) =>
+    const context = { inHeading, atLineStart, textBefore, textAfter };
+    const grounded = groundSegment(child.content, index, context).map((number) =>
       rerunMarks && markedUnverified.test(child.content.slice(number.end))
         ? { ...number, verified: false, outputId: null, matchedText: null }
         : number,

@@ -6,7 +6,15 @@ export interface AnswerTextPlace {
   atLineStart: boolean;
   /** Inside a link's text (its numbers are left alone: the link already points somewhere). */
   inLink: boolean;
+  /**
+   * The paragraph's text just before and after this piece (inline code and emphasis included, at most
+   * `contextChars` each): the answer's words around a number, when they sit in another piece (`` `price` ``).
+   */
+  textBefore: string;
+  textAfter: string;
 }
+
+const contextChars = 200;
 
 /**
  * The walk over the children of one inline token of an answer that the report
@@ -19,16 +27,28 @@ export function walkAnswerInline(
   children: readonly Token[],
   visit: (child: Token, place: AnswerTextPlace) => void,
 ): void {
+  const pieces = children.map((child) =>
+    child.type === 'softbreak' || child.type === 'hardbreak' ? '\n' : child.content,
+  );
+  const paragraph = pieces.join('');
   let atLineStart = true;
   let linkDepth = 0;
-  for (const child of children) {
+  let offset = 0;
+  children.forEach((child, position) => {
+    const start = offset;
+    offset += pieces[position]?.length ?? 0;
     if (child.type === 'softbreak' || child.type === 'hardbreak') {
       atLineStart = true;
-      continue;
+      return;
     }
     if (child.type === 'link_open') linkDepth++;
     if (child.type === 'link_close') linkDepth--;
-    visit(child, { atLineStart, inLink: linkDepth > 0 });
+    visit(child, {
+      atLineStart,
+      inLink: linkDepth > 0,
+      textBefore: paragraph.slice(Math.max(0, start - contextChars), start),
+      textAfter: paragraph.slice(offset, offset + contextChars),
+    });
     if (child.type !== 'text' || child.content.trim() !== '') atLineStart = false;
-  }
+  });
 }

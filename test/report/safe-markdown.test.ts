@@ -59,6 +59,15 @@ describe('renderGroundedAnswer', () => {
     );
   });
 
+  it('links a number by the answer’s words around it, also those in inline code (`price`)', () => {
+    const twoMeans = buildNumberIndex([
+      { outputId: 'E1', text: 'price mean 5.16' },
+      { outputId: 'E2', text: 'units mean 5.16' },
+    ]);
+    const { numbers } = renderGroundedAnswer('The mean of `price` is 5.16.', twoMeans, anchor);
+    expect(numbers.map((number) => number.outputId)).toEqual(['E1']);
+  });
+
   it('escapes the text around marked numbers', () => {
     const { html } = renderGroundedAnswer('<script>x</script> 6.39 <b>', index, anchor);
     expect(html).toContain('&lt;script&gt;x&lt;/script&gt; <a class="num num-verified"');
