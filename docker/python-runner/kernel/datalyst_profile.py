@@ -340,10 +340,6 @@ def profile_csv(absolute: str, relative: str, notes: list[str]) -> dict:
     if not structure.has_header:
         notes.append('No header row: the first line holds data, so every line is kept and the columns are named '
                      'column_1 to column_%d.' % structure.width)
-    if structure.footer:
-        notes.append(footer_note(structure.data_rows or 0))
-    elif structure.empty_tail:
-        notes.append('Empty rows (delimiters only) below the %d data rows are left out.' % (structure.data_rows or 0))
     if identifiers:
         notes.append('Read as text, not numbers (identifiers: long digit strings or leading zeros): %s.'
                      % ', '.join(identifiers[:10]))
@@ -374,8 +370,11 @@ def profile_csv(absolute: str, relative: str, notes: list[str]) -> dict:
         note = totals_note(frame)
         notes.append(note[0].upper() + note[1:])
         frame = frame.iloc[:-1]
-        if structure.footer:  # the footer's note counted the totals row among the data rows
-            notes[:] = [footer_note(len(frame)) if text == footer_note(len(frame) + 1) else text for text in notes]
+    # Said once the table is known: its rows are those kept (a totals row is no data row either).
+    if structure.footer:
+        notes.append('Lines below the %d data rows (a footer or notes) are left out.' % len(frame))
+    elif structure.empty_tail:
+        notes.append('Empty rows (delimiters only) below the %d data rows are left out.' % len(frame))
     rows_total = len(frame)
     if limited and len(frame) >= MAX_ROWS_FOR_STATS:
         rows_total = count_csv_rows(absolute, kwargs)
@@ -387,10 +386,6 @@ def profile_csv(absolute: str, relative: str, notes: list[str]) -> dict:
                         header_row=structure.header_line if structure.has_header else None,
                         skip_rows=structure.header_line, decimal=decimal, thousands=thousands, na_values=na_values)
     return table_profile('', frame, rows_total, read, call_code('pd.read_csv', relative, kwargs), notes)
-
-
-def footer_note(data_rows: int) -> str:
-    return 'Lines below the %d data rows (a footer or notes) are left out.' % data_rows
 
 
 def is_written_index(names: list[str], rows: list[list[str]]) -> bool:
@@ -419,8 +414,9 @@ def has_totals_row(frame) -> bool:
     numeric = [column for column in frame.columns if types.is_numeric_dtype(frame[column])
                and not types.is_bool_dtype(frame[column]) and not is_missing(last[column])]
     # Sums, not a label alone: most of the row's numbers (at least one that is not 0) are its column's sum.
+    totals = {column: float(above[column].sum()) for column in numeric}
     sums = [column for column in numeric
-            if abs(float(last[column]) - float(above[column].sum())) <= max(0.01, abs(float(above[column].sum())) * 0.001)]
+            if abs(float(last[column]) - totals[column]) <= max(0.01, abs(totals[column]) * 0.001)]
     return any(float(last[column]) != 0 for column in sums) and 2 * len(sums) >= len(numeric)
 
 
