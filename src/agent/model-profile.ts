@@ -1,6 +1,7 @@
 import type { ChatMessage } from './language-model.ts';
 
-export type ModelProfileName = 'deepanalyze' | 'chat';
+export const modelProfileNames = ['deepanalyze', 'chat'] as const;
+export type ModelProfileName = (typeof modelProfileNames)[number];
 
 /**
  * How the loop talks to one family of models. The loop is the same for all;

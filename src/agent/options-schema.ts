@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ConfigError } from '../errors/index.ts';
 import { defaultSandboxLimits, sandboxRuntimeNames } from '../sandbox/index.ts';
 import type { AnalyzeOptions } from './analyze-options.ts';
+import { modelProfileNames } from './model-profile.ts';
 import type { ResumeThreadOptions, ThreadOptions } from './thread/thread-options.ts';
 
 /*
@@ -43,9 +44,9 @@ const languageModelSchema = z.object(
 const profileText = "'chat', 'deepanalyze' or a ModelProfile object";
 const profileSchema = z.union(
   [
-    z.enum(['chat', 'deepanalyze']),
+    z.enum(modelProfileNames),
     z.object({
-      name: z.enum(['chat', 'deepanalyze']),
+      name: z.enum(modelProfileNames),
       systemPrompt: z.string().nullable(),
       executeRole: z.enum(['execute', 'user']),
       wrapExecute: z.boolean(),
