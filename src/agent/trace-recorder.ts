@@ -142,6 +142,11 @@ export class TraceRecorder {
     return problems;
   }
 
+  /** Closes the trace as it stands, with no run-end: after a bug in Datalyst, no termination is true. Never throws. */
+  abandon(): void {
+    this.writer.abandon();
+  }
+
   /** Removes the trace file when nothing was recorded (a thread closed before its first question). */
   discardIfEmpty(): void {
     this.writer.discardIfEmpty();

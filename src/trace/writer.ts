@@ -197,6 +197,29 @@ export class TraceWriter {
     rmSync(this.jsonlPath, { force: true });
   }
 
+  /**
+   * Closes `trace.jsonl` as it stands, writing no more records and no
+   * `trace.json`: for a run stopped by a bug in Datalyst, where no end record
+   * would be true (readers take the trace as a crash leaves it). The lines
+   * written so far are flushed and kept. Never throws (it runs where an error
+   * is already on its way up); does nothing once finished or abandoned.
+   */
+  abandon(): void {
+    const fd = this.fd;
+    if (fd === null) return;
+    this.fd = null;
+    try {
+      fsyncSync(fd);
+    } catch {
+      // The lines are in the page cache all the same; closing is what matters here.
+    }
+    try {
+      closeSync(fd);
+    } catch {
+      // Nothing else can be done about a descriptor that does not close.
+    }
+  }
+
   /** Copies the whole records of trace.jsonl into trace.json: each line break becomes a comma. */
   private writeDocument(): void {
     const temporaryPath = `${this.jsonPath}.${process.pid}.tmp`;

@@ -1,10 +1,10 @@
 import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TraceWriter } from '../../src/trace/index.ts';
-import { parseTraceDocument, parseTraceLines } from '../../src/trace/reader.ts';
+import { parseTraceDocument, parseTraceLines, readTrace } from '../../src/trace/reader.ts';
 import { traceDocumentSchema, traceRecordSchema, type TraceRecord } from '../../src/trace/schema.ts';
 import { DatalystError } from '../../src/errors/index.ts';
 
@@ -42,6 +42,19 @@ const runStart: TraceRecord = {
   },
   environment: { datalystVersion: '0', nodeVersion: 'v20', sandboxBackend: 'docker', image: null },
 };
+
+/** This process's open file descriptors on `file` (Linux: /proc/self/fd). */
+function descriptorsOn(file: string): number {
+  let count = 0;
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      if (readlinkSync(`/proc/self/fd/${fd}`) === file) count++;
+    } catch {
+      // The descriptor readdir itself used, closed by now.
+    }
+  }
+  return count;
+}
 
 describe('TraceWriter', () => {
   it('appends one validated record per line while the run goes on', async () => {
@@ -119,6 +132,30 @@ describe('TraceWriter', () => {
     const lines = (await readFile(path.join(runDir, 'trace.jsonl'), 'utf8')).trimEnd().split('\n');
     expect(lines).toHaveLength(1);
   });
+
+  it.runIf(process.platform === 'linux')(
+    'abandon (after a bug) closes trace.jsonl with no end record; the lines written stay readable',
+    async () => {
+      const writer = TraceWriter.open(runDir);
+      const jsonlPath = path.join(runDir, 'trace.jsonl');
+      writer.append(runStart);
+      writer.append(notice(1));
+      const before = await readFile(jsonlPath);
+      expect(descriptorsOn(jsonlPath)).toBe(1);
+      writer.abandon();
+      expect(descriptorsOn(jsonlPath)).toBe(0);
+      // Kept byte for byte, with no trace.json and no run-end: what a crash leaves, which readers handle.
+      expect(await readFile(jsonlPath)).toEqual(before);
+      expect(existsSync(path.join(runDir, 'trace.json'))).toBe(false);
+      const read = await readTrace(jsonlPath);
+      expect(read.records.map((record) => record.type)).toEqual(['run-start', 'notice']);
+      expect(read.partial).toBe(true);
+      expect(() => writer.append(notice(2))).toThrow(expect.objectContaining({ code: 'TRACE_INVALID' }));
+      writer.abandon();
+      writer.finish();
+      expect(existsSync(path.join(runDir, 'trace.json'))).toBe(false);
+    },
+  );
 
   it('never opens a second trace in the same run folder', () => {
     const writer = TraceWriter.open(runDir);
