@@ -1,7 +1,13 @@
 import { stat } from 'node:fs/promises';
 import { isSameOrInside } from '../../util/path-inside.ts';
 import path from 'node:path';
-import { ConfigError, DatalystError, TraceError, WorkspaceError } from '../../errors/index.ts';
+import {
+  ConfigError,
+  DatalystError,
+  SandboxFailureError,
+  TraceError,
+  WorkspaceError,
+} from '../../errors/index.ts';
 import {
   createSandbox,
   type CellResult,
@@ -20,7 +26,7 @@ import type {
 import { splitTurns } from '../../trace/turns.ts';
 import { collectArtifacts } from '../artifacts.ts';
 import { errorText } from '../clip-text.ts';
-import type { AgentEvent } from '../events.ts';
+import { runErrorOf, type AgentEvent, type RunError } from '../events.ts';
 import { formatExecuteText } from '../execute-text.ts';
 import { hashWorkspaceFiles, sha256File } from '../input-files.ts';
 import { defaultLiveOutputLimits, LiveCellOutput } from '../live-output.ts';
@@ -199,8 +205,14 @@ function carriedOverPreamble(
  * workspace lacks a file the earlier one had (the error names it), or the
  * new run folder is the earlier one or inside it. Afterwards failures are
  * results: a cell that fails on the new data ends the run
- * `rerun-cell-failed`, a broken sandbox `sandbox-failure`, a cancel
- * `cancelled`.
+ * `rerun-cell-failed`, a broken sandbox `sandbox-failure`, a model that
+ * fails the rewrite `model-unavailable`, a cancel `cancelled`. As with
+ * `analyze()`, `result.error` is the error behind a `sandbox-failure` or
+ * `model-unavailable` ending (the one the `error` event carried) and is
+ * absent otherwise: a cell that fails on the new data is a result
+ * (`failedCell`), not an error. A bug in Datalyst rejects with
+ * `INTERNAL_ERROR`, after the sandbox is closed, and leaves the trace
+ * without a run-end, as a crash does.
  */
 export async function rerunAnalysis(options: RerunOptions): Promise<RerunResult> {
   const signal = options.signal ?? new AbortController().signal;
@@ -228,298 +240,326 @@ export async function rerunAnalysis(options: RerunOptions): Promise<RerunResult>
   const recorder = TraceRecorder.open(outDir, {
     maxFigureBytes: options.maxTraceFigureBytes ?? defaultMaxTraceFigureBytes,
   });
-  const startedMs = Date.now();
-  const startedAt = new Date(startedMs).toISOString();
-  const rerunOf = {
-    runId: recorded.start.runId,
-    runDir: recorded.runDir,
-    traceSha256: recorded.traceSha256,
-  };
-  emit({
-    type: 'run-start',
-    runId,
-    outDir,
-    instruction: recorded.start.instruction,
-    modelId: 'none (re-run)',
-  });
-
-  let session: SandboxSession | null = null;
-  let newProfile: WorkspaceProfile | null = null;
-  const cells: RerunCell[] = [];
-  const newExecutions: ExecutionRecord[] = [];
-  let failedCell: RerunCell | null = null;
-  let termination: { reason: TerminationReason; detail: string } | null = null;
-  let answer: string | null = null;
-  let answerSource: RerunResult['answerSource'] = 'none';
-  let numbers: NumberUpdate[] = [];
-  let rounds = 0;
-  const usage: Usage = { promptTokens: 0, completionTokens: 0 };
-  const lastRecordedRound = Math.max(1, ...recorded.executions.map((execution) => execution.round));
-  const artifactBudget = {
-    remainingBytes: options.maxArtifactBytes ?? 64 * 1024 * 1024,
-    remainingFiles: options.maxArtifactFiles ?? 200,
-  };
-  let phase: 'setup' | 'sandbox' | 'model' = 'setup';
-  let runStartWritten = false;
-  const writeRunStart = () => {
-    if (runStartWritten) return;
-    runStartWritten = true;
-    const record = runStartRecord({
-      options: {
-        instruction: recorded.start.instruction,
-        workspaceDir,
-        model: recordedModel(recorded.start),
-        ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
-      },
-      runId,
-      startedAt,
-      inputFiles,
-      profile: resolveModelProfile('chat'),
-      maxRounds: recorded.start.limits.maxRounds,
-      deadlineMs: null,
-      contextBudgetTokens: recorded.start.limits.contextBudgetTokens,
-      session,
-    });
-    recorder.append({
-      ...record,
-      model: recorded.start.model,
-      rerunOf: { ...rerunOf, workspacePath: recorded.start.workspace.path },
-    });
-  };
+  // Whatever escapes from here is a bug in Datalyst (failures of the sandbox and the model end the run):
+  // the trace is closed as it stands, with no run-end, as a crash leaves it.
   try {
-    phase = 'sandbox';
+    const startedMs = Date.now();
+    const startedAt = new Date(startedMs).toISOString();
+    const rerunOf = {
+      runId: recorded.start.runId,
+      runDir: recorded.runDir,
+      traceSha256: recorded.traceSha256,
+    };
+    emit({
+      type: 'run-start',
+      runId,
+      outDir,
+      instruction: recorded.start.instruction,
+      modelId: 'none (re-run)',
+    });
+
+    let session: SandboxSession | null = null;
+    let newProfile: WorkspaceProfile | null = null;
+    const cells: RerunCell[] = [];
+    const newExecutions: ExecutionRecord[] = [];
+    let failedCell: RerunCell | null = null;
+    let termination: { reason: TerminationReason; detail: string } | null = null;
+    let runError: RunError | null = null;
+    let answer: string | null = null;
+    let answerSource: RerunResult['answerSource'] = 'none';
+    let numbers: NumberUpdate[] = [];
+    let rounds = 0;
+    const usage: Usage = { promptTokens: 0, completionTokens: 0 };
+    const lastRecordedRound = Math.max(1, ...recorded.executions.map((execution) => execution.round));
+    const artifactBudget = {
+      remainingBytes: options.maxArtifactBytes ?? 64 * 1024 * 1024,
+      remainingFiles: options.maxArtifactFiles ?? 200,
+    };
+    let phase: 'setup' | 'sandbox' | 'model' = 'setup';
+    let runStartWritten = false;
+    const writeRunStart = () => {
+      if (runStartWritten) return;
+      runStartWritten = true;
+      const record = runStartRecord({
+        options: {
+          instruction: recorded.start.instruction,
+          workspaceDir,
+          model: recordedModel(recorded.start),
+          ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
+        },
+        runId,
+        startedAt,
+        inputFiles,
+        profile: resolveModelProfile('chat'),
+        maxRounds: recorded.start.limits.maxRounds,
+        deadlineMs: null,
+        contextBudgetTokens: recorded.start.limits.contextBudgetTokens,
+        session,
+      });
+      recorder.append({
+        ...record,
+        model: recorded.start.model,
+        rerunOf: { ...rerunOf, workspacePath: recorded.start.workspace.path },
+      });
+    };
     try {
-      session = await (options.createSandbox ?? createSandbox)({ ...options.sandbox, workspaceDir, signal });
-    } finally {
-      writeRunStart();
-    }
-    try {
-      const profile = await session.profileWorkspace({ signal });
-      newProfile = profile;
-      recorder.append({ type: 'workspace-profile', at: nowIso(), profile });
-      emit({ type: 'profile-end', profile });
+      phase = 'sandbox';
+      try {
+        session = await (options.createSandbox ?? createSandbox)({
+          ...options.sandbox,
+          workspaceDir,
+          signal,
+        });
+      } catch (error) {
+        // createSandbox maps Docker's errors; a caller's factory may throw anything, and it is still the sandbox's.
+        if (DatalystError.isInstance(error) || signal.aborted) throw error;
+        throw new SandboxFailureError(`The sandbox could not be opened: ${errorText(error)}`, {
+          cause: error,
+        });
+      } finally {
+        writeRunStart();
+      }
+      try {
+        const profile = await session.profileWorkspace({ signal });
+        newProfile = profile;
+        recorder.append({ type: 'workspace-profile', at: nowIso(), profile });
+        emit({ type: 'profile-end', profile });
+      } catch (error) {
+        if (signal.aborted) throw error;
+        emit(recorder.notice(0, 'warning', `The new workspace could not be profiled: ${errorText(error)}`));
+      }
+      recorder.append({
+        type: 'turn-start',
+        turn: 1,
+        at: nowIso(),
+        question: recorded.question,
+        replyToAsk: false,
+      });
+      emit({ type: 'turn-start', turn: 1, question: recorded.question, replyToAsk: false });
+      emit(
+        recorder.notice(
+          0,
+          'rerun',
+          `Re-run of run ${recorded.start.runId} (${recorded.runDir}) on the files of ${workspaceDir}: its ${recorded.executions.length} recorded cells run again in order, with no model.`,
+        ),
+      );
+      for (const old of recorded.executions) {
+        const recordedStatus = old.result.status;
+        if (failedCell !== null) {
+          cells.push({
+            outputId: old.outputId,
+            status: 'not-run',
+            recordedStatus,
+            detail: `not run: ${failedCell.outputId} failed before it`,
+          });
+          continue;
+        }
+        if (notRerun.has(recordedStatus)) {
+          cells.push({
+            outputId: old.outputId,
+            status: 'not-run',
+            recordedStatus,
+            detail: `not run: it ended ${recordedStatus} in the recorded run`,
+          });
+          continue;
+        }
+        emit({ type: 'execution-start', round: old.round, outputId: old.outputId, code: old.code });
+        // What the cell prints is kept as it arrives: a cell stopped by a cancel is recorded with it, as `analyze` does.
+        const live = new LiveCellOutput({
+          ...defaultLiveOutputLimits,
+          maxKeptChars: session.limits.maxOutputBytes,
+        });
+        const startedMs = performance.now();
+        let result: CellResult;
+        try {
+          result = await session.execute(old.code, { signal, onOutput: live.push });
+        } catch (error) {
+          if (DatalystError.isInstance(error) && error.code === 'CANCELLED') {
+            const cancelled = cancelledResult(live, performance.now() - startedMs);
+            recorder.cancelledExecution(old.round, old.outputId, old.code, cancelled);
+            cells.push({ outputId: old.outputId, status: 'cancelled', recordedStatus, detail: 'cancelled' });
+          }
+          throw error;
+        }
+        const executeText = formatExecuteText(result);
+        const omission = recorder.execution(old.round, old.outputId, old.code, result, executeText);
+        newExecutions.push({
+          type: 'execution',
+          round: old.round,
+          at: nowIso(),
+          outputId: old.outputId,
+          code: old.code,
+          result,
+          executeText,
+        });
+        emit({ type: 'execution-end', round: old.round, outputId: old.outputId, result });
+        if (omission !== null) emit(omission);
+        await saveArtifacts(session, recorder, outDir, artifactBudget, old, result.files, signal, emit);
+        const cell: RerunCell = {
+          outputId: old.outputId,
+          status: result.status,
+          recordedStatus,
+          detail: cellDetail(result),
+        };
+        cells.push(cell);
+        // A cell that failed in the record too (the model's mistake, fixed by a later cell) fails again as recorded.
+        if (result.status !== 'ok' && recordedStatus === 'ok') failedCell = cell;
+      }
+
+      const carried =
+        recorded.answer === null
+          ? null
+          : updateAnswerNumbers(recorded.answer, recorded.executions, newExecutions);
+      numbers = carried?.numbers ?? [];
+      // Every cell ran, yet the answer may name a column the new data lacks (code that finds its columns
+      // by itself raises no error on a rename). A rewrite is the remedy, so it is looked for only without one.
+      const vanished =
+        recorded.answer === null || failedCell !== null || options.rewriteAnswer !== undefined
+          ? []
+          : vanishedColumns(
+              recorded.answer,
+              recorded.profile,
+              newProfile,
+              recorded.executions,
+              newExecutions,
+            );
+      const columnsChanged = vanished.length > 0 ? columnsChangedText(vanished) : null;
+      if (carried !== null) {
+        answer = carriedOverPreamble(recorded.start.runId, carried.numbers, columnsChanged) + carried.text;
+        answerSource = 'carried-over';
+      }
+      const vanishedCell = cells.find((cell) => cell.outputId === vanished[0]?.outputId);
+      if (columnsChanged !== null && vanishedCell !== undefined) {
+        // The same ending as a cell that fails on a renamed column, on the cell that printed the column before.
+        const names = namesOf(vanished.filter((column) => column.outputId === vanishedCell.outputId));
+        vanishedCell.detail = `no error, but it no longer prints ${names}, which the answer names: the data's columns changed`;
+        failedCell = vanishedCell;
+        termination = { reason: 'rerun-cell-failed', detail: `${columnsChanged} Every recorded cell ran.` };
+        emit(recorder.notice(lastRecordedRound, 'warning', columnsChanged));
+      } else if (failedCell !== null) {
+        const after = cells.slice(cells.indexOf(failedCell) + 1);
+        const notRun = after.filter((cell) => cell.status === 'not-run');
+        termination = {
+          reason: 'rerun-cell-failed',
+          detail: `${failedCell.outputId} failed on the new data (${failedCell.detail ?? failedCell.status}); it ran in the recorded run.${notRun.length > 0 ? ` Not run after it: ${notRun.map((cell) => cell.outputId).join(', ')}.` : ''}`,
+        };
+        if (options.rewriteAnswer !== undefined)
+          emit(
+            recorder.notice(
+              lastRecordedRound,
+              'rerun',
+              'The answer was not rewritten: a cell failed on the new data.',
+            ),
+          );
+      } else if (options.rewriteAnswer !== undefined && recorded.answer !== null) {
+        phase = 'model';
+        const round = lastRecordedRound + 1;
+        emit({ type: 'round-start', round });
+        const rewritten = drain(
+          rewriteAnswer({
+            model: options.rewriteAnswer.model,
+            question: recorded.question,
+            oldAnswer: recorded.answer,
+            executions: newExecutions,
+            round,
+            signal,
+            onRetry: (text) => recorder.notice(round, 'retry', text),
+          }),
+          emit,
+        );
+        const { answer: newAnswer, turn } = await rewritten;
+        rounds = 1;
+        usage.promptTokens += turn.usage?.promptTokens ?? 0;
+        usage.completionTokens += turn.usage?.completionTokens ?? 0;
+        recorder.append({
+          type: 'model-turn',
+          round,
+          at: nowIso(),
+          text: turn.text,
+          usage: turn.usage,
+          durationMs: turn.durationMs,
+          finishReason: turn.finishReason,
+        });
+        answer = `> **Re-run** of run \`${recorded.start.runId}\` on new data; this answer was rewritten by the model \`${options.rewriteAnswer.model.id}\` from the new outputs.\n\n${newAnswer}`;
+        answerSource = 'rewritten';
+        numbers = [];
+        termination = {
+          reason: 'answered',
+          detail: `Re-ran ${newExecutions.length} recorded cells on the new data; the model rewrote the answer from their outputs.`,
+        };
+      } else if (recorded.answer !== null) {
+        termination = {
+          reason: 'answered',
+          detail: `Re-ran ${newExecutions.length} recorded cells on the new data; the earlier answer's numbers were carried over.`,
+        };
+      } else {
+        termination = {
+          reason: recorded.termination?.reason ?? 'cancelled',
+          detail: `The recorded run had no answer (${recorded.termination?.detail ?? 'its trace ends early'}); its cells were re-run on the new data.`,
+        };
+      }
+      if (answerSource === 'carried-over')
+        emit(recorder.notice(lastRecordedRound, 'rerun', describeNumbers(numbers)));
     } catch (error) {
-      if (signal.aborted) throw error;
-      emit(recorder.notice(0, 'warning', `The new workspace could not be profiled: ${errorText(error)}`));
+      const failure = runFailureFrom(error, phase, signal.aborted ? 'cancelled' : null);
+      if (failure.reason !== 'cancelled') emit({ type: 'error', error: failure.error });
+      termination = { reason: failure.reason, detail: errorText(failure.error, 2000) };
+      // On the result as analyze() puts it: the error of a failed ending; a cancel is none.
+      if (failure.reason === 'sandbox-failure' || failure.reason === 'model-unavailable')
+        runError = runErrorOf(failure.error);
+      if (!runStartWritten) writeRunStart();
+    } finally {
+      if (session !== null) await session.close().catch(() => undefined);
     }
+    if (termination === null) throw new Error('rerunAnalysis ended without a termination');
+    if (answer !== null) {
+      const round = lastRecordedRound + rounds;
+      recorder.append({ type: 'step', round, at: nowIso(), kind: 'answer', text: answer, closed: true });
+      emit({ type: 'answer-end', round, answer });
+    }
+    const durationMs = Date.now() - startedMs;
     recorder.append({
-      type: 'turn-start',
+      type: 'turn-end',
       turn: 1,
       at: nowIso(),
-      question: recorded.question,
-      replyToAsk: false,
+      rounds,
+      usage,
+      durationMs,
+      termination,
+      answer,
+      ask: null,
     });
-    emit({ type: 'turn-start', turn: 1, question: recorded.question, replyToAsk: false });
-    emit(
-      recorder.notice(
-        0,
-        'rerun',
-        `Re-run of run ${recorded.start.runId} (${recorded.runDir}) on the files of ${workspaceDir}: its ${recorded.executions.length} recorded cells run again in order, with no model.`,
-      ),
-    );
-    for (const old of recorded.executions) {
-      const recordedStatus = old.result.status;
-      if (failedCell !== null) {
-        cells.push({
-          outputId: old.outputId,
-          status: 'not-run',
-          recordedStatus,
-          detail: `not run: ${failedCell.outputId} failed before it`,
-        });
-        continue;
-      }
-      if (notRerun.has(recordedStatus)) {
-        cells.push({
-          outputId: old.outputId,
-          status: 'not-run',
-          recordedStatus,
-          detail: `not run: it ended ${recordedStatus} in the recorded run`,
-        });
-        continue;
-      }
-      emit({ type: 'execution-start', round: old.round, outputId: old.outputId, code: old.code });
-      // What the cell prints is kept as it arrives: a cell stopped by a cancel is recorded with it, as `analyze` does.
-      const live = new LiveCellOutput({
-        ...defaultLiveOutputLimits,
-        maxKeptChars: session.limits.maxOutputBytes,
-      });
-      const startedMs = performance.now();
-      let result: CellResult;
-      try {
-        result = await session.execute(old.code, { signal, onOutput: live.push });
-      } catch (error) {
-        if (DatalystError.isInstance(error) && error.code === 'CANCELLED') {
-          const cancelled = cancelledResult(live, performance.now() - startedMs);
-          recorder.cancelledExecution(old.round, old.outputId, old.code, cancelled);
-          cells.push({ outputId: old.outputId, status: 'cancelled', recordedStatus, detail: 'cancelled' });
-        }
-        throw error;
-      }
-      const executeText = formatExecuteText(result);
-      const omission = recorder.execution(old.round, old.outputId, old.code, result, executeText);
-      newExecutions.push({
-        type: 'execution',
-        round: old.round,
-        at: nowIso(),
-        outputId: old.outputId,
-        code: old.code,
-        result,
-        executeText,
-      });
-      emit({ type: 'execution-end', round: old.round, outputId: old.outputId, result });
-      if (omission !== null) emit(omission);
-      await saveArtifacts(session, recorder, outDir, artifactBudget, old, result.files, signal, emit);
-      const cell: RerunCell = {
-        outputId: old.outputId,
-        status: result.status,
-        recordedStatus,
-        detail: cellDetail(result),
-      };
-      cells.push(cell);
-      // A cell that failed in the record too (the model's mistake, fixed by a later cell) fails again as recorded.
-      if (result.status !== 'ok' && recordedStatus === 'ok') failedCell = cell;
-    }
-
-    const carried =
-      recorded.answer === null
-        ? null
-        : updateAnswerNumbers(recorded.answer, recorded.executions, newExecutions);
-    numbers = carried?.numbers ?? [];
-    // Every cell ran, yet the answer may name a column the new data lacks (code that finds its columns
-    // by itself raises no error on a rename). A rewrite is the remedy, so it is looked for only without one.
-    const vanished =
-      recorded.answer === null || failedCell !== null || options.rewriteAnswer !== undefined
-        ? []
-        : vanishedColumns(recorded.answer, recorded.profile, newProfile, recorded.executions, newExecutions);
-    const columnsChanged = vanished.length > 0 ? columnsChangedText(vanished) : null;
-    if (carried !== null) {
-      answer = carriedOverPreamble(recorded.start.runId, carried.numbers, columnsChanged) + carried.text;
-      answerSource = 'carried-over';
-    }
-    const vanishedCell = cells.find((cell) => cell.outputId === vanished[0]?.outputId);
-    if (columnsChanged !== null && vanishedCell !== undefined) {
-      // The same ending as a cell that fails on a renamed column, on the cell that printed the column before.
-      const names = namesOf(vanished.filter((column) => column.outputId === vanishedCell.outputId));
-      vanishedCell.detail = `no error, but it no longer prints ${names}, which the answer names: the data's columns changed`;
-      failedCell = vanishedCell;
-      termination = { reason: 'rerun-cell-failed', detail: `${columnsChanged} Every recorded cell ran.` };
-      emit(recorder.notice(lastRecordedRound, 'warning', columnsChanged));
-    } else if (failedCell !== null) {
-      const after = cells.slice(cells.indexOf(failedCell) + 1);
-      const notRun = after.filter((cell) => cell.status === 'not-run');
-      termination = {
-        reason: 'rerun-cell-failed',
-        detail: `${failedCell.outputId} failed on the new data (${failedCell.detail ?? failedCell.status}); it ran in the recorded run.${notRun.length > 0 ? ` Not run after it: ${notRun.map((cell) => cell.outputId).join(', ')}.` : ''}`,
-      };
-      if (options.rewriteAnswer !== undefined)
-        emit(
-          recorder.notice(
-            lastRecordedRound,
-            'rerun',
-            'The answer was not rewritten: a cell failed on the new data.',
-          ),
-        );
-    } else if (options.rewriteAnswer !== undefined && recorded.answer !== null) {
-      phase = 'model';
-      const round = lastRecordedRound + 1;
-      emit({ type: 'round-start', round });
-      const rewritten = drain(
-        rewriteAnswer({
-          model: options.rewriteAnswer.model,
-          question: recorded.question,
-          oldAnswer: recorded.answer,
-          executions: newExecutions,
-          round,
-          signal,
-          onRetry: (text) => recorder.notice(round, 'retry', text),
-        }),
-        emit,
-      );
-      const { answer: newAnswer, turn } = await rewritten;
-      rounds = 1;
-      usage.promptTokens += turn.usage?.promptTokens ?? 0;
-      usage.completionTokens += turn.usage?.completionTokens ?? 0;
-      recorder.append({
-        type: 'model-turn',
-        round,
-        at: nowIso(),
-        text: turn.text,
-        usage: turn.usage,
-        durationMs: turn.durationMs,
-        finishReason: turn.finishReason,
-      });
-      answer = `> **Re-run** of run \`${recorded.start.runId}\` on new data; this answer was rewritten by the model \`${options.rewriteAnswer.model.id}\` from the new outputs.\n\n${newAnswer}`;
-      answerSource = 'rewritten';
-      numbers = [];
-      termination = {
-        reason: 'answered',
-        detail: `Re-ran ${newExecutions.length} recorded cells on the new data; the model rewrote the answer from their outputs.`,
-      };
-    } else if (recorded.answer !== null) {
-      termination = {
-        reason: 'answered',
-        detail: `Re-ran ${newExecutions.length} recorded cells on the new data; the earlier answer's numbers were carried over.`,
-      };
-    } else {
-      termination = {
-        reason: recorded.termination?.reason ?? 'cancelled',
-        detail: `The recorded run had no answer (${recorded.termination?.detail ?? 'its trace ends early'}); its cells were re-run on the new data.`,
-      };
-    }
-    if (answerSource === 'carried-over')
-      emit(recorder.notice(lastRecordedRound, 'rerun', describeNumbers(numbers)));
+    for (const notice of recorder.end({
+      endedAt: nowIso(),
+      durationMs,
+      rounds,
+      usage,
+      termination,
+      answer,
+    }))
+      emit(notice);
+    const result: RerunResult = {
+      runId,
+      outDir,
+      tracePath: recorder.tracePath,
+      answer,
+      termination,
+      ...(runError === null ? {} : { error: runError }),
+      rounds,
+      usage,
+      durationMs,
+      rerunOf,
+      cells,
+      failedCell,
+      answerSource,
+      numbers,
+    };
+    emit({ type: 'run-end', result });
+    return result;
   } catch (error) {
-    const failure = runFailureFrom(error, phase, signal.aborted ? 'cancelled' : null);
-    if (failure.reason !== 'cancelled') emit({ type: 'error', error: failure.error });
-    termination = { reason: failure.reason, detail: errorText(failure.error, 2000) };
-    if (!runStartWritten) writeRunStart();
-  } finally {
-    if (session !== null) await session.close().catch(() => undefined);
+    recorder.abandon();
+    throw error;
   }
-  if (termination === null) throw new Error('rerunAnalysis ended without a termination');
-  if (answer !== null) {
-    const round = lastRecordedRound + rounds;
-    recorder.append({ type: 'step', round, at: nowIso(), kind: 'answer', text: answer, closed: true });
-    emit({ type: 'answer-end', round, answer });
-  }
-  const durationMs = Date.now() - startedMs;
-  recorder.append({
-    type: 'turn-end',
-    turn: 1,
-    at: nowIso(),
-    rounds,
-    usage,
-    durationMs,
-    termination,
-    answer,
-    ask: null,
-  });
-  for (const notice of recorder.end({
-    endedAt: nowIso(),
-    durationMs,
-    rounds,
-    usage,
-    termination,
-    answer,
-  }))
-    emit(notice);
-  const result: RerunResult = {
-    runId,
-    outDir,
-    tracePath: recorder.tracePath,
-    answer,
-    termination,
-    rounds,
-    usage,
-    durationMs,
-    rerunOf,
-    cells,
-    failedCell,
-    answerSource,
-    numbers,
-  };
-  emit({ type: 'run-end', result });
-  return result;
 }
 
 /** Runs an event generator to its end, passing each event on; resolves to what it returns. */
