@@ -37,6 +37,15 @@ const serializedErrorSchema = z.object({
   fault: z.enum(['user', 'system', 'third-party', 'internal']),
 });
 
+/** `RunError`: the error that ended a run or turn (`sandbox-failure`, `model-unavailable`), on its result; absent otherwise. */
+const runErrorSchema = z.object({
+  code: z.string(),
+  message: z.string(),
+  fix: z.string(),
+  fault: z.enum(['user', 'system', 'third-party', 'internal']),
+  cause: z.string().nullable(),
+});
+
 // The image bytes stay in the trace and the report.
 const jsonCellResultSchema = cellResultSchema.extend({
   figures: z.array(figureSchema.omit({ dataBase64: true })),
@@ -48,6 +57,7 @@ const analysisResultSchema = z.object({
   tracePath: z.string(),
   answer: z.string().nullable(),
   termination: z.object({ reason: terminationReasonSchema, detail: z.string() }),
+  error: runErrorSchema.optional(),
   rounds: z.number(),
   usage: usageSchema,
   durationMs: z.number(),
@@ -59,6 +69,7 @@ const turnResultSchema = z.object({
   answer: z.string().nullable(),
   ask: z.string().nullable(),
   termination: z.object({ reason: terminationReasonSchema, detail: z.string() }),
+  error: runErrorSchema.optional(),
   rounds: z.number(),
   usage: usageSchema,
   durationMs: z.number(),

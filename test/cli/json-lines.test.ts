@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ModelUnavailableError } from '../../src/index.ts';
 import { toJsonLine } from '../../src/cli/json-lines.ts';
+import { shippedSchemaValidator } from '../support/json-schema-validator.ts';
 
 describe('--json lines', () => {
   it('leave figure bytes out and keep everything else', () => {
@@ -55,6 +56,36 @@ describe('--json lines', () => {
         fault: 'third-party',
       },
     });
+  });
+
+  it('a run-end or turn-end whose result carries the error that ended it matches the shipped schema', () => {
+    const validate = shippedSchemaValidator('json-lines.schema.json');
+    const error = {
+      code: 'SANDBOX_FAILURE',
+      message: 'The container is gone.',
+      fix: 'Run `datalyst doctor`.',
+      fault: 'system' as const,
+      cause: 'no such container',
+    };
+    const ending = {
+      answer: null,
+      termination: { reason: 'sandbox-failure' as const, detail: 'The container is gone.' },
+      error,
+      rounds: 1,
+      usage: { promptTokens: 0, completionTokens: 0 },
+      durationMs: 5,
+    };
+    const runEnd = toJsonLine({
+      type: 'run-end',
+      result: { runId: 'r', outDir: '/runs/r', tracePath: '/runs/r/trace.jsonl', ...ending },
+    });
+    expect(JSON.parse(runEnd)).toMatchObject({ result: { error } });
+    expect(validate(JSON.parse(runEnd))).toEqual([]);
+    const turnEnd = toJsonLine({
+      type: 'turn-end',
+      result: { turn: 1, question: 'q', ask: null, outputIds: [], artifacts: [], ...ending },
+    });
+    expect(validate(JSON.parse(turnEnd))).toEqual([]);
   });
 
   it('begin with type, time (ISO 8601) and schemaVersion, in that order', () => {

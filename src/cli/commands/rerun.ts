@@ -287,8 +287,18 @@ function describeRerun(renderer: ProgressRenderer, result: RerunResult, counts: 
     renderer.warn(`stale: … and ${stale.length - 10} more (marked [stale] in the report)`);
 }
 
-/** The fields every run's result has (the run-end line of `--json`, as `analyze` writes it). */
+/** The fields every run's result has (the run-end line of `--json`, as `analyze` writes it, with its error). */
 function analysisResultOf(result: AnalysisResult): AnalysisResult {
-  const { runId, outDir, tracePath, answer, termination, rounds, usage, durationMs } = result;
-  return { runId, outDir, tracePath, answer, termination, rounds, usage, durationMs };
+  const { runId, outDir, tracePath, answer, termination, error, rounds, usage, durationMs } = result;
+  return {
+    runId,
+    outDir,
+    tracePath,
+    answer,
+    termination,
+    ...(error === undefined ? {} : { error }),
+    rounds,
+    usage,
+    durationMs,
+  };
 }
