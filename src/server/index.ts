@@ -3,6 +3,7 @@ export { createServerApp, startServer } from './server.ts';
 export type { DatalystServer, ServerOptions } from './server.ts';
 export type { EngineOptions } from './thread-engine.ts';
 export { needsApiKey } from './auth.ts';
+export { ListenError, checkListenAddress, listenErrorOf } from './listen-address.ts';
 export { buildOpenApiDocument } from './openapi.ts';
 export {
   turnStatusSchema,

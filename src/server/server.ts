@@ -6,6 +6,7 @@ import { DataQuota } from './data-quota.ts';
 import { checkListenSecurity, createKeyCheck } from './auth.ts';
 import { checkBrowserRequest } from './browser-guard.ts';
 import { FileStore } from './file-store.ts';
+import { checkListenAddress, listenErrorOf } from './listen-address.ts';
 import { errorBody, ServerRequestError } from './http-error.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { ReportCache } from './report-cache.ts';
@@ -240,13 +241,28 @@ export async function createServerApp(
   return { app, threads, interrupted };
 }
 
-/** Builds the server and listens. */
+/**
+ * Builds the server and listens. Throws a ListenError (`PORT_IN_USE`,
+ * `ADDRESS_UNAVAILABLE`, `PORT_PRIVILEGED`, fault `user`) when it cannot
+ * listen where it is asked to.
+ */
 export async function startServer(options: ServerOptions): Promise<DatalystServer> {
-  const { app, threads, interrupted } = await createServerApp(options);
   const host = options.host ?? '127.0.0.1';
-  await app.listen({ host, port: options.port ?? 8200 });
+  const askedPort = options.port ?? 8200;
+  // Before the data folder is opened: a second server on the same folder (whose port is the first's)
+  // would mark the first one's running turns interrupted.
+  await checkListenAddress(host, askedPort);
+  const { app, threads, interrupted } = await createServerApp(options);
+  try {
+    await app.listen({ host, port: askedPort });
+  } catch (error) {
+    // Taken between the check and now.
+    await threads.shutdown();
+    await app.close();
+    throw listenErrorOf(error, host, askedPort);
+  }
   const address = app.server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : (options.port ?? 8200);
+  const port = typeof address === 'object' && address !== null ? address.port : askedPort;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   let closing: Promise<void> | null = null;
   return {

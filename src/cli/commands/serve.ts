@@ -33,7 +33,7 @@ Examples:
 ${exitCodeHelpFor([
   [ExitCode.answered, 'stopped by Ctrl-C (running turns cancelled, their sandboxes removed)'],
   [ExitCode.internal, 'internal error (a bug in Datalyst)'],
-  [ExitCode.usage, 'a bad option, config file or API key file'],
+  [ExitCode.usage, 'a bad option, config file or API key file; a port or address it cannot listen on'],
   [ExitCode.sandboxUnavailable, 'sandbox unavailable (Docker engine, runner image, local Python)'],
   [ExitCode.cancelled, 'a second Ctrl-C (quit at once)'],
 ])}`;
@@ -109,6 +109,9 @@ async function runServe(context: CliContext, options: ServeCommandOptions): Prom
   });
   let pool: WarmPool | null = null;
   try {
+    const { checkListenAddress, startServer } = await import('../../server/index.ts');
+    // A port in use is said at once, before Docker is checked and a warm container started for nothing.
+    await checkListenAddress(options.host, options.port);
     const configFile = await loadConfigFile(options.config ?? context.env.configPath, context.cwd);
     const modelSettings = resolveModelSettings({
       flags: {
@@ -151,7 +154,6 @@ async function runServe(context: CliContext, options: ServeCommandOptions): Prom
           });
       }
     }
-    const { startServer } = await import('../../server/index.ts');
     const server = await startServer({
       dataDir: path.resolve(context.cwd, options.dataDir),
       host: options.host,
