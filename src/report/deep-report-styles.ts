@@ -20,4 +20,25 @@ ol.evidence { list-style: none; padding-left: 0; }
 .sub-failed, .sub-skipped { border-left-color: var(--bad, #cf222e); }
 details.cells > summary, details.sub-answer > summary { cursor: pointer; font-weight: 600; margin: .4rem 0; }
 figure.figure img { max-width: 100%; height: auto; }
+.print-only { display: none; }
+/*
+ * Paper. The single report's print rules (above) already hide the contents bar
+ * and the overlays, open every <details>, keep figures, outputs and table rows
+ * whole and headings with what follows. The deep report adds its own parts.
+ * The sub-analyses' cells print their outputs (the S1:E5 the evidence cites,
+ * figures included) but not their code: the offline analyst's helpers alone
+ * repeat ten pages per sub-analysis (91 pages for the student-loan example,
+ * three quarters of them code), and the code is one click away in report.html
+ * and analysis.ipynb, which the note at the head of the sub-analyses says.
+ */
+@media print {
+  .print-only { display: block; }
+  /* Whole where they fit; a section longer than a page (its figures) breaks between its blocks. */
+  .deep-section, .evidence-item, .sub-head, ol.brief li { break-inside: avoid; }
+  h4, details.cells > summary, details.sub-answer > summary { break-after: avoid; }
+  .step-code > pre, .step-code h4 .kind { display: none; }
+  .evidence-item:target, .output:target, figure:target { outline: none; }
+  /* An outside link shows where it goes; the in-page ones ([EV3], S1:E5) name their target already. */
+  .markdown a[href^="http"]::after, .markdown a[href^="mailto:"]::after { content: " <" attr(href) ">"; font-size: .85em; overflow-wrap: anywhere; }
+}
 `;

@@ -260,14 +260,17 @@ function renderSubAnalyses(report: PreparedDeepReport, maxOutputChars: number): 
       record.answer === null
         ? ''
         : `<details class="sub-answer"><summary>Its answer</summary><div class="markdown">${renderSafeMarkdown(record.answer)}</div></details>`;
-    return `<article class="sub-analysis sub-${escapeHtml(record.outcome)}" id="${escapeHtml(subAnchor(record.id))}"><h3><span class="kind">${escapeHtml(record.id)}</span>${escapeHtml(record.question)}</h3>
+    // The head (question, outcome, tables, facts) is one block, so that paper never splits it.
+    return `<article class="sub-analysis sub-${escapeHtml(record.outcome)}" id="${escapeHtml(subAnchor(record.id))}"><div class="sub-head"><h3><span class="kind">${escapeHtml(record.id)}</span>${escapeHtml(record.question)}</h3>
 <p class="detail">${escapeHtml(record.detail)}</p>
 ${record.tables.length === 0 ? '' : `<p class="tables">Tables: ${record.tables.map((table) => `<span class="mono">${escapeHtml(table)}</span>`).join(', ')}</p>`}
-<dl class="facts">${facts.map(([name, value]) => `<dt>${escapeHtml(name)}</dt><dd>${escapeHtml(value)}</dd>`).join('')}</dl>
+<dl class="facts">${facts.map(([name, value]) => `<dt>${escapeHtml(name)}</dt><dd>${escapeHtml(value)}</dd>`).join('')}</dl></div>
 ${answer}${cells}
 </article>`;
   });
+  // Paper shows each cell's outputs, not its code (deep-report-styles.ts says why): the page says where the code is.
   return `<section id="sub-analyses"><h2>Sub-analyses</h2>
+<p class="note print-only">Each cell below shows what it printed, not its code: the code is in the HTML report and the notebook (<code>datalyst report &lt;this run folder&gt; --format html,ipynb</code>) and in each sub-analysis&#39;s <code>sub/S1/trace.jsonl</code>.</p>
 ${articles.join('\n')}
 </section>`;
 }
