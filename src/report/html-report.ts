@@ -10,7 +10,14 @@ import { reportStyles } from './report-styles.ts';
 import { markdownPlainText, renderSafeMarkdown } from './safe-markdown.ts';
 import type { ProcessEntry } from './run-view.ts';
 import { stripCodeFence, terminationLabel } from './run-view.ts';
-import { formatBytes, formatDuration, formatExactBytes, safeBaseUrl, stepLabel } from './report-format.ts';
+import {
+  formatBytes,
+  formatDuration,
+  formatExactBytes,
+  formatUtcTime,
+  safeBaseUrl,
+  stepLabel,
+} from './report-format.ts';
 import { durationFact, endedFact, roundsFact, terminationFact, totalsScope } from './provenance-facts.ts';
 import { highlightPython } from './python-highlighter.ts';
 import { readingNotes } from './reading-notes.ts';
@@ -82,7 +89,7 @@ ${renderGallery(context, rest, key.length)}
 ${renderDataSection(view.profile, report.numberIndex, outputAnchor)}
 ${renderProcess(context, outcome)}
 ${renderProvenance(context)}
-<footer>Rendered by Datalyst from trace.json at ${escapeHtml(report.generatedAt)}. Numbers marked <span class="num num-verified">like this<sup>E1</sup></span> were found in the execution output named; numbers marked <span class="num num-unverified">like this<sup>?</sup></span> were printed by no execution.</footer>
+<footer>Rendered by Datalyst from trace.json at ${timeHtml(report.generatedAt)}. Numbers marked <span class="num num-verified">like this<sup>E1</sup></span> were found in the execution output named; numbers marked <span class="num num-unverified">like this<sup>?</sup></span> were printed by no execution.</footer>
 </main>
 ${visuals.map((visual) => visual.lightbox).join('\n')}
 </body>
@@ -129,10 +136,10 @@ function renderHeader({ report }: HtmlContext, outcome: OutcomePresentation): st
     );
   }
   const subtitle = [
-    `Run ${view.start.runId}`,
-    `started ${view.start.startedAt}`,
-    model.offline ? 'offline analyst' : `model ${model.id}`,
-    `${view.rounds} round${view.rounds === 1 ? '' : 's'}`,
+    escapeHtml(`Run ${view.start.runId}`),
+    `started ${timeHtml(view.start.startedAt)}`,
+    escapeHtml(model.offline ? 'offline analyst' : `model ${model.id}`),
+    escapeHtml(`${view.rounds} round${view.rounds === 1 ? '' : 's'}`),
   ];
   const question = firstLine(view.start.instruction, 140);
   const fullQuestion =
@@ -142,7 +149,7 @@ function renderHeader({ report }: HtmlContext, outcome: OutcomePresentation): st
   return `<header id="top" class="band band-${outcome.look}">
 <p class="verdict verdict-${outcome.look}">${escapeHtml(outcome.verdict === '' ? 'Answered' : outcome.verdict)}</p>
 <h1 id="instruction">${outcome.verdict === '' ? '' : `<span class="title-verdict">${escapeHtml(outcome.verdict)}:</span> `}${escapeHtml(question)}</h1>
-<p class="subtitle">${subtitle.map(escapeHtml).join(' · ')}</p>
+<p class="subtitle">${subtitle.join(' · ')}</p>
 ${fullQuestion}
 ${banners.join('\n')}
 </header>`;
@@ -582,7 +589,8 @@ function renderProvenance({ report }: HtmlContext): string {
   const model = start.model;
   const cellMs = view.executions.reduce((total, execution) => total + execution.result.durationMs, 0);
   const modelMs = view.modelTurns.reduce((total, turn) => total + turn.durationMs, 0);
-  const facts: Array<[string, string]> = [
+  // Plain text, escaped when written; a recorded time is a <time> element (timeHtml).
+  const facts: Array<[string, string | { time: string }]> = [
     ['Model', model.offline ? `${model.id} (built-in offline analyst; no language model)` : model.id],
     ['Model profile', model.profile],
     ['Endpoint', safeBaseUrl(model.baseUrl) ?? 'none'],
@@ -598,8 +606,8 @@ function renderProvenance({ report }: HtmlContext): string {
       `${formatDuration(cellMs)} over ${view.executions.length} execution${view.executions.length === 1 ? '' : 's'}${totalsScope(view)}`,
     ],
     ['Time in the model', `${formatDuration(modelMs)}${totalsScope(view)}`],
-    ['Started', start.startedAt],
-    ['Ended', endedFact(view)],
+    ['Started', { time: start.startedAt }],
+    ['Ended', view.end === null ? endedFact(view) : { time: view.end.endedAt }],
     [
       'Limits',
       `cell timeout ${formatDuration(start.limits.cellTimeoutMs)}, memory ${start.limits.memoryMb} MB, ${start.limits.cpus} CPU, deadline ${start.limits.deadlineMs === null ? 'none' : formatDuration(start.limits.deadlineMs)}, context budget ${start.limits.contextBudgetTokens.toLocaleString('en-US')} tokens`,
@@ -628,7 +636,7 @@ function renderProvenance({ report }: HtmlContext): string {
     )
     .join('');
   return `<section id="provenance"><h2>Provenance</h2>
-<dl class="facts">${facts.map(([name, value]) => `<dt>${escapeHtml(name)}</dt><dd>${escapeHtml(value)}</dd>`).join('')}</dl>
+<dl class="facts">${facts.map(([name, value]) => `<dt>${escapeHtml(name)}</dt><dd>${typeof value === 'string' ? escapeHtml(value) : timeHtml(value.time)}</dd>`).join('')}</dl>
 <h3>Input files</h3>
 ${start.workspace.files.length === 0 ? '<p class="note">No input files were recorded.</p>' : `<table class="files"><thead><tr><th>File</th><th>Size</th><th>SHA-256</th></tr></thead><tbody>${files}</tbody></table>`}
 ${readingNotesHtml(view.profile)}
@@ -643,6 +651,14 @@ function readingNotesHtml(profile: WorkspaceProfile | null): string {
     .map(({ file, note }) => `<li><span class="mono">${escapeHtml(file)}</span>: ${escapeHtml(note)}</li>`)
     .join('');
   return `<h3>How the files were read</h3><ul class="reading-notes">${items}</ul>`;
+}
+
+/** A recorded time as a person reads it (formatUtcTime), the exact ISO value kept for machines in `datetime`. */
+function timeHtml(iso: string): string {
+  const readable = formatUtcTime(iso);
+  return readable === iso
+    ? escapeHtml(iso)
+    : `<time datetime="${escapeHtml(iso)}">${escapeHtml(readable)}</time>`;
 }
 
 function firstLine(text: string, maxChars: number): string {

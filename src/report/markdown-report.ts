@@ -5,7 +5,14 @@ import { escapeMarkdownText, fencedBlock, neutralizeMarkdown } from './markdown-
 import { cleanOutputText } from '../trace/output-text.ts';
 import { chartKey, figureKey, missingVisualNote, outputAnchor } from './prepared-report.ts';
 import type { PreparedReport } from './prepared-report.ts';
-import { formatBytes, formatDuration, formatExactBytes, safeBaseUrl, stepLabel } from './report-format.ts';
+import {
+  formatBytes,
+  formatDuration,
+  formatExactBytes,
+  formatUtcTime,
+  safeBaseUrl,
+  stepLabel,
+} from './report-format.ts';
 import { durationFact, endedFact, roundsFact, terminationFact, totalsScope } from './provenance-facts.ts';
 import type { ProcessEntry } from './run-view.ts';
 import { stripCodeFence } from './run-view.ts';
@@ -50,7 +57,7 @@ export function renderMarkdownReport(
     '',
   );
   out.push(
-    `Run ${escapeMarkdownText(view.start.runId)} · started ${view.start.startedAt} · ${view.start.model.offline ? 'offline analyst' : `model ${escapeMarkdownText(view.start.model.id)}`} · ${view.rounds} rounds`,
+    `Run ${escapeMarkdownText(view.start.runId)} · started ${escapeMarkdownText(formatUtcTime(view.start.startedAt))} · ${view.start.model.offline ? 'offline analyst' : `model ${escapeMarkdownText(view.start.model.id)}`} · ${view.rounds} rounds`,
     '',
   );
   if (view.start.model.offline) {
@@ -307,7 +314,7 @@ function renderProvenance(report: PreparedReport): string[] {
     `- **Duration:** ${durationFact(view)}; cells ${formatDuration(view.executions.reduce((total, execution) => total + execution.result.durationMs, 0))}; model ${formatDuration(view.modelTurns.reduce((total, turn) => total + turn.durationMs, 0))}${totalsScope(view)}`,
     `- **Limits:** cell timeout ${formatDuration(start.limits.cellTimeoutMs)}, memory ${start.limits.memoryMb} MB, ${start.limits.cpus} CPU, deadline ${start.limits.deadlineMs === null ? 'none' : formatDuration(start.limits.deadlineMs)}, context budget ${start.limits.contextBudgetTokens} tokens`,
     `- **Tool versions:** ${report.toolVersions.map(([name, version]) => `${name} ${escapeMarkdownText(version)}`).join(', ')}`,
-    `- **Run:** ${escapeMarkdownText(start.runId)}, started ${start.startedAt}, ended ${endedFact(view)}; report rendered ${report.generatedAt}`,
+    `- **Run:** ${escapeMarkdownText(start.runId)}, started ${escapeMarkdownText(formatUtcTime(start.startedAt))}, ended ${escapeMarkdownText(endedFact(view))}; report rendered ${escapeMarkdownText(formatUtcTime(report.generatedAt))}`,
   ];
   const rerunOf = rerunOfFacts(start);
   if (rerunOf !== null)

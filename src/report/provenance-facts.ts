@@ -1,4 +1,4 @@
-import { formatDuration } from './report-format.ts';
+import { formatDuration, formatUtcTime } from './report-format.ts';
 import type { RunView } from './run-view.ts';
 import { terminationLabel } from './run-view.ts';
 
@@ -46,9 +46,10 @@ export function totalsScope(view: RunView): string {
   return view.turns.length > 1 ? ', all questions' : '';
 }
 
-/** When the run ended; an open conversation has not. */
+/** When the run ended (see formatUtcTime); an open conversation has not. */
 export function endedFact(view: RunView): string {
-  return view.end?.endedAt ?? (view.open ? 'not yet: the conversation is still open' : 'unknown');
+  if (view.end !== null) return formatUtcTime(view.end.endedAt);
+  return view.open ? 'not yet: the conversation is still open' : 'unknown';
 }
 
 function describe(termination: { reason: Parameters<typeof terminationLabel>[0]; detail: string }): string {

@@ -38,6 +38,32 @@ export function formatDuration(durationMs: number): string {
   return rest === 0 ? `${minutes} min` : `${minutes} min ${rest} s`;
 }
 
+// en-GB and UTC named, so the text is the same on every machine. Months in full: en-GB's short
+// September is "Sept" in recent ICU data and "Sep" in older, so "Sep" would depend on the Node build.
+const utcTimeFormat = new Intl.DateTimeFormat('en-GB', {
+  day: 'numeric',
+  month: 'long',
+  year: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+  hourCycle: 'h23',
+  timeZone: 'UTC',
+});
+
+/**
+ * A recorded ISO time as a person reads it, in UTC: `24 November 2026, 14:05 UTC`.
+ * Text that is no time is returned as it is.
+ */
+export function formatUtcTime(iso: string): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  // Put together from parts: the literal between date and time differs between ICU versions (", " or " at ").
+  const parts = utcTimeFormat.formatToParts(date);
+  const part = (type: Intl.DateTimeFormatPartTypes) =>
+    parts.find((entry) => entry.type === type)?.value ?? '';
+  return `${part('day')} ${part('month')} ${part('year')}, ${part('hour')}:${part('minute')} UTC`;
+}
+
 /** The endpoint without user:password or query (a key could sit there). */
 export function safeBaseUrl(baseUrl: string | null): string | null {
   if (baseUrl === null) return null;

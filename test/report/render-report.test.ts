@@ -107,6 +107,33 @@ describe('renderReport', () => {
     expect(html).toContain('highlight.js 11.');
   });
 
+  it('shows the start, end and render times as a person reads them, in UTC, the exact ISO time in <time datetime> (it showed 2025-03-01T09:00:00.000Z)', async () => {
+    const end = trace.records.findLast((record) => record.type === 'run-end');
+    if (end?.type !== 'run-end') throw new Error('the synthetic trace ends with run-end');
+    const ended = new Date(end.endedAt);
+    const endedText = `1 March 2025, ${String(ended.getUTCHours()).padStart(2, '0')}:${String(ended.getUTCMinutes()).padStart(2, '0')} UTC`;
+    const subtitle = html.slice(
+      html.indexOf('<p class="subtitle">'),
+      html.indexOf('</p>', html.indexOf('<p class="subtitle">')),
+    );
+    expect(subtitle).toContain(
+      'started <time datetime="2025-03-01T09:00:00.000Z">1 March 2025, 09:00 UTC</time>',
+    );
+    expect(html).toContain(
+      '<dt>Started</dt><dd><time datetime="2025-03-01T09:00:00.000Z">1 March 2025, 09:00 UTC</time></dd>',
+    );
+    expect(html).toContain(`<dt>Ended</dt><dd><time datetime="${end.endedAt}">${endedText}</time></dd>`);
+    expect(html).toContain('at <time datetime="2025-03-02T00:00:00.000Z">2 March 2025, 00:00 UTC</time>.');
+    const markdown = await readFile(join(outDir, 'report.md'), 'utf8');
+    expect(markdown).toContain(' · started 1 March 2025, 09:00 UTC · ');
+    expect(markdown).toContain(
+      `started 1 March 2025, 09:00 UTC, ended ${endedText}; report rendered 2 March 2025, 00:00 UTC`,
+    );
+    // No raw ISO time is left for a person to read, in either report (the trace keeps them).
+    expect(html.replaceAll(/datetime="[^"]*"/g, '')).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d/);
+    expect(markdown).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d/);
+  });
+
   it('highlights code and prints for paper', () => {
     expect(html).toContain('<code class="hljs language-python"><span class="hljs-keyword">import</span>');
     expect(html).toContain('@media print');

@@ -120,6 +120,42 @@ describe('report.html in Chromium', () => {
     }
   });
 
+  it('shows when the run started as a person reads it, in UTC, with the exact time kept in <time datetime> (it showed 2025-03-01T09:00:00.000Z)', async () => {
+    const outDir = join(root, 'times');
+    await renderReport(makeSyntheticTrace({ rounds: 1, charts: 0, figures: 0 }), {
+      outDir,
+      formats: ['html'],
+      now: new Date('2025-03-02T00:00:00Z'),
+    });
+    const watch = await openReport(outDir);
+    try {
+      expectQuiet(watch);
+      const shown = await watch.page.evaluate(() => {
+        const time = (selector: string) => {
+          const element = document.querySelector<HTMLTimeElement>(selector);
+          return element === null ? null : { text: element.innerText, datetime: element.dateTime };
+        };
+        return {
+          subtitle: document.querySelector<HTMLElement>('header .subtitle')?.innerText ?? '',
+          headerTime: time('header .subtitle time'),
+          footerTime: time('footer time'),
+        };
+      });
+      expect(shown.subtitle).toContain('started 1 March 2025, 09:00 UTC');
+      expect(shown.subtitle).not.toMatch(/\d{4}-\d\d-\d\dT/);
+      expect(shown.headerTime).toEqual({
+        text: '1 March 2025, 09:00 UTC',
+        datetime: '2025-03-01T09:00:00.000Z',
+      });
+      expect(shown.footerTime).toEqual({
+        text: '2 March 2025, 00:00 UTC',
+        datetime: '2025-03-02T00:00:00.000Z',
+      });
+    } finally {
+      await watch.page.close();
+    }
+  });
+
   it('leaves every XSS payload inert', async () => {
     const outDir = join(root, 'hostile');
     await renderReport(makeHostileTrace(), { outDir, formats: ['html'] });

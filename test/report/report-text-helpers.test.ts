@@ -5,6 +5,7 @@ import { escapeMarkdownText, fencedBlock, neutralizeMarkdown } from '../../src/r
 import MarkdownIt from 'markdown-it';
 import { cleanOutputText } from '../../src/trace/output-text.ts';
 import { nestedHeadingLevels } from '../../src/report/safe-markdown.ts';
+import { formatUtcTime } from '../../src/report/report-format.ts';
 
 describe('cleanOutputText', () => {
   it('removes colour and cursor escapes, OSC titles and stray control characters', () => {
@@ -140,5 +141,19 @@ describe('neutralizeMarkdown fences a renderer does not see as fences', () => {
   it('closes a fence the text left open, so the report after it is not code', () => {
     expect(live('```\ncode')).toMatch(/<\/code><\/pre>\s*$/);
     expect(neutralizeMarkdown('```\ncode').split('\n').at(-1)).toBe('```');
+  });
+});
+
+describe('formatUtcTime', () => {
+  it('writes a recorded time in UTC with the month in full, whatever the machine', () => {
+    expect(formatUtcTime('2026-11-24T14:05:12.123Z')).toBe('24 November 2026, 14:05 UTC');
+    // Not "Sept" (recent ICU's en-GB) or "Sep" (older): the same text on every Node build.
+    expect(formatUtcTime('2026-09-04T04:05:00Z')).toBe('4 September 2026, 04:05 UTC');
+    // An offset is converted, and a minute is cut, never rounded into the next day.
+    expect(formatUtcTime('2026-10-01T01:59:59.999+02:00')).toBe('30 September 2026, 23:59 UTC');
+  });
+
+  it('returns text that is no time as it is', () => {
+    expect(formatUtcTime('not a time')).toBe('not a time');
   });
 });
