@@ -51,7 +51,7 @@ export { PdfPrinter, DEFAULT_CHROMIUM_PATH } from './pdf.ts';
 export type { PdfPrinterOptions, PdfPageSize } from './pdf.ts';
 export { compareNotebooks } from './notebook-diff.ts';
 export type { NotebookComparison, NotebookCellDifference } from './notebook-diff.ts';
-export { renderDeepRunFolder, allDeepReportFormats, isDeepReportFormat } from './render-deep-report.ts';
+export { renderDeepRunFolder, allDeepReportFormats } from './render-deep-report.ts';
 export { renderDeepNotebook } from './deep-notebook.ts';
 export type {
   DeepReportFormat,

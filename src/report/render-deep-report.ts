@@ -1,6 +1,7 @@
 import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { ChartPool } from './chart-pool.ts';
+import type { PdfPrinter } from './pdf.ts';
 import { renderDeepHtmlReport } from './deep-report.ts';
 import { renderDeepMarkdownReport } from './deep-markdown-report.ts';
 import { renderDeepNotebook } from './deep-notebook.ts';
@@ -10,21 +11,21 @@ import { prepareDeepReport } from './deep-run.ts';
 /**
  * The formats a deep report has. `json` is `deep.json` itself (the record,
  * with the sub-analyses' traces beside it): written only when the report goes
- * to another folder, where it is copied. There is no `pdf` of a deep report.
+ * to another folder, where it is copied. `pdf` is `report.html` printed by
+ * headless Chromium (`pdf.ts`), as for a single run's report.
  */
-export type DeepReportFormat = 'html' | 'md' | 'ipynb' | 'json';
+export type DeepReportFormat = 'html' | 'md' | 'ipynb' | 'json' | 'pdf';
 
+/** The formats written by default; `pdf` only when asked for (it needs Chromium). */
 export const allDeepReportFormats: readonly DeepReportFormat[] = ['html', 'md', 'ipynb', 'json'];
-
-export function isDeepReportFormat(format: string): format is DeepReportFormat {
-  return (allDeepReportFormats as readonly string[]).includes(format);
-}
 
 export interface RenderDeepRunFolderOptions {
   /** Default: the deep run folder itself. */
   outDir?: string;
-  /** Default all of `html`, `md`, `ipynb`, `json`. */
+  /** Default all of `html`, `md`, `ipynb`, `json`. `pdf` prints the HTML report with headless Chromium (pdf.ts). */
   formats?: readonly DeepReportFormat[];
+  /** The Chromium that prints `pdf`; default /usr/bin/chromium. */
+  chromiumPath?: string;
   /** Rows kept per inline chart dataset. Default 5 000. */
   maxChartRows?: number;
   /** Worker processes that draw the charts; default: `sharedChartPool()`. */
@@ -46,7 +47,9 @@ export interface RenderedDeepReport {
 /**
  * Renders a deep analysis's run folder (`deep.json` and `sub/<id>/`) into
  * `report.html`, `report.md` (+ `assets/`) and `analysis.ipynb`; its JSON is
- * `deep.json` (copied when `outDir` is another folder). Each sub-analysis keeps its own
+ * `deep.json` (copied when `outDir` is another folder); `report.pdf` when
+ * `pdf` is asked for (a missing Chromium is a `ChromiumUnavailableError`,
+ * thrown after the other formats are written). Each sub-analysis keeps its own
  * run folder; `renderRunFolder(join(runDir, 'sub', 'S1'))` renders one alone.
  *
  * @example
@@ -55,6 +58,24 @@ export interface RenderedDeepReport {
 export async function renderDeepRunFolder(
   runDir: string,
   options: RenderDeepRunFolderOptions = {},
+): Promise<RenderedDeepReport> {
+  if (!(options.formats ?? allDeepReportFormats).includes('pdf')) return renderFormats(runDir, options, null);
+  // Chromium starts while the charts are drawn; a missing one fails the PDF only, after the other formats.
+  const printer = startPdfPrinter(options.chromiumPath);
+  try {
+    return await renderFormats(runDir, options, printer);
+  } finally {
+    await printer.then(
+      (started) => started.close(),
+      () => undefined,
+    );
+  }
+}
+
+async function renderFormats(
+  runDir: string,
+  options: RenderDeepRunFolderOptions,
+  printer: Promise<PdfPrinter> | null,
 ): Promise<RenderedDeepReport> {
   const formats = new Set(options.formats ?? allDeepReportFormats);
   const outDir = resolve(options.outDir ?? runDir);
@@ -68,8 +89,9 @@ export async function renderDeepRunFolder(
   await mkdir(outDir, { recursive: true });
   const files: string[] = [];
   let htmlBytes = 0;
+  // The PDF is the page printed: rendered for it even when report.html is not asked for (and then not written).
+  const html = formats.has('html') || formats.has('pdf') ? renderDeepHtmlReport(report) : '';
   if (formats.has('html')) {
-    const html = renderDeepHtmlReport(report);
     htmlBytes = Buffer.byteLength(html);
     files.push(await write(join(outDir, 'report.html'), html));
   }
@@ -92,6 +114,11 @@ export async function renderDeepRunFolder(
       files.push(recordPath);
     }
   }
+  if (printer) {
+    const pdf = await (await printer).print(html);
+    options.signal?.throwIfAborted();
+    files.push(await write(join(outDir, 'report.pdf'), pdf));
+  }
   const numbers = report.sections.flatMap((view) => view.html.numbers);
   const verified = numbers.filter((number) => number.verified).length;
   const charts = [...report.charts.values()];
@@ -104,6 +131,16 @@ export async function renderDeepRunFolder(
     },
     htmlBytes,
   };
+}
+
+/** Launches Chromium for the PDF, loading playwright only then; a failure surfaces where the PDF is printed (as render-report.ts does). */
+function startPdfPrinter(chromiumPath: string | undefined): Promise<PdfPrinter> {
+  const started = import('./pdf.ts').then(({ PdfPrinter }) =>
+    PdfPrinter.launch(chromiumPath === undefined ? {} : { executablePath: chromiumPath }),
+  );
+  // Awaited later (after the other formats): not an unhandled rejection meanwhile.
+  started.catch(() => undefined);
+  return started;
 }
 
 async function write(path: string, content: string | Uint8Array): Promise<string> {

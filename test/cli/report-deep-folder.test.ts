@@ -26,36 +26,33 @@ describe('datalyst report on a deep analysis folder', () => {
     expect(notebook.cells.some((cell) => cell.id.startsWith('S1-E'))).toBe(true);
   });
 
-  it('warns only about a format asked for that a deep report does not have (pdf)', async () => {
+  // Chromium is missing: `report <deep run> --format pdf` says how to get it (exit 4, CHROMIUM_UNAVAILABLE, as
+  // for a single run's report) and, pdf being all that was asked for, rewrites nothing.
+  it('--format pdf without Chromium: the fix, exit 4, and nothing rewritten', async () => {
     const runDir = path.join(await temporaryDir(), 'deep');
-    await buildRecordedDeepRun(runDir);
-    const run = await runDatalyst(['report', runDir, '--format', 'ipynb,pdf']);
-    expect(run.exitCode).toBe(0);
-    expect(run.stdout).toContain('A deep analysis has no pdf report');
-    expect(run.stdout).toContain(`\`datalyst report ${path.join(runDir, 'sub', 'S1')} --format pdf\``);
-    expect(run.stdout).toContain('analysis.ipynb');
-    await expect(stat(path.join(runDir, 'report.html'))).rejects.toThrow();
-    await expect(stat(path.join(runDir, 'report.pdf'))).rejects.toThrow();
-  });
-
-  // `report <deep run> --format pdf` wrote no PDF, rewrote report.html, report.md and analysis.ipynb, exited 0
-  // and listed deep.json, which it had not written; its hint `datalyst report sub/S1` was relative to the run folder.
-  it('refuses --format pdf alone (exit 2, a fix that works from here) and rewrites nothing', async () => {
-    const parent = await temporaryDir();
-    const runDir = path.join(parent, 'deep');
     await buildRecordedDeepRun(runDir);
     expect((await runDatalyst(['report', runDir])).exitCode).toBe(0);
     const before = await folderTimes(runDir);
-    const run = await runDatalyst(['report', 'deep', '--format', 'pdf'], { cwd: parent });
-    expect(run.exitCode).toBe(2);
-    expect(run.stderr).toContain('CONFIG_INVALID');
-    expect(run.stderr).toContain('A deep analysis has no pdf report');
-    expect(run.stderr).toContain('`datalyst report deep/sub/S1 --format pdf`');
-    expect(run.stdout).toBe('');
+    const run = await runDatalyst(['report', runDir, '--format', 'pdf'], {
+      env: { DATALYST_CHROMIUM: path.join(runDir, 'no-such-chromium') },
+    });
+    expect(run.exitCode).toBe(4);
+    expect(run.stderr).toContain('CHROMIUM_UNAVAILABLE');
+    expect(run.stderr).toContain('apt-get install chromium');
     expect(await folderTimes(runDir)).toEqual(before);
-    // The hint works from where it was given.
-    const sub = await runDatalyst(['report', 'deep/sub/S1', '--format', 'md'], { cwd: parent });
-    expect(sub.exitCode).toBe(0);
+  });
+
+  it('--format ipynb,pdf without Chromium writes the notebook before it fails, and no report.html', async () => {
+    const runDir = path.join(await temporaryDir(), 'deep');
+    await buildRecordedDeepRun(runDir);
+    const run = await runDatalyst(['report', runDir, '--format', 'ipynb,pdf'], {
+      env: { DATALYST_CHROMIUM: path.join(runDir, 'no-such-chromium') },
+    });
+    expect(run.exitCode).toBe(4);
+    expect(run.stderr).toContain('CHROMIUM_UNAVAILABLE');
+    expect((await stat(path.join(runDir, 'analysis.ipynb'))).size).toBeGreaterThan(0);
+    await expect(stat(path.join(runDir, 'report.html'))).rejects.toThrow();
+    await expect(stat(path.join(runDir, 'report.pdf'))).rejects.toThrow();
   });
 
   it('lists exactly the files it wrote: deep.json only when copied to another folder', async () => {
@@ -83,25 +80,12 @@ describe('datalyst report on a deep analysis folder', () => {
   });
 });
 
-describe('analyze --deep and a format a deep report has not', () => {
-  // `analyze --deep --format …,pdf` ran the whole analysis and only then said there would be no PDF.
-  it('refuses --format pdf alone before anything runs', async () => {
-    const out = path.join(await temporaryDir(), 'run');
+describe('analyze --deep --format pdf', () => {
+  // A deep run takes minutes: a PDF that cannot be printed is said before it starts, as for a single run.
+  it('without Chromium: refused before anything runs, with the fix', async () => {
+    const parent = await temporaryDir();
+    const out = path.join(parent, 'run');
     let sandboxes = 0;
-    const run = await runDatalyst(
-      ['analyze', 'workspace-examples/student-loan', '--deep', '--offline', '--format', 'pdf', '--out', out],
-      { prepareSandbox: () => Promise.resolve(void sandboxes++) },
-    );
-    expect(run.exitCode).toBe(2);
-    expect(run.stderr).toContain('A deep analysis has no pdf report');
-    expect(sandboxes).toBe(0);
-    await expect(stat(out)).rejects.toThrow();
-  });
-
-  it('says it before the run when other formats are asked for too', async () => {
-    const out = path.join(await temporaryDir(), 'run');
-    let warnedBeforeSandbox = false;
-    let stdout = '';
     const run = await runDatalyst(
       [
         'analyze',
@@ -114,15 +98,14 @@ describe('analyze --deep and a format a deep report has not', () => {
         out,
       ],
       {
-        onStdout: (text) => (stdout += text),
-        prepareSandbox: () => {
-          warnedBeforeSandbox = stdout.includes('A deep analysis has no pdf report');
-          return Promise.reject(new Error('stop here: the test runs no sandbox'));
-        },
+        env: { DATALYST_CHROMIUM: path.join(parent, 'no-such-chromium') },
+        prepareSandbox: () => Promise.resolve(void sandboxes++),
       },
     );
-    expect(run.exitCode).not.toBe(0);
-    expect(warnedBeforeSandbox).toBe(true);
+    expect(run.exitCode).toBe(4);
+    expect(run.stderr).toContain('CHROMIUM_UNAVAILABLE');
+    expect(sandboxes).toBe(0);
+    await expect(stat(out)).rejects.toThrow();
   });
 });
 

@@ -98,12 +98,20 @@ describe('datalyst analyze --deep (real process, real sandboxes)', () => {
           server.baseUrl,
           '--out',
           out,
+          '--format',
+          'md,pdf',
         ],
         { cwd: projectRoot, env: cleanEnv, reject: false, all: true },
       );
       const run = await child;
       expect(run.exitCode, run.all).toBe(0);
       expect(run.all).toContain('S1 started');
+      // The deep report printed by Chromium, and only the formats asked for.
+      const { stdout: pdfText } = await execa('pdftotext', [path.join(out, 'report.pdf'), '-']);
+      expect(pdfText).toContain('Findings');
+      expect(pdfText).toMatch(/North brought 2,241\b/);
+      expect(await readdir(out)).not.toContain('report.html');
+      expect(await readdir(out)).toContain('report.md');
       expect(run.all).toContain('S2 answered');
       const record = await readDeepRecord(out);
       expect(record?.termination.reason).toBe('answered');

@@ -132,12 +132,12 @@ describe('datalyst analyze --deep', () => {
     expect(run.stdout).not.toMatch(/has no|not written/);
   });
 
-  it('warns about a format asked for that a deep report does not have, and writes the others', async () => {
-    const { run, out } = await deepRun(['--format', 'ipynb,pdf', '--concurrency', '1']);
+  it('writes only the formats asked for', async () => {
+    const { run, out } = await deepRun(['--format', 'ipynb', '--concurrency', '1']);
     expect(run.exitCode).toBe(0);
-    expect(run.stdout).toContain('A deep analysis has no pdf report');
     expect(await stat(path.join(out, 'analysis.ipynb')).then((found) => found.isFile())).toBe(true);
     expect(await stat(path.join(out, 'report.html')).catch(() => null)).toBeNull();
+    expect(await stat(path.join(out, 'report.md')).catch(() => null)).toBeNull();
   });
 
   it('refuses --deep with --continue, naming both, before anything runs', async () => {

@@ -1,8 +1,9 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeepRecord } from '../../src/deep/index.ts';
+import { DatalystError } from '../../src/errors/index.ts';
 import { renderDeepRunFolder } from '../../src/report/index.ts';
 import { hostile } from '../deep/support/hostile-deep-record.ts';
 import { buildRecordedDeepRun } from '../deep/support/recorded-deep-run.ts';
@@ -102,6 +103,24 @@ describe('the deep report of a recorded offline deep run', () => {
     // An answered sub-analysis is "answered", once: its loop's termination says the same.
     expect(markdown).toContain('- Outcome: **answered**; rounds:');
     expect(markdown).not.toContain('(answered)');
+  });
+
+  it('says how to get Chromium when the pdf cannot be printed, after writing the other formats', async () => {
+    const outDir = join(root, 'no-chromium');
+    const failure = await renderDeepRunFolder(join(root, 'plain'), {
+      outDir,
+      formats: ['md', 'pdf'],
+      chromiumPath: join(root, 'no-such-chromium'),
+    }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(DatalystError.isInstance(failure)).toBe(true);
+    expect((failure as DatalystError).code).toBe('CHROMIUM_UNAVAILABLE');
+    expect((failure as DatalystError).fix).toContain('apt-get install chromium');
+    expect((await stat(join(outDir, 'report.md'))).size).toBeGreaterThan(0);
+    await expect(stat(join(outDir, 'report.pdf'))).rejects.toThrow();
+    await expect(stat(join(outDir, 'report.html'))).rejects.toThrow();
   });
 
   it('is the same for the same folder and time', async () => {

@@ -2,7 +2,7 @@ import os from 'node:os';
 import { z } from 'zod';
 import type { AnalyzeSettings } from '../../config/index.ts';
 import { CancelledError, ConfigError, DatalystError } from '../../errors/index.ts';
-import type { DeepAnalysisResult, DeepEvent, WarmPool } from '../../index.ts';
+import type { DeepAnalysisResult, DeepEvent, DeepReportFormat, WarmPool } from '../../index.ts';
 import type { CliContext } from '../cli-context.ts';
 import { exitCodeForDeepTermination } from '../exit-codes.ts';
 import { handleCommandInterrupts } from '../command-interrupts.ts';
@@ -173,7 +173,7 @@ export async function runDeepAnalyze(input: DeepCommandInput): Promise<number> {
     if (writeJson !== null) describeEvent(renderer, { type: 'deep-end', result }, context.cwd);
     if (result.termination.reason !== 'cancelled') {
       try {
-        await writeDeepReport(renderer, result.outDir, settings.formats, context.cwd);
+        await writeDeepReport(context, renderer, result.outDir, settings.formats);
       } catch (error) {
         // deep.json and the sub-analyses are kept; `datalyst report <folder>` writes the report again.
         return fail(error);
@@ -186,26 +186,26 @@ export async function runDeepAnalyze(input: DeepCommandInput): Promise<number> {
   }
 }
 
-/** The deep run's report in the formats asked for (`analyze` kept those a deep report has, before the run), charts drawn through one pool. */
+/** The deep run's report in the formats asked for (Chromium, for pdf, was checked before the run), charts drawn through one pool. */
 async function writeDeepReport(
+  context: CliContext,
   renderer: ProgressRenderer,
   runDir: string,
-  formats: readonly string[],
-  cwd: string,
+  formats: readonly DeepReportFormat[],
 ): Promise<void> {
-  const [{ ChartPool }, { renderDeepRunFolder, isDeepReportFormat }, { describeRenderedReport }] =
-    await Promise.all([
-      import('../../report/chart-pool.ts'),
-      import('../../report/index.ts'),
-      import('../report-summary.ts'),
-    ]);
+  const [{ ChartPool }, { renderDeepRunFolder }, { describeRenderedReport }] = await Promise.all([
+    import('../../report/chart-pool.ts'),
+    import('../../report/index.ts'),
+    import('../report-summary.ts'),
+  ]);
   const charts = new ChartPool({ cache: true });
   try {
     const rendered = await renderDeepRunFolder(runDir, {
-      formats: formats.filter(isDeepReportFormat),
+      formats,
       chartPool: charts,
+      ...(context.env.chromium === undefined ? {} : { chromiumPath: context.env.chromium }),
     });
-    describeRenderedReport(renderer, rendered.files, rendered, cwd);
+    describeRenderedReport(renderer, rendered.files, rendered, context.cwd);
   } finally {
     await charts.close();
   }

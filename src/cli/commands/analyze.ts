@@ -7,7 +7,6 @@ import { CancelledError, ConfigError, DatalystError } from '../../errors/index.t
 import type { AnalyzeSettings } from '../../config/index.ts';
 import type { AnalysisResult, AnalyzeOptions, RenderedReport, SandboxLimits } from '../../index.ts';
 import type { CliContext } from '../cli-context.ts';
-import { chooseDeepReportFormats } from '../deep-report-formats.ts';
 import { loadCommandSettings } from '../command-settings.ts';
 import { cliFailure, jsonLineWriter, type JsonLineWriter } from '../cli-failure.ts';
 import { ExitCode, exitCodeForError, exitCodeForTermination, exitCodeHelpFor } from '../exit-codes.ts';
@@ -352,12 +351,6 @@ async function runAnalyze(
   try {
     settings = await loadCommandSettings(context, workspace, instruction, options);
     renderer = makeRenderer(context, options, settings.maxRounds);
-    if (options.deep === true) {
-      // A deep report has no pdf: said, or refused when nothing else is asked for, before the run, not after it.
-      const chosen = await chooseDeepReportFormats(settings.formats, settings.outDir, context.cwd);
-      if (chosen.warning !== null) renderer.warn(chosen.warning);
-      settings = { ...settings, formats: chosen.formats };
-    }
     check = await checkRunWorkspace(settings);
     describeWorkspace(renderer, check, context, json ? writeJson : null);
     if (check.totalBytes > (settings.memoryMb * 1024 * 1024) / 2) {

@@ -4,11 +4,14 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { parseFormats } from '../../config/analyze-settings.ts';
-import { defaultReportFormatNames, reportFormatNames } from '../../config/config-file.ts';
+import {
+  defaultReportFormatNames,
+  reportFormatNames,
+  type ReportFormatName,
+} from '../../config/config-file.ts';
 import { TraceError } from '../../errors/index.ts';
 import { readTrace } from '../../trace/reader.ts';
 import type { CliContext } from '../cli-context.ts';
-import { chooseDeepReportFormats } from '../deep-report-formats.ts';
 import { ExitCode, exitCodeForError, exitCodeHelpFor } from '../exit-codes.ts';
 import { prepareOutDir } from '../output-dir.ts';
 import type { ExitCodeSink } from '../program.ts';
@@ -20,8 +23,8 @@ import type { ChartPool } from '../../report/chart-pool.ts';
 
 const reportHelp = `
 <trace> is a run folder (with trace.jsonl or trace.json) or a trace file.
-A deep analysis's folder (with deep.json) gets its deep report (html, md, ipynb;
-json is its deep.json).
+A deep analysis's folder (with deep.json) gets its deep report (html, md, ipynb,
+pdf; json is its deep.json).
 The report is written next to the trace unless --out names another folder
 (which must be new or empty). A trace cut short by a crash or Ctrl-C still
 renders: the report says the run did not finish.
@@ -156,26 +159,25 @@ async function runReport(
   }
 }
 
-/** A deep analysis's folder: its report from deep.json and the sub-analyses' traces (every format but pdf, which is refused alone). */
+/** A deep analysis's folder: its report from deep.json and the sub-analyses' traces, in the formats asked for. */
 async function renderDeepReport(
   context: CliContext,
   renderer: ProgressRenderer,
   runDir: string,
-  formats: readonly string[],
+  formats: readonly ReportFormatName[],
   options: ReportCommandOptions,
   charts: ChartPool,
 ): Promise<number> {
   const { renderDeepRunFolder } = await import('../../report/index.ts');
-  const chosen = await chooseDeepReportFormats(formats, runDir, context.cwd);
-  if (chosen.warning !== null) renderer.warn(chosen.warning);
   let outDir = runDir;
   if (options.out !== undefined && path.resolve(context.cwd, options.out) !== runDir) {
     outDir = await prepareOutDir(path.resolve(context.cwd, options.out), false);
   }
   const rendered = await renderDeepRunFolder(runDir, {
     outDir,
-    formats: chosen.formats,
+    formats,
     chartPool: charts,
+    ...(context.env.chromium === undefined ? {} : { chromiumPath: context.env.chromium }),
   });
   describeRenderedReport(renderer, rendered.files, rendered, context.cwd);
   return ExitCode.answered;
