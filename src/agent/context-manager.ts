@@ -66,15 +66,32 @@ export class ContextManager {
   }
 
   /**
+   * Opens the message of a thread's next question with a note on how the
+   * previous turn ended (it was stopped): a user message of its own, so the
+   * question that `addQuestion` adds to it is never read as part of the
+   * stopped turn's last output.
+   */
+  beginQuestion(note: string): void {
+    this.entries.push({ kind: 'question', message: { role: 'user', content: note } });
+  }
+
+  /**
    * Adds the next question of a thread (a follow-up, or the reply to an
-   * <Ask>). Merged into a user message that is already last, such as the
-   * results of a cancelled turn's cells (templates want alternating roles).
+   * <Ask>). Merged into a note or question that is already last (templates
+   * want alternating roles), never into execution results or the first
+   * message: the model must be able to tell its cells' output from the
+   * user's words. After results the model has not replied to (its turn
+   * failed or was stopped), two user messages follow each other.
    */
   addQuestion(text: string): void {
     const last = this.entries.at(-1);
-    if (last !== undefined && last.message.role === 'user' && last.kind !== 'first') {
+    if (
+      last !== undefined &&
+      last.message.role === 'user' &&
+      (last.kind === 'question' || last.kind === 'nudge')
+    ) {
       this.entries[this.entries.length - 1] = {
-        kind: last.kind,
+        kind: 'question',
         message: { role: 'user', content: `${last.message.content}\n\n${text}` },
       };
       return;

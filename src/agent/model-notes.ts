@@ -1,3 +1,4 @@
+import type { TerminationReason } from '../trace/schema.ts';
 import type { ParsedStep } from './tag-parser.ts';
 
 /**
@@ -60,4 +61,28 @@ export function replayNote(
 /** When a new question cannot fit in what is left of the thread's context budget. */
 export function threadFullText(tokens: number, budget: number): string {
   return `The conversation of this thread (about ${tokens} tokens) leaves no room for another question within its budget of ${budget} tokens. Start a new thread (a new run) to ask it.`;
+}
+
+const stoppedTurnOpenings: Readonly<Partial<Record<TerminationReason, string>>> = {
+  cancelled: 'The user cancelled the previous question before it was answered',
+  deadline: 'The previous question reached its time limit before it was answered',
+};
+
+/**
+ * Opens the user message of the question after a turn that was stopped (the
+ * user's cancel, or its time limit); null after a turn that ended otherwise.
+ * Without it the model, and the offline analyst (which looks for it with
+ * `opensWithStoppedTurnNote`), take the new question for more of the stopped
+ * work, or for the output of the cell that was stopped.
+ */
+export function stoppedTurnNote(reason: TerminationReason, cellStopped: boolean): string | null {
+  const opening = stoppedTurnOpenings[reason];
+  if (opening === undefined) return null;
+  const cell = cellStopped ? '; the cell that was running was stopped, so it has no output here' : '';
+  return `${opening}${cell}. Do not go on with that question unless the user asks for it: answer the user's new question, which follows.`;
+}
+
+/** True for a message that `stoppedTurnNote` opens: the message of a new question. */
+export function opensWithStoppedTurnNote(content: string): boolean {
+  return Object.values(stoppedTurnOpenings).some((opening) => content.startsWith(opening));
 }

@@ -7,6 +7,7 @@ import { defaultFirstMessageLimits, formatFirstMessage } from '../first-message.
 import { hashWorkspaceFiles } from '../input-files.ts';
 import { assertResumeThreadOptions } from '../options-schema.ts';
 import { executeMessages, resolveModelProfile, type ModelProfile } from '../model-profile.ts';
+import { stoppedTurnNote } from '../model-notes.ts';
 import { defaultMaxTraceFigureBytes } from '../trace-figure-budget.ts';
 import { TraceRecorder } from '../trace-recorder.ts';
 import { executedCell, type ExecutedCell } from '../turn-handler.ts';
@@ -20,17 +21,19 @@ const toldKinds = new Set(['nudge', 'final-answer-request', 'ask-reply', 'replay
  * The conversation as the model saw it, rebuilt from the trace: the system
  * prompt, the first message (instruction and workspace profile), each reply,
  * the execution results after it, what the loop told the model, and each
- * later question. Shortenings made by compaction are not redone; the thread
- * compacts again when it needs to.
+ * later question (after a stopped turn, in a message the stop note opens).
+ * Shortenings made by compaction are not redone; the thread compacts again
+ * when it needs to. Returns the note that opens the next question's message
+ * when the last turn was stopped.
  */
 function rebuildConversation(
   records: readonly TraceRecord[],
   profile: ModelProfile,
   context: ContextManager,
   options: ThreadOptions,
-): void {
+): string | null {
   const start = records[0];
-  if (start?.type !== 'run-start') return;
+  if (start?.type !== 'run-start') return null;
   const workspaceProfile = records.find((record) => record.type === 'workspace-profile');
   if (profile.systemPrompt !== null) context.add('system', { role: 'system', content: profile.systemPrompt });
   const firstMessage = formatFirstMessage(
@@ -50,6 +53,10 @@ function rebuildConversation(
     notes = [];
   };
   let turnsSeen = 0;
+  // As the thread decides it: a turn whose question reached the model (turn 1's is the first message) and that was stopped.
+  let questionReached = true;
+  let cellStopped = false;
+  let noteBeforeNextQuestion: string | null = null;
   for (const record of records) {
     switch (record.type) {
       case 'model-turn':
@@ -57,22 +64,38 @@ function rebuildConversation(
         context.add('assistant', { role: 'assistant', content: record.text });
         break;
       case 'execution':
-        if (record.result.status !== 'cancelled') executeTexts.push(record.executeText);
+        if (record.result.status === 'cancelled') cellStopped = true;
+        else executeTexts.push(record.executeText);
         break;
       case 'notice':
         if (toldKinds.has(record.kind)) notes.push(record.text);
         break;
+      case 'turn-end':
+        // What the turn told the model belongs to it; notes after it (a replay) to the next question.
+        flush();
+        if (questionReached) noteBeforeNextQuestion = stoppedTurnNote(record.termination.reason, cellStopped);
+        questionReached = false;
+        cellStopped = false;
+        break;
       case 'turn-start':
         turnsSeen += 1;
-        flush();
         // Turn 1's question is the instruction of the first message.
-        if (turnsSeen > 1 || record.turn > 1) context.addQuestion(record.question);
+        if (turnsSeen > 1 || record.turn > 1) {
+          if (noteBeforeNextQuestion !== null) context.beginQuestion(noteBeforeNextQuestion);
+          noteBeforeNextQuestion = null;
+          flush();
+          context.addQuestion(record.question);
+        } else {
+          flush();
+        }
+        questionReached = true;
         break;
       default:
         break;
     }
   }
   flush();
+  return noteBeforeNextQuestion;
 }
 
 /**
@@ -204,7 +227,9 @@ export async function resumeThread(runDir: string, options: ResumeThreadOptions)
     replyReserveTokens: replyReserveFor(threadOptions),
     maxRounds: threadOptions.maxRounds ?? 30,
   });
-  rebuildConversation(records, profile, context, threadOptions);
+  const rebuiltNote = rebuildConversation(records, profile, context, threadOptions);
+  // A turn the process died in was stopped too (its turn-end is the one appended above).
+  const noteBeforeNextQuestion = openTurn === null ? rebuiltNote : stoppedTurnNote('cancelled', false);
   return new Thread(
     threadOptions,
     recorder,
@@ -224,6 +249,7 @@ export async function resumeThread(runDir: string, options: ResumeThreadOptions)
         remainingFiles: Math.max(0, (options.maxArtifactFiles ?? 200) - artifactFiles),
       },
       noData,
+      noteBeforeNextQuestion,
     },
   );
 }

@@ -13,7 +13,7 @@ import { defaultExecuteTextOptions } from '../execute-text.ts';
 import { defaultFirstMessageLimits, formatFirstMessage } from '../first-message.ts';
 import { hashInputFiles, listInputFiles } from '../input-files.ts';
 import { resolveModelProfile, type ModelProfile } from '../model-profile.ts';
-import { replayNote, threadFullText } from '../model-notes.ts';
+import { replayNote, stoppedTurnNote, threadFullText } from '../model-notes.ts';
 import { RunControl } from '../run-control.ts';
 import { assertThreadOptions } from '../options-schema.ts';
 import { internalError, isInternalFailure, runFailureFrom } from '../run-failure.ts';
@@ -58,6 +58,8 @@ export interface RestoredThread {
   artifactBudget: ArtifactBudget;
   /** The recorded `no-data` decision, when the workspace had nothing readable and has not changed since. */
   noData: StopDecision | null;
+  /** Opens the next question's message: the last turn was stopped (see `stoppedTurnNote`). */
+  noteBeforeNextQuestion: string | null;
 }
 
 /** The context budget of a thread: the caller's, or 85 % of the model's window. */
@@ -125,6 +127,8 @@ export class Thread implements AsyncDisposable {
   private turnCount: number;
   private pendingAsk: string | null;
   private lastTurn: Pick<TurnResult, 'answer' | 'termination' | 'error'> | null;
+  /** Set when a turn whose question the model had seen was stopped: the next question's message begins with it. */
+  private noteBeforeNextQuestion: string | null;
   private readonly artifactBudget: ArtifactBudget;
   private startedAtMs = Date.now();
   private startedAt = nowIso();
@@ -188,6 +192,7 @@ export class Thread implements AsyncDisposable {
     this.pendingAsk = restored?.pendingAsk ?? null;
     this.lastTurn = restored?.lastTurn ?? null;
     this.noData = restored?.noData ?? null;
+    this.noteBeforeNextQuestion = restored?.noteBeforeNextQuestion ?? null;
     this.artifactBudget = restored?.artifactBudget ?? {
       remainingBytes: options.maxArtifactBytes ?? 64 * 1024 * 1024,
       remainingFiles: options.maxArtifactFiles ?? 200,
@@ -470,14 +475,20 @@ export class Thread implements AsyncDisposable {
     let decision: StopDecision | null = null;
     let result: TurnResult | null = null;
     let bug: DatalystError | null = null;
+    // Whether the model will see this question (a turn stopped before that leaves nothing to tell it about).
+    let questionAdded = false;
     try {
       if (!this.conversationStarted) {
         yield* this.begin(question, control.signal);
       } else {
+        // A message of its own says the last turn was stopped, and the question follows in it (never in a cell's output).
+        if (this.noteBeforeNextQuestion !== null) this.context.beginQuestion(this.noteBeforeNextQuestion);
+        this.noteBeforeNextQuestion = null;
         // A thread with nothing readable needs no sandbox: its turn ends `no-data` below.
         if (this.session === null && this.noData === null) yield* this.reopen(control.signal);
         this.context.addQuestion(question);
       }
+      questionAdded = true;
       this.recorder.append({ type: 'turn-start', turn: turnNumber, at: nowIso(), question, replyToAsk });
       yield { type: 'turn-start', turn: turnNumber, question, replyToAsk };
       if (turnNumber > 1) {
@@ -547,6 +558,10 @@ export class Thread implements AsyncDisposable {
           // The caller stopped reading: the running cell is stopped, the thread stays usable.
           control.cancel(new Error('The caller stopped reading the turn.'));
           decision = { reason: 'cancelled', detail: 'The caller stopped reading the turn before it ended.' };
+        }
+        if (questionAdded) {
+          const cellStopped = handler?.executed.some((cell) => cell.status === 'cancelled') ?? false;
+          this.noteBeforeNextQuestion = stoppedTurnNote(decision.reason, cellStopped);
         }
         result = await this.endTurn(turnNumber, question, startedAtMs, state, handler, decision);
         settle(result);
