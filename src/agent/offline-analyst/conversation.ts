@@ -3,6 +3,7 @@ import { stripCodeFence } from '../code-fence.ts';
 import { parseDataSection, parseInstruction } from '../first-message.ts';
 import type { DataEntry } from '../first-message.ts';
 import type { ChatMessage } from '../language-model.ts';
+import { opensWithStoppedTurnNote } from '../model-notes.ts';
 import { stageOfCode } from './stages.ts';
 import type { Stage } from './stages.ts';
 
@@ -11,7 +12,10 @@ import type { Stage } from './stages.ts';
  * keeps no state between calls, so the same conversation always gives the
  * same next turn): the instruction and the profile from the first message,
  * and for each of its earlier cells the step it was, the Execute text it got
- * back, and what that text says (findings, facts, an error, lost state).
+ * back, and what that text says (findings, facts, an error, lost state). In a
+ * thread, a later question (`readLaterQuestion`) is either a follow-up of an
+ * answer or, when every earlier question was stopped unanswered, the
+ * question the analysis is now about.
  */
 
 /** The `facts: {...}` line a cell prints last; every field optional, the text is untrusted. */
@@ -40,6 +44,7 @@ export interface ExecutedStep {
 }
 
 export interface OfflineConversation {
+  /** The first message's instruction, or the later question that took its place (see `readConversation`). */
   instruction: string;
   entries: DataEntry[];
   steps: ExecutedStep[];
@@ -126,19 +131,79 @@ function readStep(code: string, executeText: string | null): ExecutedStep {
   };
 }
 
+/** A question of a thread after its first (the first is the first message's instruction). */
+export interface LaterQuestion {
+  question: string;
+  /** The messages after it (this turn so far). */
+  after: readonly ChatMessage[];
+  /** An earlier question was answered (or the model asked back): this one follows up on that analysis. */
+  followsAnswer: boolean;
+}
+
+const answerOrAskTag = /<Answer>|<Ask>/i;
+
+/** The last paragraph of a question's message: notes the loop put before the question (a stop, a replay) are paragraphs of their own. */
+function lastParagraph(content: string): string {
+  return (
+    content
+      .split(/\n\s*\n/)
+      .at(-1)
+      ?.trim() ?? content.trim()
+  );
+}
+
+/**
+ * The latest question after the first message, or null. A question is the
+ * first user message after an answer or an <Ask>, or a message the thread
+ * opens with its note that the previous question was stopped (so a question
+ * asked after a cancel is never taken for the stopped cell's output).
+ */
+export function readLaterQuestion(messages: readonly ChatMessage[]): LaterQuestion | null {
+  const firstIndex = messages.findIndex((message) => message.role === 'user');
+  let latest: { index: number; followsAnswer: boolean } | null = null;
+  let answered = false;
+  let awaitingQuestion = false;
+  for (let index = firstIndex + 1; index < messages.length; index += 1) {
+    const message = messages[index];
+    if (message?.role === 'assistant' && answerOrAskTag.test(message.content)) {
+      answered = true;
+      awaitingQuestion = true;
+    } else if (message?.role === 'user' && (awaitingQuestion || opensWithStoppedTurnNote(message.content))) {
+      latest = { index, followsAnswer: answered };
+      awaitingQuestion = false;
+    }
+  }
+  if (latest === null) return null;
+  return {
+    question: lastParagraph(messages[latest.index]?.content ?? ''),
+    after: messages.slice(latest.index + 1),
+    followsAnswer: latest.followsAnswer,
+  };
+}
+
 function codeOfTurn(content: string): string {
   const match = /<Code>([\s\S]*?)(?:<\/Code>|$)/i.exec(content);
   return match?.[1] === undefined ? '' : stripCodeFence(match[1]);
 }
 
+/**
+ * The conversation as the plan reads it. When the questions before the
+ * latest were all stopped before an answer (the user cancelled the first
+ * question and asked another), the analysis starts over for the latest: it
+ * is the instruction, and only the cells run since it count. Nothing of the
+ * stopped work goes into its answer, and a cell the stop cut short runs
+ * again whole.
+ */
 export function readConversation(messages: readonly ChatMessage[]): OfflineConversation {
   const firstIndex = messages.findIndex((message) => message.role === 'user');
   const first = messages[firstIndex]?.content ?? '';
+  const later = readLaterQuestion(messages);
+  const restart = later !== null && !later.followsAnswer ? later : null;
   const steps: ExecutedStep[] = [];
   let finishRequested = false;
   let pendingCode: string | null = null;
   let resultSeen = false;
-  for (const message of messages.slice(firstIndex + 1)) {
+  for (const message of restart?.after ?? messages.slice(firstIndex + 1)) {
     if (message.role === 'assistant') {
       if (pendingCode !== null && !resultSeen) steps.push(readStep(pendingCode, null));
       pendingCode = codeOfTurn(message.content);
@@ -158,5 +223,10 @@ export function readConversation(messages: readonly ChatMessage[]): OfflineConve
     finishRequested = true;
   }
   if (pendingCode !== null && !resultSeen) steps.push(readStep(pendingCode, null));
-  return { instruction: parseInstruction(first), entries: parseDataSection(first), steps, finishRequested };
+  return {
+    instruction: restart?.question ?? parseInstruction(first),
+    entries: parseDataSection(first),
+    steps,
+    finishRequested,
+  };
 }

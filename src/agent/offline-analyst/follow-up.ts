@@ -1,8 +1,7 @@
 import type { DataEntry } from '../first-message.ts';
-import type { ChatMessage } from '../language-model.ts';
 import { focusCell } from './cells/focus-cell.ts';
 import { matchInstructionColumns, normalizeName } from './column-match.ts';
-import { readFindings, unwrapExecute } from './conversation.ts';
+import { readFindings, unwrapExecute, type LaterQuestion } from './conversation.ts';
 
 /**
  * Follow-up questions in a thread. The offline analyst has no language model,
@@ -12,35 +11,6 @@ import { readFindings, unwrapExecute } from './conversation.ts';
  * what that cell printed; a question that names a table gets its shape from
  * the workspace profile; any other question gets an honest "cannot answer".
  */
-
-export interface FollowUp {
-  question: string;
-  /** The messages after the question (this turn so far). */
-  after: readonly ChatMessage[];
-}
-
-const answerTag = /<Answer>/i;
-
-/** The latest question after an answer, when the conversation has gone past its first instruction. */
-export function readFollowUp(messages: readonly ChatMessage[]): FollowUp | null {
-  const answerIndex = messages.findLastIndex(
-    (message) =>
-      message.role === 'assistant' && (answerTag.test(message.content) || /<Ask>/i.test(message.content)),
-  );
-  if (answerIndex < 0) return null;
-  const questionIndex = messages.findIndex(
-    (message, index) => index > answerIndex && message.role === 'user',
-  );
-  if (questionIndex < 0) return null;
-  const content = messages[questionIndex]?.content ?? '';
-  // Notes the loop put before the question (a replay) are separate paragraphs; the question is the last.
-  const question =
-    content
-      .split(/\n\s*\n/)
-      .at(-1)
-      ?.trim() ?? content.trim();
-  return { question, after: messages.slice(questionIndex + 1) };
-}
 
 const disclaimer =
   "**No language model was used.** This answer comes from Datalyst's built-in offline analyst (rules, no language model).";
@@ -90,7 +60,7 @@ function originalNames(normalized: readonly string[], entries: readonly DataEntr
 }
 
 /** The next turn of a follow-up, as tag-protocol text. */
-export function followUpTurn(followUp: FollowUp, entries: readonly DataEntry[]): string {
+export function followUpTurn(followUp: LaterQuestion, entries: readonly DataEntry[]): string {
   const columns = matchInstructionColumns(followUp.question, entries);
   const named = originalNames(columns, entries);
   const result = followUp.after.find((message) => message.role === 'execute' || message.role === 'user');

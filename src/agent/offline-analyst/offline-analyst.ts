@@ -15,8 +15,8 @@ import { registryCell } from './cells/registry-cell.ts';
 import { relationsCell } from './cells/relations-cell.ts';
 import { setupCell } from './cells/setup-cell.ts';
 import { timeCell } from './cells/time-cell.ts';
-import { readConversation } from './conversation.ts';
-import { followUpTurn, readFollowUp } from './follow-up.ts';
+import { readConversation, readLaterQuestion } from './conversation.ts';
+import { followUpTurn } from './follow-up.ts';
 import { parseDataSection } from '../first-message.ts';
 import type { OfflineConversation } from './conversation.ts';
 import { focusEntries } from './focus-tables.ts';
@@ -111,10 +111,10 @@ export function offlineAnalystTurn(
 ): string {
   const { focusTables = [], ...limits } = options;
   const resolved: ResolvedOptions = { ...defaults, ...limits };
-  const followUp = readFollowUp(request.messages);
-  if (followUp !== null) {
+  const later = readLaterQuestion(request.messages);
+  if (later?.followsAnswer === true) {
     const first = request.messages.find((message) => message.role === 'user')?.content ?? '';
-    return followUpTurn(followUp, focusEntries(parseDataSection(first), focusTables));
+    return followUpTurn(later, focusEntries(parseDataSection(first), focusTables));
   }
   const read = readConversation(request.messages);
   const conversation = { ...read, entries: focusEntries(read.entries, focusTables) };
@@ -145,7 +145,9 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
  * to decide the next cell; the same conversation always gives the same turn.
  * With `focusTables` it studies only those tables (a deep analysis's sub-analyst).
  * In a thread, a follow-up question gets a breakdown of the columns it names,
- * the shape of the tables it names, or a plain "cannot answer" (follow-up.ts).
+ * the shape of the tables it names, or a plain "cannot answer" (follow-up.ts);
+ * a question asked after the first was cancelled unanswered gets the whole
+ * analysis, as a first question would (conversation.ts).
  *
  * @example
  * const model = createOfflineAnalyst();
