@@ -1,4 +1,5 @@
-import { writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { analyze } from '../../src/agent/analyze.ts';
@@ -445,12 +446,48 @@ describe('thread', () => {
     }
   });
 
-  it('a thread closed before any question leaves no trace', async () => {
+  it('a thread closed before any question leaves no trace and no run folder it made', async () => {
     const { server, options, runDir } = await setUp([]);
     try {
       const thread = await openThread(options);
+      expect(existsSync(runDir)).toBe(true);
       await thread.close();
-      await expect(readTrace(runDir)).rejects.toThrow();
+      expect(existsSync(runDir)).toBe(false);
+      expect(existsSync(path.dirname(runDir))).toBe(true);
+
+      // Under a runs folder that did not exist: both go.
+      const { outDir: _outDir, ...rest } = options;
+      const runsDir = path.join(await makeRunsDir(), 'runs');
+      const underRuns = await openThread({ ...rest, runsDir });
+      expect(path.dirname(underRuns.outDir)).toBe(runsDir);
+      await underRuns.close();
+      expect(existsSync(runsDir)).toBe(false);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a thread closed before any question never removes a folder that was there or holds what it did not write', async () => {
+    const { server, options } = await setUp([]);
+    try {
+      // The caller's empty folder stays.
+      const given = await makeRunsDir();
+      await (await openThread({ ...options, outDir: given })).close();
+      expect(await readdir(given)).toEqual([]);
+
+      // A folder the thread made, where the caller then put a file: both stay.
+      const made = path.join(await makeRunsDir(), 'run');
+      const thread = await openThread({ ...options, outDir: made });
+      await writeFile(path.join(made, 'notes.txt'), 'mine');
+      await thread.close();
+      expect(await readdir(made)).toEqual(['notes.txt']);
+
+      // An existing runs folder with another run in it: only the thread's own folder goes.
+      const { outDir: _outDir, ...rest } = options;
+      const runsDir = await makeRunsDir();
+      await mkdir(path.join(runsDir, 'earlier-run'));
+      await (await openThread({ ...rest, runsDir })).close();
+      expect(await readdir(runsDir)).toEqual(['earlier-run']);
     } finally {
       await server.close();
     }

@@ -234,7 +234,7 @@ export async function resumeThread(runDir: string, options: ResumeThreadOptions)
     threadOptions,
     recorder,
     Promise.resolve(inputFiles),
-    { runId: start.runId, outDir },
+    { runId: start.runId, outDir, createdDir: null },
     {
       instruction: start.instruction,
       context,

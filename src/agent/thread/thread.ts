@@ -29,6 +29,7 @@ import { defaultMaxTraceFigureBytes } from '../trace-figure-budget.ts';
 import { TraceRecorder } from '../trace-recorder.ts';
 import { TurnHandler, type ExecutedCell } from '../turn-handler.ts';
 import { replayCells } from './replay.ts';
+import { createRunFolder, removeUnusedRunFolder } from './run-folder.ts';
 import type { AskOptions, ThreadOptions } from './thread-options.ts';
 import { ThreadTurn } from './thread-turn.ts';
 
@@ -108,6 +109,8 @@ export class Thread implements AsyncDisposable {
   /** The run folder: trace.jsonl, artifacts/, and the report once rendered. */
   readonly outDir: string;
   readonly workspaceDir: string;
+  /** The outermost folder `openThread` created for the run folder (null: it was there), taken back when nothing was asked. */
+  private readonly createdDir: string | null;
   private readonly profile: ModelProfile;
   private readonly maxRounds: number;
   private readonly deadlineMs: number | null;
@@ -154,13 +157,14 @@ export class Thread implements AsyncDisposable {
     private readonly recorder: TraceRecorder,
     /** Hashed while the first sandbox starts (see `openThread`); awaited when run-start is written. */
     private readonly inputFiles: Promise<InputFile[]>,
-    identity: { runId: string; outDir: string },
+    identity: { runId: string; outDir: string; createdDir: string | null },
     restored: RestoredThread | null,
   ) {
     // A failure surfaces where it is awaited; unawaited, it must not crash the process.
     inputFiles.catch(() => {});
     this.runId = identity.runId;
     this.outDir = identity.outDir;
+    this.createdDir = identity.createdDir;
     this.workspaceDir = path.resolve(options.workspaceDir);
     this.profile = resolveModelProfile(options.profile);
     this.maxRounds = options.maxRounds ?? 30;
@@ -289,7 +293,8 @@ export class Thread implements AsyncDisposable {
   /**
    * Ends the thread: cancels a running turn, closes the sandbox, appends
    * `run-end` and writes `trace.json`. Safe to call twice. A thread closed
-   * before any question leaves no trace behind.
+   * before any question leaves nothing behind: no trace, and no run folder
+   * when `openThread` created it (a folder that was there stays).
    */
   async close(): Promise<ThreadSummary> {
     if (this.summary !== null) return this.summary;
@@ -326,6 +331,8 @@ export class Thread implements AsyncDisposable {
     } else {
       this.recorder.discardIfEmpty();
     }
+    // Nothing was asked: the folders made for the run go too (never one that was there, or holds anything).
+    if (!this.started) await removeUnusedRunFolder(this.outDir, this.createdDir);
     this.summary = {
       runId: this.runId,
       outDir: this.outDir,
@@ -707,9 +714,16 @@ export async function openThread(options: ThreadOptions): Promise<Thread> {
   const inputFiles = hashInputFiles(listed, options.signal);
   const runId = options.runId ?? newRunId();
   const outDir = path.resolve(options.outDir ?? path.join(options.runsDir ?? 'runs', runId));
-  const recorder = TraceRecorder.open(outDir, {
-    ...(options.traceSync === undefined ? {} : { sync: options.traceSync }),
-    maxFigureBytes: options.maxTraceFigureBytes ?? defaultMaxTraceFigureBytes,
-  });
-  return new Thread(options, recorder, inputFiles, { runId, outDir }, null);
+  const createdDir = createRunFolder(outDir);
+  let recorder: TraceRecorder;
+  try {
+    recorder = TraceRecorder.open(outDir, {
+      ...(options.traceSync === undefined ? {} : { sync: options.traceSync }),
+      maxFigureBytes: options.maxTraceFigureBytes ?? defaultMaxTraceFigureBytes,
+    });
+  } catch (error) {
+    await removeUnusedRunFolder(outDir, createdDir);
+    throw error;
+  }
+  return new Thread(options, recorder, inputFiles, { runId, outDir, createdDir }, null);
 }
