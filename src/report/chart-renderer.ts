@@ -2,6 +2,7 @@ import { renderAsync } from '@resvg/resvg-js';
 import type { ResvgRenderOptions } from '@resvg/resvg-js';
 import * as vega from 'vega';
 import { scopeSvgIds, sanitizeChartSvg } from './chart-svg.ts';
+import { remoteDataUrls, summarizingTransformsOf, unknownFieldTypes } from './chart-spec-checks.ts';
 import { systemFontFiles } from './system-fonts.ts';
 import { expressionInterpreter } from './vega-expression-interpreter.js';
 import * as vegaLite from 'vega-lite';
@@ -47,8 +48,20 @@ export async function renderChart(spec: unknown, options: ChartRenderOptions = {
   const maxRows = options.maxRows ?? DEFAULT_MAX_CHART_ROWS;
   const parsed = specSchema.safeParse(spec);
   if (!parsed.success) return failedChart('The chart spec is not a JSON object.');
+  const urls = remoteDataUrls(parsed.data);
+  if (urls.length > 0)
+    return failedChart(
+      `The chart loads its data from ${urls.map((url) => `"${url.slice(0, 80)}"`).join(', ')}, and a chart here is drawn only from the rows in its spec: nothing is fetched or read. Put the rows in the spec (data.values), or with \`datalyst chart\` pass the file with --data.`,
+    );
+  if (!isPlainVegaSpec(parsed.data)) {
+    const badTypes = unknownFieldTypes(parsed.data);
+    if (badTypes.length > 0)
+      return failedChart(
+        `The vega-lite spec does not compile: ${badTypes.join('; ')}, and a field's type is quantitative, temporal, ordinal, nominal or geojson.`,
+      );
+  }
   const notes: string[] = [];
-  const capped = prepareSpec(parsed.data, maxRows, notes);
+  const { spec: capped, largestCut } = prepareSpec(parsed.data, maxRows, notes);
   const isPlainVega = isPlainVegaSpec(capped);
   let vegaSpec: vega.Spec;
   try {
@@ -64,6 +77,14 @@ export async function renderChart(spec: unknown, options: ChartRenderOptions = {
         ? ' (vega-lite failed inside: check the mark, the channels and the field types against the vega-lite schema)'
         : '';
     return failedChart(`The vega-lite spec does not compile: ${messageOf(error)}${hint}`, notes);
+  }
+  if (largestCut !== null) {
+    // Fewer points is said in a note; a sum or a count of the first rows is a wrong figure, so no chart.
+    const summaries = summarizingTransformsOf(vegaSpec);
+    if (summaries.length > 0)
+      return failedChart(
+        `The chart summarizes its rows (${summaries.join(', ')}), and its data has ${count(largestCut)} rows, more than the ${count(maxRows)} a chart is drawn from: drawn from the first ${count(maxRows)}, its figures would be wrong. Aggregate or sample the data first, or with \`datalyst chart\` raise --max-rows.`,
+      );
   }
   let svg: string;
   let view: vega.View | undefined;
@@ -134,23 +155,28 @@ export async function rasterizeSvg(
   }
 }
 
-function isPlainVegaSpec(spec: { $schema?: string }): boolean {
+function isPlainVegaSpec(spec: { $schema?: string | undefined }): boolean {
   return /\/schema\/vega\/v\d/.test(spec.$schema ?? '');
 }
 
+/** The spec with its rows capped (and notes on what was cut), and the row count of the largest dataset cut (null: none). */
 function prepareSpec(
   spec: Record<string, unknown>,
   maxRows: number,
   notes: string[],
-): Record<string, unknown> & { $schema?: string } {
-  const capped = capSpecData(spec, maxRows, notes);
+): { spec: Record<string, unknown> & { $schema?: string }; largestCut: number | null } {
+  const { spec: capped, largestCut } = capSpecData(spec, maxRows, notes);
   if (!isPlainVegaSpec(capped)) notes.push(...missingFieldNotes(capped));
   if (!isPlainVegaSpec(capped) && largestDataset(capped) > ARIA_MAX_ROWS) {
     // One aria-label per point makes a 5 000-point SVG half again as large and
     // slower to build, and helps no screen reader; the chart keeps its title.
     capped.config = { ...(isRecord(capped.config) ? capped.config : {}), aria: false };
   }
-  return capped;
+  return { spec: capped, largestCut };
+}
+
+function count(value: number): string {
+  return value.toLocaleString('en-US');
 }
 
 let rasterOptions: ResvgRenderOptions | null = null;
@@ -194,19 +220,24 @@ function offlineLoader(): vega.Loader {
 }
 
 /**
- * Caps every inline dataset (`data.values`, top-level `datasets`) at maxRows
- * and removes remote data (`data.url`). The spec's objects are copied, but
- * data rows are shared with the original, not cloned: a 5 000-row clone per
- * chart was most of the renderer's garbage.
+ * Caps every inline dataset (`data.values`, top-level `datasets`) at maxRows,
+ * with a note for each one cut. The spec's objects are copied, but data rows
+ * are shared with the original, not cloned: a 5 000-row clone per chart was
+ * most of the renderer's garbage. Remote data (`data.url`) is refused before
+ * this (`remoteDataUrls`), and the loader refuses every load besides.
  */
 export function capSpecData(
   spec: Record<string, unknown>,
   maxRows: number,
   notes: string[],
-): Record<string, unknown> & { $schema?: string } {
-  const capRows = (rows: unknown[], describe: (total: string, kept: string) => string): unknown[] => {
+): { spec: Record<string, unknown> & { $schema?: string }; largestCut: number | null } {
+  let largestCut: number | null = null;
+  const capRows = (rows: unknown[], name: string | null): unknown[] => {
     if (rows.length <= maxRows) return rows;
-    notes.push(describe(rows.length.toLocaleString('en-US'), maxRows.toLocaleString('en-US')));
+    largestCut = Math.max(largestCut ?? 0, rows.length);
+    notes.push(
+      `${name === null ? 'The data' : `Dataset "${name}"`} has ${count(rows.length)} rows; the chart shows the first ${count(maxRows)} (the row limit).`,
+    );
     return rows.slice(0, maxRows);
   };
   const copy = (node: unknown, key: string | null): unknown => {
@@ -214,26 +245,14 @@ export function capSpecData(
     if (!isRecord(node)) return node;
     const result: Record<string, unknown> = {};
     for (const [childKey, child] of Object.entries(node)) {
-      if (key === 'datasets' && Array.isArray(child)) {
-        result[childKey] = capRows(
-          child,
-          (total, kept) => `Dataset "${childKey}" has ${total} rows; the chart shows the first ${kept}.`,
-        );
-      } else if (key === 'data' && childKey === 'values' && Array.isArray(child)) {
-        result[childKey] = capRows(
-          child,
-          (total, kept) => `The inline data has ${total} rows; the chart shows the first ${kept}.`,
-        );
-      } else if (key === 'data' && childKey === 'url') {
-        notes.push(`Remote data (${String(child).slice(0, 80)}) was not loaded: a report never fetches.`);
-        result.values = [];
-      } else {
-        result[childKey] = copy(child, childKey);
-      }
+      if (key === 'datasets' && Array.isArray(child)) result[childKey] = capRows(child, childKey);
+      else if (key === 'data' && childKey === 'values' && Array.isArray(child))
+        result[childKey] = capRows(child, null);
+      else result[childKey] = copy(child, childKey);
     }
     return result;
   };
-  return copy(spec, null) as Record<string, unknown> & { $schema?: string };
+  return { spec: copy(spec, null) as Record<string, unknown> & { $schema?: string }, largestCut };
 }
 
 const ARIA_MAX_ROWS = 1_000;

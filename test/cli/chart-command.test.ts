@@ -68,13 +68,41 @@ describe('datalyst chart', () => {
     expect(Array.from(png.subarray(0, 4))).toEqual(pngMagic);
   });
 
-  it('never fetches: a spec’s data.url without --data draws empty, with a note', async () => {
+  it('never fetches: a spec’s data.url without --data is no chart, with the fix', async () => {
     const dir = await temporaryDir();
     await writeFile(path.join(dir, 'bars.vl.json'), JSON.stringify(barSpec));
     const run = await runDatalyst(['chart', 'bars.vl.json', '-o', 'bars.svg'], { cwd: dir });
-    expect(run.exitCode).toBe(0);
-    expect(run.stderr).toContain('Remote data (sales.csv) was not loaded');
-    expect(await readFile(path.join(dir, 'bars.svg'), 'utf8')).not.toContain('>East</text>');
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toContain('loads its data from "sales.csv"');
+    expect(run.stderr).toContain('pass the file with --data');
+    expect(run.stderr).toContain('0 of 1 chart drawn');
+    await expect(readFile(path.join(dir, 'bars.svg'), 'utf8')).rejects.toThrow();
+  });
+
+  it('draws a sum from every row of --data, or none: never the first rows’ sum', async () => {
+    const dir = await temporaryDir();
+    const sumSpec = {
+      ...barSpec,
+      encoding: { ...barSpec.encoding, y: { aggregate: 'sum', field: 'sales', type: 'quantitative' } },
+    };
+    await writeFile(path.join(dir, 'sum.vl.json'), JSON.stringify(sumSpec));
+    // 6,000 rows sorted by region: the first 5,000 are all North.
+    const rows = Array.from({ length: 6000 }, (_, index) => `${index < 3000 ? 'North' : 'South'},1`);
+    await writeFile(path.join(dir, 'big.csv'), `region,sales\n${rows.join('\n')}\n`);
+    const cut = await runDatalyst(['chart', 'sum.vl.json', '--data', 'big.csv', '-o', 'sum.svg'], {
+      cwd: dir,
+    });
+    expect(cut.exitCode).toBe(2);
+    expect(cut.stderr).toContain('6,000 rows, more than the 5,000');
+    expect(cut.stderr).toContain('raise --max-rows');
+    const whole = await runDatalyst(
+      ['chart', 'sum.vl.json', '--data', 'big.csv', '--max-rows', '6000', '-o', 'sum.svg'],
+      { cwd: dir },
+    );
+    expect(whole.exitCode).toBe(0);
+    const svg = await readFile(path.join(dir, 'sum.svg'), 'utf8');
+    expect(svg).toContain('>South</text>');
+    expect(svg).toContain('>3,000</text>');
   });
 
   it('refuses what it cannot do before drawing, with the fix', async () => {

@@ -17,7 +17,9 @@ describe('renderChart', () => {
 
   it('caps a large inline dataset and says so', async () => {
     const chart = await renderChart(pointSpec(7000), { maxRows: 5000, png: false });
-    expect(chart.notes.join(' ')).toContain('7,000 rows; the chart shows the first 5,000');
+    expect(chart.notes.join(' ')).toContain(
+      'The data has 7,000 rows; the chart shows the first 5,000 (the row limit)',
+    );
     const values = (chart.vegaLiteSpec?.data as { values: unknown[] }).values;
     expect(values).toHaveLength(5000);
     expect(chart.png).toBeNull();
@@ -34,18 +36,71 @@ describe('renderChart', () => {
     expect(chart.notes.join(' ')).toContain('Dataset "rows" has 30 rows');
   });
 
-  it('never loads remote data', async () => {
-    const chart = await renderChart(
+  it('refuses remote data with the fix, rather than drawing an empty chart', async () => {
+    for (const spec of [
       {
         data: { url: 'https://example.invalid/data.csv' },
         mark: 'point',
         encoding: { x: { field: 'a', type: 'quantitative' } },
       },
-      { png: false },
+      // A layer's data, and plain vega's list of data sets.
+      { layer: [{ data: { url: 'file:///etc/passwd' }, mark: 'point' }] },
+      {
+        $schema: 'https://vega.github.io/schema/vega/v5.json',
+        data: [{ name: 't', url: 'https://example.invalid/t.json' }],
+      },
+    ]) {
+      const chart = await renderChart(spec, { png: false });
+      expect(chart.svg).toBeNull();
+      expect(chart.error).toContain('loads its data from');
+      expect(chart.error).toContain('Put the rows in the spec (data.values)');
+    }
+  });
+
+  it('refuses to draw a summary (a sum, a count) from the first rows, and says how to draw it', async () => {
+    // 20,000 rows sorted by group: the first 5,000 are all "A", so a cut chart would lose "B" and halve "A".
+    const rows = Array.from({ length: 20_000 }, (_, index) => ({ group: index < 10_000 ? 'A' : 'B', n: 1 }));
+    const summed = {
+      data: { values: rows },
+      mark: 'bar',
+      encoding: {
+        x: { field: 'group', type: 'nominal' },
+        y: { aggregate: 'sum', field: 'n', type: 'quantitative' },
+      },
+    };
+    const cut = await renderChart(summed, { maxRows: 5000, png: false });
+    expect(cut.svg).toBeNull();
+    expect(cut.error).toContain('summarizes its rows (aggregate)');
+    expect(cut.error).toContain('20,000 rows, more than the 5,000');
+    expect(cut.error).toContain('--max-rows');
+    // Within the limit the same spec draws both groups, with their true sums.
+    const whole = await renderChart(summed, { maxRows: 20_000, png: false });
+    expect(whole.error).toBeNull();
+    expect(whole.svg).toContain('>B</text>');
+    expect(whole.svg).toContain('>10,000</text>');
+    // A histogram (bin + count) is a summary too; a scatter of the first rows is not (it is said in a note).
+    const histogram = await renderChart(
+      {
+        data: { values: rows.map((row, index) => ({ ...row, v: index })) },
+        mark: 'bar',
+        encoding: { x: { field: 'v', bin: true }, y: { aggregate: 'count' } },
+      },
+      { maxRows: 5000, png: false },
     );
-    expect(chart.error).toBeNull();
-    expect(chart.notes.join(' ')).toContain('was not loaded');
-    expect(chart.svg).not.toContain('example.invalid');
+    expect(histogram.error).toContain('summarizes its rows');
+    const scatter = await renderChart(pointSpec(7000), { maxRows: 5000, png: false });
+    expect(scatter.error).toBeNull();
+  });
+
+  it('names a field type vega-lite does not know, instead of its "Invalid field type undefined"', async () => {
+    const chart = await renderChart({
+      data: { values: [{ a: 'x' }] },
+      mark: 'bar',
+      encoding: { x: { field: 'a', type: 'nominall' } },
+    });
+    expect(chart.svg).toBeNull();
+    expect(chart.error).toContain('encoding.x.type is "nominall"');
+    expect(chart.error).toContain('quantitative, temporal, ordinal, nominal or geojson');
   });
 
   it('returns an error for a field name vega-lite cannot parse, with the name escaped later', async () => {

@@ -13,9 +13,12 @@ import { colorEnabled, createTerminalStyle } from '../terminal-style.ts';
 const chartHelp = `
 Draws vega-lite (or vega) specs headless, without a browser for SVG and PNG,
 in the same worker processes and limits as a report's charts: each chart has
-30 s and 512 MB; inline data is cut at --max-rows; nothing is fetched
-(data.url is dropped, use --data). A data file is parsed (CSV, TSV, JSON
-by its extension), never run, and replaces each spec's top-level data.
+30 s and 512 MB. Data past --max-rows rows is cut, with a note; a chart
+that summarizes its rows (a sum, a count, a histogram, a density) is not
+drawn from the first rows but refused, naming --max-rows. Nothing is
+fetched: a spec with data.url is refused, use --data. A data file is parsed
+(CSV, TSV, JSON by its extension), never run, and replaces each spec's
+top-level data.
 PDF is printed by headless Chromium (DATALYST_CHROMIUM, default /usr/bin/chromium).
 
 -o names a file for one spec (its extension gives the format) or a folder
