@@ -80,6 +80,32 @@ export class PdfPrinter {
   }
 }
 
+/**
+ * Runs `render` while Chromium starts, for a report with a PDF: the browser
+ * starts as the charts are drawn instead of after them. `render` gets the
+ * printer to await when it prints (null when `wanted` is false, and nothing is
+ * started); a Chromium that is missing or does not start rejects there, so the
+ * other formats are written first. The browser is closed when `render` ends.
+ */
+export async function withPdfPrinterStarting<T>(
+  wanted: boolean,
+  chromiumPath: string | undefined,
+  render: (printer: Promise<PdfPrinter> | null) => Promise<T>,
+): Promise<T> {
+  if (!wanted) return render(null);
+  const printer = PdfPrinter.launch(chromiumPath === undefined ? {} : { executablePath: chromiumPath });
+  // Awaited later (after the other formats): not an unhandled rejection meanwhile.
+  printer.catch(() => undefined);
+  try {
+    return await render(printer);
+  } finally {
+    await printer.then(
+      (started) => started.close(),
+      () => undefined,
+    );
+  }
+}
+
 /** Fails with the fix when there is no Chromium to run at `executablePath` (default /usr/bin/chromium). */
 export async function assertChromiumInstalled(executablePath = DEFAULT_CHROMIUM_PATH): Promise<void> {
   await access(executablePath, constants.X_OK).catch((error: unknown) => {

@@ -1,7 +1,7 @@
 import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { ChartPool } from './chart-pool.ts';
-import type { PdfPrinter } from './pdf.ts';
+import { withPdfPrinterStarting, type PdfPrinter } from './pdf.ts';
 import { renderDeepHtmlReport } from './deep-report.ts';
 import { renderDeepMarkdownReport } from './deep-markdown-report.ts';
 import { renderDeepNotebook } from './deep-notebook.ts';
@@ -59,17 +59,11 @@ export async function renderDeepRunFolder(
   runDir: string,
   options: RenderDeepRunFolderOptions = {},
 ): Promise<RenderedDeepReport> {
-  if (!(options.formats ?? allDeepReportFormats).includes('pdf')) return renderFormats(runDir, options, null);
-  // Chromium starts while the charts are drawn; a missing one fails the PDF only, after the other formats.
-  const printer = startPdfPrinter(options.chromiumPath);
-  try {
-    return await renderFormats(runDir, options, printer);
-  } finally {
-    await printer.then(
-      (started) => started.close(),
-      () => undefined,
-    );
-  }
+  return withPdfPrinterStarting(
+    (options.formats ?? allDeepReportFormats).includes('pdf'),
+    options.chromiumPath,
+    (printer) => renderFormats(runDir, options, printer),
+  );
 }
 
 async function renderFormats(
@@ -131,16 +125,6 @@ async function renderFormats(
     },
     htmlBytes,
   };
-}
-
-/** Launches Chromium for the PDF, loading playwright only then; a failure surfaces where the PDF is printed (as render-report.ts does). */
-function startPdfPrinter(chromiumPath: string | undefined): Promise<PdfPrinter> {
-  const started = import('./pdf.ts').then(({ PdfPrinter }) =>
-    PdfPrinter.launch(chromiumPath === undefined ? {} : { executablePath: chromiumPath }),
-  );
-  // Awaited later (after the other formats): not an unhandled rejection meanwhile.
-  started.catch(() => undefined);
-  return started;
 }
 
 async function write(path: string, content: string | Uint8Array): Promise<string> {

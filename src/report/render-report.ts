@@ -10,7 +10,7 @@ import type { ArtifactImages } from './html-report.ts';
 import { renderMarkdownReport } from './markdown-report.ts';
 import { renderNotebook } from './notebook.ts';
 import type { GroundingSummary } from '../trace/number-grounding.ts';
-import type { PdfPrinter } from './pdf.ts';
+import { withPdfPrinterStarting, type PdfPrinter } from './pdf.ts';
 import { prepareReport } from './prepared-report.ts';
 import type { ConversationGrounding } from './prepared-report.ts';
 
@@ -70,17 +70,11 @@ export async function renderReport(
   trace: TraceDocument | readonly TraceRecord[],
   options: RenderReportOptions,
 ): Promise<RenderedReport> {
-  if (!(options.formats ?? allReportFormats).includes('pdf')) return renderFormats(trace, options, null);
-  // Chromium starts while the charts are drawn; a missing one fails the PDF only, after the other formats.
-  const printer = startPdfPrinter(options.chromiumPath);
-  try {
-    return await renderFormats(trace, options, printer);
-  } finally {
-    await printer.then(
-      (started) => started.close(),
-      () => undefined,
-    );
-  }
+  return withPdfPrinterStarting(
+    (options.formats ?? allReportFormats).includes('pdf'),
+    options.chromiumPath,
+    (printer) => renderFormats(trace, options, printer),
+  );
 }
 
 async function renderFormats(
@@ -209,16 +203,6 @@ async function findTrace(runDir: string): Promise<string> {
       return path;
   }
   throw new TraceError(`No trace.jsonl or trace.json in ${runDir}.`);
-}
-
-/** Launches Chromium for the PDF, loading playwright only then; a failure surfaces where the PDF is printed. */
-function startPdfPrinter(chromiumPath: string | undefined): Promise<PdfPrinter> {
-  const started = import('./pdf.ts').then(({ PdfPrinter }) =>
-    PdfPrinter.launch(chromiumPath === undefined ? {} : { executablePath: chromiumPath }),
-  );
-  // Awaited later (after the other formats): not an unhandled rejection meanwhile.
-  started.catch(() => undefined);
-  return started;
 }
 
 async function write(path: string, content: string | Uint8Array): Promise<string> {
