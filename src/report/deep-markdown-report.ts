@@ -11,6 +11,7 @@ import {
 import type { DeepVisual, PreparedDeepReport } from './deep-run.ts';
 import type { ReportAsset } from './markdown-report.ts';
 import { escapeMarkdownText, fencedBlock, neutralizeMarkdown } from './markdown-text.ts';
+import { formatUtcTime } from './report-format.ts';
 
 /**
  * `report.md` of a deep run: the HTML report's order in Markdown. Model text
@@ -58,7 +59,7 @@ export function renderDeepMarkdownReport(report: PreparedDeepReport): DeepMarkdo
       '',
     );
   out.push(
-    `Run ${escapeMarkdownText(record.runId)} · started ${escapeMarkdownText(record.startedAt)} · ended **${escapeMarkdownText(record.termination.reason)}**: ${escapeMarkdownText(record.termination.detail)}`,
+    `Run ${escapeMarkdownText(record.runId)} · started ${escapeMarkdownText(formatUtcTime(record.startedAt))} · ended **${escapeMarkdownText(record.termination.reason)}**: ${escapeMarkdownText(record.termination.detail)}`,
     '',
     '## Brief',
     '',
@@ -162,8 +163,8 @@ export function renderDeepMarkdownReport(report: PreparedDeepReport): DeepMarkdo
     `- Model: ${escapeMarkdownText(record.model.id)}${record.model.offline ? ' (built-in offline analyst; no language model)' : ''}`,
     `- Sub-analyses at once: ${record.concurrency}`,
     `- Tokens: ${record.usage.promptTokens} prompt, ${record.usage.completionTokens} completion`,
-    `- Started ${escapeMarkdownText(record.startedAt)}, ended ${escapeMarkdownText(record.endedAt ?? 'unknown')}`,
-    `- Rendered at ${report.generatedAt}`,
+    `- Started ${escapeMarkdownText(formatUtcTime(record.startedAt))}, ended ${escapeMarkdownText(record.endedAt === null ? 'unknown' : formatUtcTime(record.endedAt))}`,
+    `- Rendered at ${escapeMarkdownText(formatUtcTime(report.generatedAt))}`,
     '',
   );
   return { markdown: out.join('\n'), assets };

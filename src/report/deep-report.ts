@@ -11,7 +11,7 @@ import type { DeepSubView, DeepVisual, PreparedDeepReport } from './deep-run.ts'
 import { deepReportStyles } from './deep-report-styles.ts';
 import { escapeHtml } from './html-escape.ts';
 import { renderDataTable } from './html-table.ts';
-import { contentsBar, reportDocumentHead } from './html-report.ts';
+import { contentsBar, reportDocumentHead, timeHtml } from './html-report.ts';
 import { highlightPython } from './python-highlighter.ts';
 import { formatDuration } from './report-format.ts';
 import { renderSafeMarkdown } from './safe-markdown.ts';
@@ -40,6 +40,13 @@ const outcomeLabels: Record<string, string> = {
   cancelled: 'cancelled',
   skipped: 'skipped: never started',
 };
+
+/** A fact's value: plain text, or a recorded time (shown as a person reads it, the ISO value kept in `<time>`). */
+type Fact = string | { time: string };
+
+function factList(facts: ReadonlyArray<readonly [string, Fact]>): string {
+  return `<dl class="facts">${facts.map(([name, value]) => `<dt>${escapeHtml(name)}</dt><dd>${typeof value === 'string' ? escapeHtml(value) : timeHtml(value.time)}</dd>`).join('')}</dl>`;
+}
 
 function firstLine(text: string, maxChars: number): string {
   const line = text.trim().split('\n')[0]?.trim() ?? '';
@@ -85,15 +92,15 @@ function renderHeader(report: PreparedDeepReport): string {
       `<div class="banner banner-outcome" role="alert"><strong>Ended: ${escapeHtml(record.termination.reason)}.</strong> ${escapeHtml(record.termination.detail)}</div>`,
     );
   const counts = [
-    `Run ${record.runId}`,
-    `started ${record.startedAt}`,
-    record.model.offline ? 'offline analyst' : `model ${record.model.id}`,
-    plural(record.subAnalyses.length, 'sub-analysis', 'sub-analyses'),
-    plural(record.evidence.length, 'evidence item'),
+    escapeHtml(`Run ${record.runId}`),
+    `started ${timeHtml(record.startedAt)}`,
+    escapeHtml(record.model.offline ? 'offline analyst' : `model ${record.model.id}`),
+    escapeHtml(plural(record.subAnalyses.length, 'sub-analysis', 'sub-analyses')),
+    escapeHtml(plural(record.evidence.length, 'evidence item')),
   ];
   return `<header id="top">
 <h1>${escapeHtml(firstLine(record.question, 140))}</h1>
-<p class="subtitle">${counts.map(escapeHtml).join(' · ')}</p>
+<p class="subtitle">${counts.join(' · ')}</p>
 ${banners.join('\n')}
 <section id="instruction" aria-label="Question"><p class="label">Question</p><blockquote class="instruction">${escapeHtml(record.question)}</blockquote></section>
 </header>`;
@@ -239,7 +246,7 @@ function renderSubAnalyses(report: PreparedDeepReport, maxOutputChars: number): 
     return `<section id="sub-analyses"><h2>Sub-analyses</h2><p class="note">No sub-analysis was started.</p></section>`;
   const articles = report.subs.map((sub) => {
     const { record } = sub;
-    const facts: Array<[string, string]> = [
+    const facts: Array<[string, Fact]> = [
       ['Outcome', outcomeLabels[record.outcome] ?? record.outcome],
       ['Termination', record.termination ?? 'none'],
       ['Rounds', sub.rounds === null ? 'unknown' : String(sub.rounds)],
@@ -247,8 +254,8 @@ function renderSubAnalyses(report: PreparedDeepReport, maxOutputChars: number): 
         'Round of the plan',
         record.round === 0 ? 'asked by the supervisor' : `asked by the planner (round ${record.round})`,
       ],
-      ['Started', record.startedAt ?? 'never'],
-      ['Ended', record.endedAt ?? 'never'],
+      ['Started', record.startedAt === null ? 'never' : { time: record.startedAt }],
+      ['Ended', record.endedAt === null ? 'never' : { time: record.endedAt }],
       ['Folder', record.runDir ?? 'none'],
       ['Evidence', record.evidenceIds.join(' ') || 'none'],
     ];
@@ -264,7 +271,7 @@ function renderSubAnalyses(report: PreparedDeepReport, maxOutputChars: number): 
     return `<article class="sub-analysis sub-${escapeHtml(record.outcome)}" id="${escapeHtml(subAnchor(record.id))}"><div class="sub-head"><h3><span class="kind">${escapeHtml(record.id)}</span>${escapeHtml(record.question)}</h3>
 <p class="detail">${escapeHtml(record.detail)}</p>
 ${record.tables.length === 0 ? '' : `<p class="tables">Tables: ${record.tables.map((table) => `<span class="mono">${escapeHtml(table)}</span>`).join(', ')}</p>`}
-<dl class="facts">${facts.map(([name, value]) => `<dt>${escapeHtml(name)}</dt><dd>${escapeHtml(value)}</dd>`).join('')}</dl></div>
+${factList(facts)}</div>
 ${answer}${cells}
 </article>`;
   });
@@ -279,7 +286,7 @@ function renderProvenance(report: PreparedDeepReport): string {
   const { record } = report;
   const outcomes = new Map<string, number>();
   for (const sub of record.subAnalyses) outcomes.set(sub.outcome, (outcomes.get(sub.outcome) ?? 0) + 1);
-  const facts: Array<[string, string]> = [
+  const facts: Array<[string, Fact]> = [
     [
       'Model',
       record.model.offline
@@ -297,12 +304,12 @@ function renderProvenance(report: PreparedDeepReport): string {
       'Tokens',
       `${record.usage.promptTokens.toLocaleString('en-US')} prompt, ${record.usage.completionTokens.toLocaleString('en-US')} completion`,
     ],
-    ['Started', record.startedAt],
-    ['Ended', record.endedAt ?? 'unknown'],
+    ['Started', { time: record.startedAt }],
+    ['Ended', record.endedAt === null ? 'unknown' : { time: record.endedAt }],
     ['Run id', record.runId],
   ];
   return `<section id="provenance"><h2>Provenance</h2>
-<dl class="facts">${facts.map(([name, value]) => `<dt>${escapeHtml(name)}</dt><dd>${escapeHtml(value)}</dd>`).join('')}</dl>
+${factList(facts)}
 </section>`;
 }
 
@@ -328,7 +335,7 @@ ${renderSections(report)}
 ${renderEvidence(report)}
 ${renderSubAnalyses(report, maxOutputChars)}
 ${renderProvenance(report)}
-<footer>Rendered by Datalyst from deep.json and the sub-analyses' traces at ${escapeHtml(report.generatedAt)}. Numbers marked <span class="num num-verified">like this<sup>S1:E1</sup></span> were found in the output named; numbers marked <span class="num num-unverified">like this<sup>?</sup></span> were printed by none of the outputs the text cites.</footer>
+<footer>Rendered by Datalyst from deep.json and the sub-analyses' traces at ${timeHtml(report.generatedAt)}. Numbers marked <span class="num num-verified">like this<sup>S1:E1</sup></span> were found in the output named; numbers marked <span class="num num-unverified">like this<sup>?</sup></span> were printed by none of the outputs the text cites.</footer>
 </main>
 </body>
 </html>

@@ -654,7 +654,7 @@ function readingNotesHtml(profile: WorkspaceProfile | null): string {
 }
 
 /** A recorded time as a person reads it (formatUtcTime), the exact ISO value kept for machines in `datetime`. */
-function timeHtml(iso: string): string {
+export function timeHtml(iso: string): string {
   const readable = formatUtcTime(iso);
   return readable === iso
     ? escapeHtml(iso)

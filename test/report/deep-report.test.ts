@@ -123,6 +123,16 @@ describe('the deep report of a recorded offline deep run', () => {
     await expect(stat(join(outDir, 'report.html'))).rejects.toThrow();
   });
 
+  it('shows its times as a person reads them, in UTC, the ISO value kept in <time datetime>', () => {
+    expect(html).toContain('<time datetime="1970-01-01T00:00:00.000Z">1 January 1970, 00:00 UTC</time>');
+    expect(html).toContain(`<time datetime="${record.startedAt}">`);
+    // No recorded time is shown raw: ISO values appear only inside datetime attributes.
+    const shownText = html.replace(/<[^>]*>/g, ' ');
+    expect(shownText).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d/);
+    expect(markdown).toContain('Rendered at 1 January 1970, 00:00 UTC');
+    expect(markdown).not.toContain(record.startedAt);
+  });
+
   it('is the same for the same folder and time', async () => {
     await renderDeepRunFolder(join(root, 'plain'), { now: new Date(0) });
     expect(await readFile(join(root, 'plain', 'report.html'), 'utf8')).toBe(html);
