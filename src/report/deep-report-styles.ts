@@ -3,6 +3,8 @@ import { reportStyles } from './report-styles.ts';
 /** The single report's styles, plus the deep report's own parts (brief, sections, evidence, sub-analyses). */
 export const deepReportStyles = `${reportStyles}
 ol.brief li { margin: .35rem 0; }
+/* Table names (student_loan.sqlite#longest_absense_from_school) have no break point: at 390 px they made the page scroll sideways. */
+.mono, .tables, .brief-question, .markdown code, .evidence-sources, .sub-head h3, .sub-head .detail, dl.facts dd { overflow-wrap: anywhere; }
 .tables { color: var(--muted, #59636e); font-size: .9rem; }
 .good-answer { font-style: italic; }
 .deep-section { margin-top: 1.2rem; }

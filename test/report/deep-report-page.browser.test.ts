@@ -141,3 +141,51 @@ describe('the deep report in Chromium', () => {
     }
   });
 });
+
+describe('the deep report on a phone', () => {
+  it('does not scroll sideways at 390 px when tables have long names (file#table of a mixed workspace)', async () => {
+    const outDir = join(root, 'long-names');
+    const longName = 'student_loan.sqlite#longest_absense_from_school';
+    await buildRecordedDeepRun(outDir, (record) => ({
+      ...record,
+      brief:
+        record.brief === null
+          ? null
+          : {
+              ...record.brief,
+              questions: record.brief.questions.map((entry) => ({
+                ...entry,
+                tables: [longName, 'student_loan.xlsx#enrolled_students_by_school', ...entry.tables],
+              })),
+            },
+      subAnalyses: record.subAnalyses.map((sub) => ({
+        ...sub,
+        question: `What do the values of ${longName} say?`,
+        tables: [longName, ...sub.tables],
+      })),
+      evidence: record.evidence.map((item) => ({
+        ...item,
+        claim: `\`${longName}\`: ${item.claim}`,
+      })),
+    }));
+    await renderDeepRunFolder(outDir, { formats: ['html'] });
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    try {
+      await page.goto(pathToFileURL(join(outDir, 'report.html')).href, { waitUntil: 'load' });
+      // Closed <details> hide their overflow: open them all, as a reader might.
+      await page.evaluate(() => {
+        for (const details of document.querySelectorAll('details')) details.open = true;
+      });
+      const widths = await page.evaluate(() => ({
+        page: document.documentElement.scrollWidth,
+        widest: Array.from(document.querySelectorAll('main *'))
+          .filter((element) => element.getBoundingClientRect().right > 390)
+          .slice(0, 5)
+          .map((element) => `${element.tagName.toLowerCase()}.${element.className}`),
+      }));
+      expect(widths.page, widths.widest.join(', ')).toBeLessThanOrEqual(390);
+    } finally {
+      await page.close();
+    }
+  });
+});
