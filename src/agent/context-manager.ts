@@ -38,8 +38,22 @@ export class ContextManager {
     this.entries.push({ kind, message });
   }
 
+  /**
+   * The messages as sent. User messages in a row (a question after results
+   * the model never replied to: its turn was stopped) are joined into one:
+   * some chat templates (Gemma's, older Mistral's) refuse two user messages
+   * in a row. They stay apart in `entries`, so compaction can shorten the
+   * results and never the question.
+   */
   messages(): ChatMessage[] {
-    return this.entries.map((entry) => entry.message);
+    const messages: ChatMessage[] = [];
+    for (const { message } of this.entries) {
+      const last = messages.at(-1);
+      if (last?.role === 'user' && message.role === 'user')
+        messages[messages.length - 1] = { role: 'user', content: `${last.content}\n\n${message.content}` };
+      else messages.push(message);
+    }
+    return messages;
   }
 
   /** The conversation's size in tokens, estimated and calibrated. */
@@ -77,11 +91,11 @@ export class ContextManager {
 
   /**
    * Adds the next question of a thread (a follow-up, or the reply to an
-   * <Ask>). Merged into a note or question that is already last (templates
-   * want alternating roles), never into execution results or the first
-   * message: the model must be able to tell its cells' output from the
-   * user's words. After results the model has not replied to (its turn
-   * failed or was stopped), two user messages follow each other.
+   * <Ask>). Merged into a note or question that is already last, never into
+   * execution results or the first message: compaction shortens results, and
+   * the question must survive it whole. After results the model never replied
+   * to (its turn was stopped), the question is an entry of its own, which
+   * `messages()` joins to the results for the wire, after the stop's note.
    */
   addQuestion(text: string): void {
     const last = this.entries.at(-1);

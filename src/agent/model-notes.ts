@@ -63,26 +63,43 @@ export function threadFullText(tokens: number, budget: number): string {
   return `The conversation of this thread (about ${tokens} tokens) leaves no room for another question within its budget of ${budget} tokens. Start a new thread (a new run) to ask it.`;
 }
 
+/** How a turn that ended without an answer ended, as the note before the next question opens. */
 const stoppedTurnOpenings: Readonly<Partial<Record<TerminationReason, string>>> = {
   cancelled: 'The user cancelled the previous question before it was answered',
   deadline: 'The previous question reached its time limit before it was answered',
+  'max-rounds': 'The previous question reached its limit of rounds before it was answered',
+  'context-budget': 'The previous question filled the context budget before it was answered',
+  'no-progress': 'The previous question was stopped for making no progress before it was answered',
+  'repeated-failure':
+    'The previous question was stopped after its cells failed again and again, before it was answered',
+  'model-unavailable': 'The previous question was not answered: the model could not be reached',
+  'sandbox-failure': 'The previous question was not answered: the sandbox failed',
 };
+const stoppedTurnNoteEnd = "answer the user's new question, which follows.";
 
 /**
- * Opens the user message of the question after a turn that was stopped (the
- * user's cancel, or its time limit); null after a turn that ended otherwise.
- * Without it the model, and the offline analyst (which looks for it with
- * `opensWithStoppedTurnNote`), take the new question for more of the stopped
- * work, or for the output of the cell that was stopped.
+ * Opens the user message of the question after a turn that ended without an
+ * answer (the user's cancel, a limit, a failure); null after a turn that
+ * answered, asked back or found no data. Without it the model, and the
+ * offline analyst (`questionAfterStoppedTurnNote`), take the new question for
+ * more of the stopped work, or for the output of the cell that was stopped.
  */
 export function stoppedTurnNote(reason: TerminationReason, cellStopped: boolean): string | null {
   const opening = stoppedTurnOpenings[reason];
   if (opening === undefined) return null;
   const cell = cellStopped ? '; the cell that was running was stopped, so it has no output here' : '';
-  return `${opening}${cell}. Do not go on with that question unless the user asks for it: answer the user's new question, which follows.`;
+  return `${opening}${cell}. Do not go on with that question unless the user asks for it: ${stoppedTurnNoteEnd}`;
 }
 
-/** True for a message that `stoppedTurnNote` opens: the message of a new question. */
-export function opensWithStoppedTurnNote(content: string): boolean {
-  return Object.values(stoppedTurnOpenings).some((opening) => content.startsWith(opening));
+/**
+ * The question in a user message that holds a `stoppedTurnNote` (the text
+ * after the note; the message may begin with the stopped turn's last cell
+ * output, joined for the wire), or null for a message without one.
+ */
+export function questionAfterStoppedTurnNote(content: string): string | null {
+  const openings = Object.values(stoppedTurnOpenings).map((opening) => content.indexOf(opening));
+  const start = Math.min(...openings.filter((index) => index >= 0));
+  if (!Number.isFinite(start)) return null;
+  const end = content.indexOf(stoppedTurnNoteEnd, start);
+  return end === -1 ? null : content.slice(end + stoppedTurnNoteEnd.length).trim();
 }

@@ -94,6 +94,30 @@ describe('the offline analyst after a cancelled question', () => {
     expect(code?.text).toContain('wanted = ["region"]');
   });
 
+  // As the thread sends them: user messages in a row are joined (chat templates that want alternating roles).
+  it('finds the question joined to the first message, or to the stopped turn’s <Execute> output', () => {
+    const joinedToFirst: ChatMessage = {
+      role: 'user',
+      content: `${first.content}\n\n${afterCancel('How does the unit price differ by region?', false).content}`,
+    };
+    expect(readConversation([joinedToFirst])).toMatchObject({
+      instruction: 'How does the unit price differ by region?',
+      steps: [],
+    });
+    const setup = offlineAnalystTurn({ messages: [first] });
+    const joinedToOutput: ChatMessage = {
+      role: 'user',
+      content: `<Execute>\nHelpers ready.\n</Execute>\n\n${stoppedTurnNote('max-rounds', false) ?? ''}\n\nHow does the unit price differ by region?`,
+    };
+    expect(readConversation([first, { role: 'assistant', content: setup }, joinedToOutput])).toMatchObject({
+      instruction: 'How does the unit price differ by region?',
+      steps: [],
+    });
+    const { stages, answer } = answerFrom([first, { role: 'assistant', content: setup }, joinedToOutput]);
+    expect(stages[0]).toBe('setup');
+    expect(answer).toContain('## What the instruction asks about');
+  });
+
   it('still reads a result that follows a cell as that cell’s output', () => {
     const conversation = readConversation([
       first,

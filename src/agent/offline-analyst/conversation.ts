@@ -3,7 +3,7 @@ import { stripCodeFence } from '../code-fence.ts';
 import { parseDataSection, parseInstruction } from '../first-message.ts';
 import type { DataEntry } from '../first-message.ts';
 import type { ChatMessage } from '../language-model.ts';
-import { opensWithStoppedTurnNote } from '../model-notes.ts';
+import { questionAfterStoppedTurnNote } from '../model-notes.ts';
 import { stageOfCode } from './stages.ts';
 import type { Stage } from './stages.ts';
 
@@ -160,22 +160,25 @@ function lastParagraph(content: string): string {
  */
 export function readLaterQuestion(messages: readonly ChatMessage[]): LaterQuestion | null {
   const firstIndex = messages.findIndex((message) => message.role === 'user');
-  let latest: { index: number; followsAnswer: boolean } | null = null;
+  let latest: { index: number; question: string; followsAnswer: boolean } | null = null;
   let answered = false;
   let awaitingQuestion = false;
-  for (let index = firstIndex + 1; index < messages.length; index += 1) {
+  // From the first message: a question asked after the first reply was stopped is joined to it for the wire.
+  for (let index = firstIndex; index < messages.length; index += 1) {
     const message = messages[index];
     if (message?.role === 'assistant' && answerOrAskTag.test(message.content)) {
       answered = true;
       awaitingQuestion = true;
-    } else if (message?.role === 'user' && (awaitingQuestion || opensWithStoppedTurnNote(message.content))) {
-      latest = { index, followsAnswer: answered };
+    } else if (message?.role === 'user') {
+      const afterNote = questionAfterStoppedTurnNote(message.content);
+      if (!awaitingQuestion && afterNote === null) continue;
+      latest = { index, question: afterNote ?? lastParagraph(message.content), followsAnswer: answered };
       awaitingQuestion = false;
     }
   }
   if (latest === null) return null;
   return {
-    question: lastParagraph(messages[latest.index]?.content ?? ''),
+    question: latest.question,
     after: messages.slice(latest.index + 1),
     followsAnswer: latest.followsAnswer,
   };
@@ -214,6 +217,14 @@ export function readConversation(messages: readonly ChatMessage[]): OfflineConve
     if (message.role === 'system') continue;
     // The first message after a cell is its result: role `execute` (DeepAnalyze) or a
     // `user` message, normally wrapped in <Execute> (chat profiles).
+    // A question after a stopped cell is no output of it (the stopped cell had none), unless its message
+    // opens with the cell's <Execute> output (joined for the wire).
+    const question = message.role === 'user' ? questionAfterStoppedTurnNote(message.content) : null;
+    if (question !== null && !/^\s*<Execute>/i.test(message.content)) {
+      if (pendingCode !== null && !resultSeen) steps.push(readStep(pendingCode, null));
+      pendingCode = null;
+      continue;
+    }
     if (pendingCode !== null && !resultSeen && (message.role === 'execute' || message.role === 'user')) {
       steps.push(readStep(pendingCode, unwrapExecute(message.content)));
       resultSeen = true;
