@@ -174,7 +174,7 @@ describe('the deep report on a phone', () => {
       await page.goto(pathToFileURL(join(outDir, 'report.html')).href, { waitUntil: 'load' });
       // Closed <details> hide their overflow: open them all, as a reader might.
       await page.evaluate(() => {
-        for (const details of document.querySelectorAll('details')) details.open = true;
+        document.querySelectorAll('details').forEach((details) => (details.open = true));
       });
       const widths = await page.evaluate(() => ({
         page: document.documentElement.scrollWidth,
