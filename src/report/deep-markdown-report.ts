@@ -6,6 +6,7 @@ import {
   sectionAnchor,
   subAnchor,
   subOutcomeText,
+  unresearchedNote,
   visualsOfExecution,
 } from './deep-run.ts';
 import type { DeepVisual, PreparedDeepReport } from './deep-run.ts';
@@ -61,9 +62,14 @@ export function renderDeepMarkdownReport(report: PreparedDeepReport): DeepMarkdo
   out.push(
     `Run ${escapeMarkdownText(record.runId)} · started ${escapeMarkdownText(formatUtcTime(record.startedAt))} · ended **${escapeMarkdownText(record.termination.reason)}**: ${escapeMarkdownText(record.termination.detail)}`,
     '',
-    '## Brief',
-    '',
   );
+  const unresearched = unresearchedNote(report);
+  if (unresearched !== null)
+    out.push(
+      `> **${escapeMarkdownText(unresearched.headline)}** ${escapeMarkdownText(unresearched.why)}${unresearched.flag === null ? '' : ` \`${unresearched.flag}\`.`}`,
+      '',
+    );
+  out.push('## Brief', '');
   if (record.brief === null) {
     out.push(
       record.ask === null
@@ -75,7 +81,8 @@ export function renderDeepMarkdownReport(report: PreparedDeepReport): DeepMarkdo
     record.brief.questions.forEach((entry, index) => {
       const tables =
         entry.tables.length === 0 ? '' : ` (tables: ${entry.tables.map(escapeMarkdownText).join(', ')})`;
-      out.push(`${index + 1}. ${escapeMarkdownText(entry.question)}${tables}`);
+      const mark = report.unresearched.includes(index) ? ' — **not researched**' : '';
+      out.push(`${index + 1}. ${escapeMarkdownText(entry.question)}${tables}${mark}`);
     });
     out.push('', `*A good answer:* ${escapeMarkdownText(record.brief.goodAnswer)}`, '');
   }

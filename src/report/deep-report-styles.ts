@@ -5,6 +5,9 @@ export const deepReportStyles = `${reportStyles}
 ol.brief li { margin: .35rem 0; }
 /* Table names (student_loan.sqlite#longest_absense_from_school) have no break point: at 390 px they made the page scroll sideways. */
 .mono, .tables, .brief-question, .markdown code, .evidence-sources, .sub-head h3, .sub-head .detail, dl.facts dd { overflow-wrap: anywhere; }
+li.not-researched .brief-question { color: var(--muted, #59636e); }
+.not-researched-mark { font-size: .78rem; font-weight: 700; text-transform: uppercase; letter-spacing: .04em; color: #9a6700; border: 1px solid #d4a72c; border-radius: 3px; padding: 0 .3rem; white-space: nowrap; }
+.banner-unresearched { background: #fff8c5; border-color: #d4a72c; }
 .tables { color: var(--muted, #59636e); font-size: .9rem; }
 .good-answer { font-style: italic; }
 .deep-section { margin-top: 1.2rem; }

@@ -5,6 +5,7 @@ import {
   evidenceAnchor,
   sectionAnchor,
   subAnchor,
+  unresearchedNote,
   visualsOfExecution,
 } from './deep-run.ts';
 import type { DeepSubView, DeepVisual, PreparedDeepReport } from './deep-run.ts';
@@ -87,6 +88,11 @@ function renderHeader(report: PreparedDeepReport): string {
     banners.push(
       `<div class="banner banner-offline" role="note"><strong>No language model was used.</strong> This deep analysis was made by Datalyst's built-in offline analyst: deterministic rules wrote the brief, ran the sub-analyses, kept their printed findings as evidence and wrote each section from its evidence only.</div>`,
     );
+  const unresearched = unresearchedNote(report);
+  if (unresearched !== null)
+    banners.push(
+      `<div class="banner banner-unresearched" role="note"><strong>${escapeHtml(unresearched.headline)}</strong> ${escapeHtml(unresearched.why)}${unresearched.flag === null ? '' : ` <code>${escapeHtml(unresearched.flag)}</code>.`}</div>`,
+    );
   if (record.termination.reason !== 'answered')
     banners.push(
       `<div class="banner banner-outcome" role="alert"><strong>Ended: ${escapeHtml(record.termination.reason)}.</strong> ${escapeHtml(record.termination.detail)}</div>`,
@@ -117,8 +123,8 @@ function renderBrief(report: PreparedDeepReport): string {
   }
   const questions = brief.questions
     .map(
-      (entry) =>
-        `<li><span class="brief-question">${escapeHtml(entry.question)}</span>${entry.tables.length === 0 ? '' : `<br><span class="tables">Tables: ${entry.tables.map((table) => `<span class="mono">${escapeHtml(table)}</span>`).join(', ')}</span>`}</li>`,
+      (entry, index) =>
+        `<li${report.unresearched.includes(index) ? ' class="not-researched"' : ''}><span class="brief-question">${escapeHtml(entry.question)}</span>${report.unresearched.includes(index) ? ' <span class="not-researched-mark">not researched</span>' : ''}${entry.tables.length === 0 ? '' : `<br><span class="tables">Tables: ${entry.tables.map((table) => `<span class="mono">${escapeHtml(table)}</span>`).join(', ')}</span>`}</li>`,
     )
     .join('');
   return `<section id="brief"><h2>Brief</h2>

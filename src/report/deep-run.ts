@@ -79,6 +79,8 @@ export interface PreparedDeepReport {
   figures: ReadonlyMap<string, PreparedFigure>;
   /** Where each placed visual is (a section id), by `DeepVisual.key`. */
   placedIn: ReadonlyMap<string, string>;
+  /** Indexes of the brief's questions no sub-analysis researched (`unresearchedQuestions`). */
+  unresearched: number[];
   generatedAt: string;
 }
 
@@ -99,6 +101,56 @@ export function subOutcomeText(record: Pick<SubAnalysisRecord, 'outcome' | 'term
   return record.termination === null || record.termination === record.outcome
     ? record.outcome
     : `${record.outcome} (${record.termination})`;
+}
+
+/**
+ * The brief's questions no sub-analysis researched (their indexes): the budget of sub-analyses
+ * ran out before them, or theirs was skipped. Known only when the supervisor gave each
+ * sub-question as one of the brief's (the offline roles); a model may merge or split them, and
+ * then nothing is marked rather than something false.
+ */
+export function unresearchedQuestions(record: DeepRecord): number[] {
+  if (record.brief === null) return [];
+  const asked = new Set(record.brief.questions.map((entry) => entry.question));
+  const supervised = record.subAnalyses.filter((sub) => sub.round === 0);
+  if (supervised.length === 0 || !supervised.every((sub) => asked.has(sub.question))) return [];
+  const researched = new Set(
+    record.subAnalyses.filter((sub) => sub.outcome !== 'skipped').map((sub) => sub.question),
+  );
+  return record.brief.questions.flatMap((entry, index) => (researched.has(entry.question) ? [] : [index]));
+}
+
+/** What the report says of the unresearched questions: how many, why, and the flag that researches them (null when a budget was not the cause). */
+export interface UnresearchedNote {
+  headline: string;
+  why: string;
+  flag: string | null;
+}
+
+export function unresearchedNote(report: PreparedDeepReport): UnresearchedNote | null {
+  const { brief, termination } = report.record;
+  const count = report.unresearched.length;
+  if (brief === null || count === 0) return null;
+  const total = brief.questions.length;
+  const numbers = report.unresearched.map((index) => String(index + 1));
+  const named =
+    numbers.length === 1
+      ? `question ${numbers[0]}`
+      : `questions ${numbers.slice(0, -1).join(', ')} and ${numbers.at(-1)}`;
+  const headline = `${count} of the brief's ${total} questions ${count === 1 ? 'was' : 'were'} not researched (${named}, marked in the brief).`;
+  if (termination.reason === 'cancelled')
+    return { headline, why: 'The run was cancelled before they were researched.', flag: null };
+  if (termination.reason === 'deadline' || termination.reason === 'token-budget')
+    return {
+      headline,
+      why: `The run's ${termination.reason === 'deadline' ? 'deadline' : 'token budget'} came first.`,
+      flag: null,
+    };
+  return {
+    headline,
+    why: "The run's budget of sub-analyses was spent before them; to research them, run the analysis again with",
+    flag: `--sub-analyses ${total}`,
+  };
 }
 
 /** The anchor of an output of a sub-analysis (`S2:E4`) in the deep report. */
@@ -304,6 +356,7 @@ export async function prepareDeepReport(
     charts: await drawing,
     figures,
     placedIn,
+    unresearched: unresearchedQuestions(record),
     generatedAt: (options.now ?? new Date()).toISOString(),
   };
 }

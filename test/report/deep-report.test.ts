@@ -123,6 +123,29 @@ describe('the deep report of a recorded offline deep run', () => {
     await expect(stat(join(outDir, 'report.html'))).rejects.toThrow();
   });
 
+  it('marks the brief questions the budget left unresearched, and says near the top how to research them', () => {
+    // The recorded run: a brief of 6 questions, a budget of 4 sub-analyses.
+    expect(record.brief?.questions.length).toBe(6);
+    const items = Array.from(html.matchAll(/<li( class="not-researched")?><span class="brief-question">/g));
+    expect(items.map((item) => item[1] !== undefined)).toEqual([false, false, false, false, true, true]);
+    expect(html.match(/>not researched</g)?.length).toBe(2);
+    const band = /<div class="banner banner-unresearched"[^>]*>(.*?)<\/div>/.exec(html)?.[1] ?? '';
+    expect(band).toContain('2 of the brief&#39;s 6 questions were not researched (questions 5 and 6');
+    expect(band).toContain('<code>--sub-analyses 6</code>');
+    // Near the top: before the brief.
+    expect(html.indexOf('banner-unresearched')).toBeLessThan(html.indexOf('id="brief"'));
+    expect(markdown).toMatch(/> \*\*2 of the brief's 6 questions were not researched .*`--sub-analyses 6`/);
+    const briefLines = markdown.split('\n').filter((line) => /^\d\. /.test(line));
+    expect(briefLines.map((line) => line.endsWith('— **not researched**'))).toEqual([
+      false,
+      false,
+      false,
+      false,
+      true,
+      true,
+    ]);
+  });
+
   it('shows its times as a person reads them, in UTC, the ISO value kept in <time datetime>', () => {
     expect(html).toContain('<time datetime="1970-01-01T00:00:00.000Z">1 January 1970, 00:00 UTC</time>');
     expect(html).toContain(`<time datetime="${record.startedAt}">`);
