@@ -4,6 +4,8 @@ export type { DatalystServer, ServerOptions } from './server.ts';
 export type { EngineOptions } from './thread-engine.ts';
 export { needsApiKey } from './auth.ts';
 export { ListenError, checkListenAddress, listenErrorOf } from './listen-address.ts';
+export { DataDirInUseError, checkDataDirFree } from './data-dir-lock.ts';
+export type { DataDirOwner } from './data-dir-lock.ts';
 export { buildOpenApiDocument } from './openapi.ts';
 export {
   turnStatusSchema,

@@ -3,6 +3,7 @@ import multipart from '@fastify/multipart';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { DatalystError } from '../errors/index.ts';
 import { DataQuota } from './data-quota.ts';
+import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
 import { checkListenSecurity, createKeyCheck } from './auth.ts';
 import { checkBrowserRequest } from './browser-guard.ts';
 import { FileStore } from './file-store.ts';
@@ -73,13 +74,40 @@ export interface DatalystServer {
   close(): Promise<void>;
 }
 
-/** Builds the server over a data folder (no listening): tests use `app.inject` or `listen`. */
+/**
+ * Builds the server over a data folder (no listening): tests use `app.inject` or `listen`.
+ * The folder is locked for this server until `app.close()`; a DataDirInUseError
+ * (`DATA_DIR_IN_USE`, fault `user`) when another live server holds it.
+ */
 export async function createServerApp(
   options: ServerOptions,
 ): Promise<{ app: FastifyInstance; threads: ThreadService; interrupted: number }> {
+  const { app, threads, interrupted } = await buildLockedApp(options);
+  return { app, threads, interrupted };
+}
+
+async function buildLockedApp(
+  options: ServerOptions,
+): Promise<{ app: FastifyInstance; threads: ThreadService; interrupted: number; lock: DataDirLock }> {
   const host = options.host ?? '127.0.0.1';
   const apiKey = options.apiKey ?? null;
   checkListenSecurity(host, apiKey);
+  // Before anything in the folder is read or changed: recovery would mark another live server's running turns interrupted.
+  const lock = await lockDataDir(options.dataDir);
+  try {
+    const built = await buildApp(options, apiKey, lock);
+    return { ...built, lock };
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
+}
+
+async function buildApp(
+  options: ServerOptions,
+  apiKey: string | null,
+  lock: DataDirLock,
+): Promise<{ app: FastifyInstance; threads: ThreadService; interrupted: number }> {
   const maxConcurrentTurns = options.maxConcurrentTurns ?? Math.max(1, os.availableParallelism());
   const maxFileBytes = options.maxFileBytes ?? 256 * 1024 * 1024;
   const maxJsonBytes = options.maxJsonBytes ?? 1024 * 1024;
@@ -106,6 +134,15 @@ export async function createServerApp(
     // 15 minutes lets a 256 MiB upload through at 300 KB/s; streamed answers (SSE) are responses, not bound by it.
     requestTimeout: 15 * 60_000,
   });
+  // Released once the app has closed (its turns stopped before that, in DatalystServer.close).
+  app.addHook('onClose', async () => lock.release());
+  if (lock.tookOverFrom !== null) {
+    const owner = lock.tookOverFrom;
+    app.log.warn(
+      { lock: lock.path, owner: { pid: owner.pid, host: owner.host, since: owner.since, url: owner.url } },
+      `took over the data folder's stale lock: ${owner.reason} (a server that stopped without releasing it)`,
+    );
+  }
   const threads = new ThreadService({
     log: app.log,
     quota,
@@ -244,7 +281,9 @@ export async function createServerApp(
 /**
  * Builds the server and listens. Throws a ListenError (`PORT_IN_USE`,
  * `ADDRESS_UNAVAILABLE`, `PORT_PRIVILEGED`, fault `user`) when it cannot
- * listen where it is asked to.
+ * listen where it is asked to, a DataDirInUseError (`DATA_DIR_IN_USE`, fault
+ * `user`) when another live server holds its data folder. The folder is
+ * released by `close()`.
  */
 export async function startServer(options: ServerOptions): Promise<DatalystServer> {
   const host = options.host ?? '127.0.0.1';
@@ -252,7 +291,7 @@ export async function startServer(options: ServerOptions): Promise<DatalystServe
   // Before the data folder is opened: a second server on the same folder (whose port is the first's)
   // would mark the first one's running turns interrupted.
   await checkListenAddress(host, askedPort);
-  const { app, threads, interrupted } = await createServerApp(options);
+  const { app, threads, interrupted, lock } = await buildLockedApp(options);
   try {
     await app.listen({ host, port: askedPort });
   } catch (error) {
@@ -264,6 +303,8 @@ export async function startServer(options: ServerOptions): Promise<DatalystServe
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : askedPort;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  // For the message a second server on this folder prints.
+  await lock.setUrl(url);
   let closing: Promise<void> | null = null;
   return {
     app,

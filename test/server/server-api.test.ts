@@ -1,4 +1,5 @@
-import { readFile, rm } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
@@ -601,7 +602,6 @@ describe('datalyst serve: idle threads and limits', () => {
     const other = (await (await fetch(`${server.url}/v1/threads`, json({ file_ids: [] }))).json()) as {
       id: string;
     };
-    const { readdir } = await import('node:fs/promises');
     expect(await readdir(path.join(server.dataDir, 'threads', one.id, 'workspace'))).toEqual(['small.csv']);
     expect(await readdir(path.join(server.dataDir, 'threads', other.id, 'workspace'))).toEqual([]);
     // Another thread's artifacts are not reachable through this thread's URLs.
@@ -643,6 +643,16 @@ describe('datalyst serve: access', () => {
   });
 });
 
+/** Makes the data folder's lock name a process that is gone, as a crash leaves it. */
+async function playCrashedLock(dataDir: string): Promise<void> {
+  const lockDir = path.join(dataDir, 'server.lock');
+  const [generation] = (await readdir(lockDir)).filter((name) => /^\d+\.json$/.test(name));
+  if (generation === undefined) throw new Error('no lock');
+  const lock = JSON.parse(await readFile(path.join(lockDir, generation), 'utf8')) as Record<string, unknown>;
+  const gone = spawnSync(process.execPath, ['-e', '']).pid;
+  await writeFile(path.join(lockDir, generation), JSON.stringify({ ...lock, pid: gone }));
+}
+
 describe('datalyst serve: persistence', () => {
   it('keeps files and finished turns across a restart and marks the turn that was running as interrupted', async () => {
     // Not closed (a crash is what it plays): its folder goes once the second server, which uses it too, has closed.
@@ -656,7 +666,9 @@ describe('datalyst serve: persistence', () => {
     const doneThread = (done.choices[0]?.message as unknown as { thread_id: string }).thread_id;
     const { threadId } = await startSlowTurn(first);
     await waitForTurn(first, threadId, 1, 'running');
-    // A second server on the same folder is what a restart after a crash sees: the first never ended its turn.
+    // A second server on the same folder is what a restart after a crash sees: the first never ended its turn,
+    // and its lock names a process that is gone (a dead pid put in it, as a crash leaves it).
+    await playCrashedLock(first.dataDir);
     const second = await serve({ dataDir: first.dataDir });
     expect(second.server.interruptedOnStart).toBe(1);
     await first.server.app.close();

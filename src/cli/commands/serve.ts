@@ -19,7 +19,9 @@ with file_ids and thread_id, SSE) and Datalyst's own thread/turn API
 
 The model is chosen as for \`datalyst analyze\` (--model, the config file,
 DATALYST_MODEL; none: the offline analyst). Everything is kept under
---data-dir: a restart loses no upload and no finished turn.
+--data-dir: a restart loses no upload and no finished turn. One server per
+--data-dir: a second one refuses to start (DATA_DIR_IN_USE, naming the first);
+the lock of a server that was killed is taken over at the next start.
 
 Listening anywhere but 127.0.0.1, ::1 or localhost needs an API key,
 DATALYST_SERVER_API_KEY or --api-key-file; clients send it as a bearer token.
@@ -33,7 +35,10 @@ Examples:
 ${exitCodeHelpFor([
   [ExitCode.answered, 'stopped by Ctrl-C (running turns cancelled, their sandboxes removed)'],
   [ExitCode.internal, 'internal error (a bug in Datalyst)'],
-  [ExitCode.usage, 'a bad option, config file or API key file; a port or address it cannot listen on'],
+  [
+    ExitCode.usage,
+    'a bad option, config file or API key file; a port or address it cannot listen on; a data folder another server uses',
+  ],
   [ExitCode.sandboxUnavailable, 'sandbox unavailable (Docker engine, runner image, local Python)'],
   [ExitCode.cancelled, 'a second Ctrl-C (quit at once)'],
 ])}`;
@@ -109,9 +114,12 @@ async function runServe(context: CliContext, options: ServeCommandOptions): Prom
   });
   let pool: WarmPool | null = null;
   try {
-    const { checkListenAddress, startServer } = await import('../../server/index.ts');
-    // A port in use is said at once, before Docker is checked and a warm container started for nothing.
+    const { checkDataDirFree, checkListenAddress, startServer } = await import('../../server/index.ts');
+    const dataDir = path.resolve(context.cwd, options.dataDir);
+    // A port in use, or a data folder another server holds, is said at once, before Docker is checked
+    // and a warm container started for nothing (startServer takes the folder's lock for real).
     await checkListenAddress(options.host, options.port);
+    await checkDataDirFree(dataDir);
     const configFile = await loadConfigFile(options.config ?? context.env.configPath, context.cwd);
     const modelSettings = resolveModelSettings({
       flags: {
@@ -155,7 +163,7 @@ async function runServe(context: CliContext, options: ServeCommandOptions): Prom
       }
     }
     const server = await startServer({
-      dataDir: path.resolve(context.cwd, options.dataDir),
+      dataDir,
       host: options.host,
       port: options.port,
       apiKey,
