@@ -318,7 +318,9 @@ export class Thread implements AsyncDisposable {
     let endNotices: AgentEvent[] = [];
     if (this.bug !== null) {
       // No termination names a bug and no other is true: no run-end, as after a crash (readers handle that).
+      // An empty trace goes; one with records is closed as written (discardIfEmpty alone left it open).
       this.recorder.discardIfEmpty();
+      this.recorder.abandon();
     } else if (this.started) {
       endNotices = this.recorder.end({
         endedAt: nowIso(),
