@@ -32,8 +32,10 @@ export function handleInterrupts(options: InterruptOptions): InterruptHandle {
   const listener = (signal: NodeJS.Signals): void => {
     count += 1;
     if (count === 1) {
-      controller.abort(new CancelledError(signal));
+      // Told first: aborting runs the run's own listeners at once, and what they print ("The run was
+      // cancelled.") came before "Cancelling: …".
       options.onFirst(signal);
+      controller.abort(new CancelledError(signal));
     } else {
       options.onSecond(signal);
     }

@@ -24,4 +24,19 @@ describe('Ctrl-C', () => {
     expect(source.listenerCount('SIGINT')).toBe(0);
     expect(source.listenerCount('SIGTERM')).toBe(0);
   });
+
+  it('says it is cancelling before the run is aborted, so what the run says comes after', () => {
+    const source = new EventEmitter();
+    const said: string[] = [];
+    const handle = handleInterrupts({
+      source: source as unknown as Pick<NodeJS.Process, 'on' | 'off'>,
+      onFirst: () => said.push('Cancelling: stopping every sub-analysis…'),
+      onSecond: () => undefined,
+    });
+    // What a deep run does when its signal is aborted: it says so at once.
+    handle.signal.addEventListener('abort', () => said.push('The run was cancelled.'));
+    source.emit('SIGINT', 'SIGINT');
+    expect(said).toEqual(['Cancelling: stopping every sub-analysis…', 'The run was cancelled.']);
+    handle.dispose();
+  });
 });
