@@ -1,6 +1,7 @@
 import type { CellResult, SandboxSession } from '../../sandbox/index.ts';
 import { clipText } from '../clip-text.ts';
 import type { AgentEvent, ReplaySummary } from '../events.ts';
+import { replayNote } from '../model-notes.ts';
 import type { ExecutedCell } from '../turn-handler.ts';
 
 /** A recorded cell: what the replay runs again and checks its output against. */
@@ -66,4 +67,31 @@ export async function* replayCells(
   summary.durationMs = performance.now() - startedMs;
   yield { type: 'replay-end', summary };
   return summary;
+}
+
+/**
+ * What a replay is told as: the user's notice and the note for the model. When no cell was run again (the
+ * only ones had been cancelled or hit a limit), neither speaks of cells run again or variables back: the
+ * kernel is fresh ("the 0 earlier cells were run again … so the variables are back" was said).
+ */
+export function replayTexts(summary: ReplaySummary): { notice: string; modelNote: string } {
+  const differences = summary.mismatches.map((item) => `${item.outputId}: ${item.detail}`);
+  const skipped = summary.skipped.map((item) => `${item.outputId} (${item.detail})`);
+  if (summary.replayed === 0) {
+    return {
+      notice:
+        'The sandbox was started again; no recorded cell needed running again.' +
+        (skipped.length === 0 ? '' : ` Not replayed: ${skipped.join('; ')}.`),
+      modelNote:
+        'The sandbox was restarted and no earlier cell was run again, so the kernel holds no variables from earlier cells.' +
+        (skipped.length === 0 ? '' : ` Not run again: ${skipped.join('; ')}.`),
+    };
+  }
+  const notice =
+    `The sandbox was started again and ${summary.replayed} recorded cell${summary.replayed === 1 ? '' : 's'} replayed in ${Math.round(summary.durationMs)} ms; ` +
+    (differences.length === 0
+      ? 'every output matches the record.'
+      : `${differences.length} output${differences.length === 1 ? ' differs' : 's differ'} from the record: ${differences.join('; ')}.`) +
+    (skipped.length === 0 ? '' : ` Not replayed: ${skipped.join('; ')}.`);
+  return { notice, modelNote: replayNote(summary.replayed, differences, skipped) };
 }

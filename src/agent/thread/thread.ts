@@ -13,7 +13,7 @@ import { defaultExecuteTextOptions } from '../execute-text.ts';
 import { defaultFirstMessageLimits, formatFirstMessage } from '../first-message.ts';
 import { hashInputFiles, listInputFiles } from '../input-files.ts';
 import { resolveModelProfile, type ModelProfile } from '../model-profile.ts';
-import { replayNote, stoppedTurnNote, threadFullText } from '../model-notes.ts';
+import { stoppedTurnNote, threadFullText } from '../model-notes.ts';
 import { RunControl } from '../run-control.ts';
 import { assertThreadOptions } from '../options-schema.ts';
 import { internalError, isInternalFailure, runFailureFrom } from '../run-failure.ts';
@@ -28,7 +28,7 @@ import {
 import { defaultMaxTraceFigureBytes } from '../trace-figure-budget.ts';
 import { TraceRecorder } from '../trace-recorder.ts';
 import { TurnHandler, type ExecutedCell } from '../turn-handler.ts';
-import { replayCells } from './replay.ts';
+import { replayCells, replayTexts } from './replay.ts';
 import { createRunFolder, removeUnusedRunFolder } from './run-folder.ts';
 import type { AskOptions, ThreadOptions } from './thread-options.ts';
 import { ThreadTurn } from './thread-turn.ts';
@@ -454,16 +454,9 @@ export class Thread implements AsyncDisposable {
     if (this.cells.length === 0) return;
     const summary = yield* replayCells(session, this.cells, signal);
     this.recorder.append({ type: 'replay', at: nowIso(), ...summary });
-    const differences = summary.mismatches.map((item) => `${item.outputId}: ${item.detail}`);
-    const skipped = summary.skipped.map((item) => `${item.outputId} (${item.detail})`);
-    const userText =
-      `The sandbox was started again and ${summary.replayed} recorded cell${summary.replayed === 1 ? '' : 's'} replayed in ${Math.round(summary.durationMs)} ms; ` +
-      (differences.length === 0
-        ? 'every output matches the record.'
-        : `${differences.length} output${differences.length === 1 ? ' differs' : 's differ'} from the record: ${differences.join('; ')}.`) +
-      (skipped.length === 0 ? '' : ` Not replayed: ${skipped.join('; ')}.`);
-    yield this.recorder.notice(this.rounds, 'replay', userText);
-    this.context.tellModel(replayNote(summary.replayed, differences, skipped));
+    const { notice, modelNote } = replayTexts(summary);
+    yield this.recorder.notice(this.rounds, 'replay', notice);
+    this.context.tellModel(modelNote);
   }
 
   private async *turn(
