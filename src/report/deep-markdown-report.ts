@@ -1,11 +1,14 @@
 import { cleanOutputText } from '../trace/output-text.ts';
 import {
+  cancelledBeforeCompressing,
+  deepOutcomePresentation,
   deepOutputAnchor,
   evidenceAnchor,
   linkCitations,
   sectionAnchor,
   subAnchor,
   subOutcomeText,
+  unreadableFiles,
   unresearchedNote,
   visualsOfExecution,
 } from './deep-run.ts';
@@ -50,10 +53,16 @@ function visualLine(report: PreparedDeepReport, visual: DeepVisual, assets: Repo
 export function renderDeepMarkdownReport(report: PreparedDeepReport): DeepMarkdownReport {
   const { record } = report;
   const assets: ReportAsset[] = [];
+  const outcome = deepOutcomePresentation(report);
   const out: string[] = [
-    `# ${escapeMarkdownText(record.question.trim().split('\n')[0] ?? 'Deep analysis')}`,
+    `# ${outcome.verdict === '' ? '' : `${outcome.verdict}: `}${escapeMarkdownText(record.question.trim().split('\n')[0] ?? 'Deep analysis')}`,
     '',
   ];
+  if (outcome.happened !== null)
+    out.push(
+      `> **${outcome.verdict}. What happened:** ${escapeMarkdownText(outcome.happened)}${outcome.todo === null ? '' : `  \n> **What to do:** ${escapeMarkdownText(outcome.todo)}`}`,
+      '',
+    );
   if (record.model.offline)
     out.push(
       "> **No language model was used.** This deep analysis was made by Datalyst's built-in offline analyst: deterministic rules wrote the brief, ran the sub-analyses, kept their printed findings as evidence and wrote each section from its evidence only.",
@@ -86,6 +95,16 @@ export function renderDeepMarkdownReport(report: PreparedDeepReport): DeepMarkdo
     });
     out.push('', `*A good answer:* ${escapeMarkdownText(record.brief.goodAnswer)}`, '');
   }
+  const unread = unreadableFiles(report);
+  if (unread.length > 0)
+    out.push(
+      '### Files that could not be read',
+      '',
+      `The workspace's profile could not read ${unread.length === 1 ? 'this file' : `these ${unread.length} files`}, so no sub-analysis saw ${unread.length === 1 ? 'it' : 'them'}.`,
+      '',
+      ...unread.map((file) => `- ${escapeMarkdownText(file.path)}: ${escapeMarkdownText(file.error)}`),
+      '',
+    );
   const known = new Set(record.evidence.map((item) => item.id));
   for (const view of report.sections) {
     out.push(anchor(sectionAnchor(view.section.id)), `## ${escapeMarkdownText(view.section.title)}`, '');
@@ -107,7 +126,13 @@ export function renderDeepMarkdownReport(report: PreparedDeepReport): DeepMarkdo
     for (const visual of view.visuals) out.push(visualLine(report, visual, assets), '');
   }
   out.push('## Evidence', '');
-  if (report.evidence.length === 0) out.push('*The evidence bank is empty.*', '');
+  if (report.evidence.length === 0) {
+    const stopped = cancelledBeforeCompressing(report);
+    out.push(
+      `*${escapeMarkdownText(stopped === null ? 'The evidence bank is empty.' : `No evidence was banked. ${stopped}`)}*`,
+      '',
+    );
+  }
   for (const { item } of report.evidence) {
     const outputs = item.outputs.map((output) => `[${output}](#${deepOutputAnchor(output)})`).join(', ');
     const unverified = item.numbers

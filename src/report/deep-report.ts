@@ -1,14 +1,18 @@
 import type { ExecutionRecord } from '../trace/schema.ts';
 import { cleanOutputText } from '../trace/output-text.ts';
 import {
+  cancelledBeforeCompressing,
+  deepOutcomePresentation,
   deepOutputAnchor,
   evidenceAnchor,
   sectionAnchor,
   subAnchor,
+  unreadableFiles,
   unresearchedNote,
   visualsOfExecution,
 } from './deep-run.ts';
 import type { DeepSubView, DeepVisual, PreparedDeepReport } from './deep-run.ts';
+import type { OutcomePresentation } from './outcome-look.ts';
 import { deepReportStyles } from './deep-report-styles.ts';
 import { escapeHtml } from './html-escape.ts';
 import { renderDataTable } from './html-table.ts';
@@ -81,9 +85,13 @@ function renderVisual(report: PreparedDeepReport, visual: DeepVisual, id: string
   return `<figure class="figure"${idAttribute}><img src="data:image/png;base64,${figure.base64}" width="${figure.widthPx}" height="${figure.heightPx}" alt="${escapeHtml(visualLabel(visual))}">${caption}</figure>`;
 }
 
-function renderHeader(report: PreparedDeepReport): string {
+function renderHeader(report: PreparedDeepReport, outcome: OutcomePresentation): string {
   const { record } = report;
   const banners: string[] = [];
+  if (outcome.happened !== null)
+    banners.push(
+      `<div class="banner banner-outcome banner-${outcome.look}" role="alert"><p><strong>What happened.</strong> ${escapeHtml(outcome.happened)}</p>${outcome.todo === null ? '' : `<p><strong>What to do.</strong> ${escapeHtml(outcome.todo)}</p>`}</div>`,
+    );
   if (record.model.offline)
     banners.push(
       `<div class="banner banner-offline" role="note"><strong>No language model was used.</strong> This deep analysis was made by Datalyst's built-in offline analyst: deterministic rules wrote the brief, ran the sub-analyses, kept their printed findings as evidence and wrote each section from its evidence only.</div>`,
@@ -93,7 +101,8 @@ function renderHeader(report: PreparedDeepReport): string {
     banners.push(
       `<div class="banner banner-unresearched" role="note"><strong>${escapeHtml(unresearched.headline)}</strong> ${escapeHtml(unresearched.why)}${unresearched.flag === null ? '' : ` <code>${escapeHtml(unresearched.flag)}</code>.`}</div>`,
     );
-  if (record.termination.reason !== 'answered')
+  // Written from the evidence, but after the budget ran out: said, though it is no failure.
+  if (outcome.look === 'answered' && record.termination.reason !== 'answered')
     banners.push(
       `<div class="banner banner-outcome" role="alert"><strong>Ended: ${escapeHtml(record.termination.reason)}.</strong> ${escapeHtml(record.termination.detail)}</div>`,
     );
@@ -104,12 +113,26 @@ function renderHeader(report: PreparedDeepReport): string {
     escapeHtml(plural(record.subAnalyses.length, 'sub-analysis', 'sub-analyses')),
     escapeHtml(plural(record.evidence.length, 'evidence item')),
   ];
-  return `<header id="top">
-<h1>${escapeHtml(firstLine(record.question, 140))}</h1>
+  const verdict = outcome.verdict === '' ? 'Answered' : outcome.verdict;
+  return `<header id="top" class="band band-${outcome.look}">
+<p class="verdict verdict-${outcome.look}">${escapeHtml(verdict)}</p>
+<h1>${outcome.verdict === '' ? '' : `<span class="title-verdict">${escapeHtml(outcome.verdict)}:</span> `}${escapeHtml(firstLine(record.question, 140))}</h1>
 <p class="subtitle">${counts.join(' · ')}</p>
 ${banners.join('\n')}
 <section id="instruction" aria-label="Question"><p class="label">Question</p><blockquote class="instruction">${escapeHtml(record.question)}</blockquote></section>
 </header>`;
+}
+
+/** The files the workspace's profile could not read, and why: no sub-analysis saw them. */
+function renderUnreadableFiles(report: PreparedDeepReport): string {
+  const unread = unreadableFiles(report);
+  if (unread.length === 0) return '';
+  const items = unread
+    .map((file) => `<li><span class="mono">${escapeHtml(file.path)}</span>: ${escapeHtml(file.error)}</li>`)
+    .join('');
+  return `<h3 id="unreadable-files">Files that could not be read</h3>
+<p class="note">The workspace's profile could not read ${unread.length === 1 ? 'this file' : `these ${unread.length} files`}, so no sub-analysis saw ${unread.length === 1 ? 'it' : 'them'}.</p>
+<ul class="reading-notes unreadable-files">${items}</ul>`;
 }
 
 function renderBrief(report: PreparedDeepReport): string {
@@ -119,7 +142,7 @@ function renderBrief(report: PreparedDeepReport): string {
       ask === null
         ? '<p class="note">The run wrote no brief.</p>'
         : `<p class="label">The analysis asked first</p><blockquote class="instruction">${escapeHtml(ask)}</blockquote>`;
-    return `<section id="brief"><h2>Brief</h2>${body}</section>`;
+    return `<section id="brief"><h2>Brief</h2>${body}${renderUnreadableFiles(report)}</section>`;
   }
   const questions = brief.questions
     .map(
@@ -130,6 +153,7 @@ function renderBrief(report: PreparedDeepReport): string {
   return `<section id="brief"><h2>Brief</h2>
 <ol class="brief">${questions}</ol>
 <p class="label">A good answer</p><p class="good-answer">${escapeHtml(brief.goodAnswer)}</p>
+${renderUnreadableFiles(report)}
 </section>`;
 }
 
@@ -165,8 +189,10 @@ ${visuals.length === 0 ? '' : `<div class="gallery">${visuals.join('\n')}</div>`
 }
 
 function renderEvidence(report: PreparedDeepReport): string {
-  if (report.evidence.length === 0)
-    return `<section id="evidence"><h2>Evidence</h2><p class="note">The evidence bank is empty.</p></section>`;
+  if (report.evidence.length === 0) {
+    const stopped = cancelledBeforeCompressing(report);
+    return `<section id="evidence"><h2>Evidence</h2><p class="note">${escapeHtml(stopped === null ? 'The evidence bank is empty.' : `No evidence was banked. ${stopped}`)}</p></section>`;
+  }
   const items = report.evidence.map(({ item, claim, visuals, citedBy }) => {
     const unverified = item.numbers.filter((number) => !number.verified);
     const flag =
@@ -319,23 +345,32 @@ ${factList(facts)}
 </section>`;
 }
 
-/** The contents bar, sticky at the top as in the single run's report. */
-const deepToc = contentsBar([
-  ['#brief', 'Brief'],
-  ['#report', 'Report'],
-  ['#evidence', 'Evidence'],
-  ['#sub-analyses', 'Sub-analyses'],
-  ['#provenance', 'Provenance'],
-]);
+/** The contents bar, sticky at the top as in the single run's report, with the verdict when the run did not answer. */
+function deepToc(outcome: OutcomePresentation): string {
+  return contentsBar(
+    [
+      ['#brief', 'Brief'],
+      ['#report', 'Report'],
+      ['#evidence', 'Evidence'],
+      ['#sub-analyses', 'Sub-analyses'],
+      ['#provenance', 'Provenance'],
+    ],
+    outcome.verdict === '' ? '' : `<span class="toc-verdict">${escapeHtml(outcome.verdict)}</span>`,
+  );
+}
 
 /** The deep run's report as one self-contained HTML document. */
 export function renderDeepHtmlReport(report: PreparedDeepReport, options: DeepHtmlOptions = {}): string {
   const maxOutputChars = options.maxOutputChars ?? 20_000;
-  return `${reportDocumentHead(`Datalyst deep analysis: ${firstLine(report.record.question, 90)}`, deepReportStyles)}
-<body>
-${deepToc}
+  const outcome = deepOutcomePresentation(report);
+  const question = firstLine(report.record.question, 90);
+  const title =
+    outcome.verdict === '' ? `Datalyst deep analysis: ${question}` : `${outcome.verdict}: ${question}`;
+  return `${reportDocumentHead(title, deepReportStyles)}
+<body class="look-${outcome.look}">
+${deepToc(outcome)}
 <main>
-${renderHeader(report)}
+${renderHeader(report, outcome)}
 ${renderBrief(report)}
 ${renderSections(report)}
 ${renderEvidence(report)}

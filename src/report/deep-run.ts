@@ -6,12 +6,15 @@ import { TraceError } from '../errors/index.ts';
 import { groundingSources } from '../trace/grounding-sources.ts';
 import { buildNumberIndex } from '../trace/number-grounding.ts';
 import { readTrace } from '../trace/reader.ts';
+import type { WorkspaceProfile } from '../sandbox/workspace-profile.ts';
 import type { ExecutionRecord, TraceRecord } from '../trace/schema.ts';
 import { sharedChartPool } from './chart-pool.ts';
 import type { ChartPool } from './chart-pool.ts';
 import { chartKey, decodeFigures, figureKey, outputAnchor } from './prepared-report.ts';
 import type { PreparedFigure } from './prepared-report.ts';
+import type { OutcomePresentation } from './outcome-look.ts';
 import type { RenderedChart } from './rendered-chart.ts';
+import { plural } from '../util/plural.ts';
 import { renderGroundedAnswer } from './safe-markdown.ts';
 import type { GroundedAnswer } from './safe-markdown.ts';
 
@@ -79,6 +82,11 @@ export interface PreparedDeepReport {
   figures: ReadonlyMap<string, PreparedFigure>;
   /** Where each placed visual is (a section id), by `DeepVisual.key`. */
   placedIn: ReadonlyMap<string, string>;
+  /**
+   * The workspace's profile, from the first sub-analysis trace that holds it (every sub-analysis
+   * starts from the run's one profile); null when no sub-analysis ran.
+   */
+  profile: WorkspaceProfile | null;
   /** Indexes of the brief's questions no sub-analysis researched (`unresearchedQuestions`). */
   unresearched: number[];
   generatedAt: string;
@@ -138,6 +146,18 @@ export function unresearchedNote(report: PreparedDeepReport): UnresearchedNote |
       ? `question ${numbers[0]}`
       : `questions ${numbers.slice(0, -1).join(', ')} and ${numbers.at(-1)}`;
   const headline = `${count} of the brief's ${total} questions ${count === 1 ? 'was' : 'were'} not researched (${named}, marked in the brief).`;
+  // A question with no sub-analysis at all was left out by the budget; one whose sub-analysis was
+  // skipped, by the run stopping (a cancel, the deadline) before it started.
+  const queued = new Set(report.record.subAnalyses.map((sub) => sub.question));
+  const leftOutByBudget = report.unresearched.some(
+    (index) => !queued.has(brief.questions[index]?.question ?? ''),
+  );
+  if (leftOutByBudget)
+    return {
+      headline,
+      why: "The run's budget of sub-analyses was spent before them; to research them, run the analysis again with",
+      flag: `--sub-analyses ${total}`,
+    };
   if (termination.reason === 'cancelled')
     return { headline, why: 'The run was cancelled before they were researched.', flag: null };
   if (termination.reason === 'deadline' || termination.reason === 'token-budget')
@@ -146,11 +166,77 @@ export function unresearchedNote(report: PreparedDeepReport): UnresearchedNote |
       why: `The run's ${termination.reason === 'deadline' ? 'deadline' : 'token budget'} came first.`,
       flag: null,
     };
-  return {
-    headline,
-    why: "The run's budget of sub-analyses was spent before them; to research them, run the analysis again with",
-    flag: `--sub-analyses ${total}`,
-  };
+  return { headline, why: 'The run stopped before they were researched.', flag: null };
+}
+
+/**
+ * Sub-analyses a cancel stopped before their findings were compressed into evidence, with the
+ * rounds they had run: "S1 (8 rounds) and S2 (1 round) were cancelled…"; null when there are none.
+ * Without it an empty evidence bank read as if nothing had been done.
+ */
+export function cancelledBeforeCompressing(report: PreparedDeepReport): string | null {
+  const stopped = report.subs.filter(
+    (sub) => sub.record.outcome === 'cancelled' && sub.record.evidenceIds.length === 0,
+  );
+  if (stopped.length === 0) return null;
+  const named = stopped.map(
+    (sub) => `${sub.record.id} (${sub.rounds === null ? 'rounds unknown' : plural(sub.rounds, 'round')})`,
+  );
+  const list = named.length === 1 ? named[0] : `${named.slice(0, -1).join(', ')} and ${named.at(-1)}`;
+  return `${list} ${stopped.length === 1 ? 'was' : 'were'} cancelled before ${stopped.length === 1 ? 'its' : 'their'} findings were compressed into evidence: the cells ${stopped.length === 1 ? 'it' : 'they'} ran are under Sub-analyses.`;
+}
+
+/**
+ * How the deep run's ending looks, from the title down, as the single report's (`outcome-look.ts`):
+ * a cancelled run reads "Cancelled" in the page title, the contents bar, the band and the heading.
+ * A report written after its budget of sub-analyses was spent is an answer.
+ */
+export function deepOutcomePresentation(report: PreparedDeepReport): OutcomePresentation {
+  const { termination } = report.record;
+  const detail = termination.detail;
+  switch (termination.reason) {
+    case 'answered':
+    case 'max-sub-analyses':
+      return { look: 'answered', verdict: '', happened: null, todo: null };
+    case 'cancelled': {
+      const stopped = cancelledBeforeCompressing(report);
+      return {
+        look: 'cancelled',
+        verdict: 'Cancelled',
+        happened: stopped === null ? detail : `${detail} ${stopped}`,
+        todo: 'Run the analysis again to get a report; what was done before the cancel is below.',
+      };
+    }
+    case 'deadline':
+    case 'token-budget':
+      return {
+        look: 'incomplete',
+        verdict: termination.reason === 'deadline' ? 'Deadline reached' : 'Token budget spent',
+        happened: detail,
+        todo: `Allow more ${termination.reason === 'deadline' ? 'time (--deadline)' : 'tokens'} or ask a narrower question; the report below was written from what was found by then.`,
+      };
+    case 'asked':
+      return {
+        look: 'asked',
+        verdict: 'Waiting for a reply',
+        happened: detail,
+        todo: 'Reply to the question and the analysis goes on.',
+      };
+    case 'no-data':
+      return {
+        look: 'no-data',
+        verdict: 'No data',
+        happened: detail,
+        todo: 'Put the data files (CSV, Excel, JSON, SQLite or Parquet) in the workspace folder, or point the analysis at the folder that holds them, and run it again.',
+      };
+    case 'failed':
+      return {
+        look: 'failed',
+        verdict: 'Failed',
+        happened: detail,
+        todo: 'Open the sub-analyses below to see what failed, then run again.',
+      };
+  }
 }
 
 /** The anchor of an output of a sub-analysis (`S2:E4`) in the deep report. */
@@ -288,6 +374,21 @@ async function drawCharts(
   return new Map(jobs.map((job, index) => [job.key, drawn[index] as RenderedChart]));
 }
 
+function workspaceProfileOf(subs: readonly DeepSubView[]): WorkspaceProfile | null {
+  for (const sub of subs) {
+    const found = sub.records?.find((entry) => entry.type === 'workspace-profile');
+    if (found?.type === 'workspace-profile') return found.profile;
+  }
+  return null;
+}
+
+/** The workspace's files that could not be read, with the reader's error. */
+export function unreadableFiles(report: PreparedDeepReport): Array<{ path: string; error: string }> {
+  return (report.profile?.files ?? []).flatMap((file) =>
+    file.error === null ? [] : [{ path: file.path, error: file.error }],
+  );
+}
+
 /** Reads a deep run folder and prepares its report. Throws TraceError when the folder holds no `deep.json`. */
 export async function prepareDeepReport(
   runDir: string,
@@ -356,6 +457,7 @@ export async function prepareDeepReport(
     charts: await drawing,
     figures,
     placedIn,
+    profile: workspaceProfileOf(subs),
     unresearched: unresearchedQuestions(record),
     generatedAt: (options.now ?? new Date()).toISOString(),
   };

@@ -258,3 +258,41 @@ describe('failed and skipped sub-analyses', () => {
     expect(md).toContain('- Outcome: **skipped**');
   });
 });
+
+describe('the report of a cancelled deep run', () => {
+  it('looks cancelled from the title down and says which sub-analyses were stopped before compressing, with their rounds', async () => {
+    const outDir = join(root, 'cancelled');
+    await buildRecordedDeepRun(outDir, (plain) => ({
+      ...plain,
+      termination: { reason: 'cancelled', detail: 'The run was cancelled.' },
+      subAnalyses: plain.subAnalyses.map((sub) => ({
+        ...sub,
+        outcome: 'cancelled',
+        detail: 'The run was cancelled while it ran.',
+        evidenceIds: [],
+      })),
+      evidence: [],
+      outline: null,
+      sections: [],
+    }));
+    await renderDeepRunFolder(outDir, { formats: ['html', 'md'], now: new Date(0) });
+    const page = await readFile(join(outDir, 'report.html'), 'utf8');
+    const text = await readFile(join(outDir, 'report.md'), 'utf8');
+    expect(page).toMatch(/<title>Cancelled: /);
+    expect(page).toContain('<body class="look-cancelled">');
+    expect(page).toContain('<span class="toc-verdict">Cancelled</span>');
+    expect(page).toContain('<header id="top" class="band band-cancelled">');
+    expect(page).toMatch(/<h1><span class="title-verdict">Cancelled:<\/span> /);
+    // Not "the evidence bank is empty" as if nothing had been done: what was stopped, and after how many rounds.
+    expect(page).not.toContain('The evidence bank is empty.');
+    const stopped =
+      /S1 \(\d+ rounds?\), S2 \(\d+ rounds?\), S3 \(\d+ rounds?\) and S4 \(\d+ rounds?\) were cancelled before their findings were compressed into evidence/;
+    expect(page).toMatch(stopped);
+    expect(page.match(new RegExp(stopped.source, 'g'))?.length).toBe(2); // the band and the Evidence section
+    expect(text).toMatch(/^# Cancelled: /);
+    expect(text).toContain('> **Cancelled. What happened:** The run was cancelled.');
+    expect(text.replace(/\\/g, '')).toMatch(stopped);
+    // Questions 5 and 6 were left out by the budget, not by the cancel.
+    expect(page).toContain('<code>--sub-analyses 6</code>');
+  });
+});
