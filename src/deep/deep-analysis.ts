@@ -186,6 +186,7 @@ class DeepRun {
     const sessions = await this.sessions.first(count, this.research.signal);
     const profile: WorkspaceProfile = await profileInParts(sessions, { signal: this.research.signal });
     this.workspaceProfile = profile;
+    this.emit({ type: 'profile-end', profile });
     const noData = noDataDecision(profile, true);
     if (noData !== null) return { reason: 'no-data', detail: noData.detail };
 

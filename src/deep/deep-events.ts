@@ -1,4 +1,5 @@
 import type { DatalystError } from '../errors/index.ts';
+import type { WorkspaceProfile } from '../sandbox/index.ts';
 import type {
   DeepRecord,
   DeepTerminationReason,
@@ -38,6 +39,8 @@ export type DeepEvent =
       concurrency: number;
     }
   | { type: 'phase-start'; phase: DeepPhase; round: number }
+  /** The workspace profiled, files that could not be read included: the single run's `profile-end`, same shape. */
+  | { type: 'profile-end'; profile: WorkspaceProfile }
   | { type: 'sub-analysis-start'; subQuestion: SubQuestion; runDir: string }
   | { type: 'sub-analysis-end'; record: SubAnalysisRecord }
   | { type: 'evidence-added'; subAnalysisId: string; items: EvidenceItem[]; dropped: string[] }

@@ -1,4 +1,4 @@
-import { readdir } from 'node:fs/promises';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import Docker from 'dockerode';
 import { execa } from 'execa';
@@ -123,7 +123,7 @@ describe('datalyst analyze --deep (real process, real sandboxes)', () => {
     }
   });
 
-  it('Ctrl-C stops every sub-analysis, writes deep.json as cancelled, exits 130, leaves no container', async () => {
+  it('Ctrl-C stops every sub-analysis, writes deep.json and a report marked cancelled, exits 130, leaves no container', async () => {
     const script = deepScript({
       subQuestions: [
         { question: 'Sleep over the revenue?', tables: ['sales.csv'] },
@@ -170,9 +170,69 @@ describe('datalyst analyze --deep (real process, real sandboxes)', () => {
       expect(record?.termination.reason).toBe('cancelled');
       expect(record?.subAnalyses.map((sub) => sub.outcome)).toEqual(['cancelled', 'cancelled']);
       expect(await containersOf(child.pid ?? -1)).toBe(0);
+      // As a person checks: no container with Datalyst's labels is left by this process.
+      const { stdout: left } = await execa('docker', [
+        'ps',
+        '-a',
+        '--filter',
+        `label=${containerLabels.ownerPid}=${child.pid ?? -1}`,
+        '--format',
+        '{{.Names}}',
+      ]);
+      expect(left.trim()).toBe('');
+
+      // Told in order: what is being stopped, then that the run was cancelled.
+      const output = run.stdout;
+      expect(output.indexOf('Cancelling: stopping every sub-analysis')).toBeGreaterThanOrEqual(0);
+      expect(output.indexOf('Cancelling: stopping every sub-analysis')).toBeLessThan(
+        output.indexOf('The run was cancelled.'),
+      );
+      // The cancelled run's report is written, says where it is, and looks cancelled from the title down.
+      expect(output).toContain(`Report: ${path.join(out, 'report.html')}`);
+      const html = await readFile(path.join(out, 'report.html'), 'utf8');
+      expect(html).toMatch(/<title>Cancelled: Sleep\.<\/title>/);
+      expect(html).toContain('<span class="title-verdict">Cancelled:</span>');
+      expect(html).toMatch(
+        /S1 \(1 round\) and S2 \(1 round\) were cancelled before their findings were compressed into evidence/,
+      );
+      expect(html).not.toContain('The evidence bank is empty.');
+      expect(await readFile(path.join(out, 'report.md'), 'utf8')).toMatch(/^# Cancelled: Sleep\./);
     } finally {
       await server.close();
     }
+  });
+
+  it('warns of each file that could not be read, and the report lists them with the reason', async () => {
+    const workspace = await temporaryDir('datalyst-deep-bad-');
+    await writeFile(
+      path.join(workspace, 'orders.csv'),
+      'order_id,region,amount\n1,north,10.5\n2,south,20\n3,east,7.25\n4,north,12\n',
+    );
+    await writeFile(path.join(workspace, 'ragged.csv'), 'a,b\n1,2\n3\n4,5,6\n7,8\n');
+    await writeFile(path.join(workspace, 'broken.xlsx'), 'this is not a zip file');
+    await writeFile(path.join(workspace, 'broken.sqlite'), 'this is not a database either, just text');
+    await writeFile(path.join(workspace, 'broken.json'), '{"rows": [1, 2,');
+    const out = path.join(await temporaryDir('datalyst-deep-cli-'), 'run-bad');
+    const run = await execa(
+      process.execPath,
+      [bin, 'analyze', workspace, '--deep', '--offline', '--out', out],
+      { cwd: projectRoot, env: cleanEnv, reject: false, all: true },
+    );
+    expect(run.exitCode, run.all).toBe(0);
+    for (const name of ['broken.xlsx', 'broken.sqlite', 'broken.json'])
+      expect(run.stdout, run.all).toMatch(new RegExp(`! ${name.replace('.', '\\.')}: could not be read \\(`));
+    const html = await readFile(path.join(out, 'report.html'), 'utf8');
+    const markdown = await readFile(path.join(out, 'report.md'), 'utf8');
+    // With the brief, before the sections: the files no sub-analysis saw, and why.
+    const listed = html.slice(html.indexOf('id="brief"'), html.indexOf('id="report"'));
+    expect(listed).toContain('Files that could not be read');
+    for (const name of ['broken.xlsx', 'broken.sqlite', 'broken.json']) {
+      expect(listed).toMatch(new RegExp(`<li><span class="mono">${name.replace('.', '\\.')}</span>: \\w+`));
+      expect(markdown).toMatch(new RegExp(`^- ${name.replace('.', '\\.')}: \\S`, 'm'));
+    }
+    expect(markdown.indexOf('### Files that could not be read')).toBeLessThan(
+      markdown.indexOf('## Evidence'),
+    );
   });
 });
 

@@ -148,9 +148,9 @@ describe('datalyst analyze --deep', () => {
     expect(server?.requests ?? []).toHaveLength(0);
   });
 
-  it('--json writes every deep event as a line of the shipped schema', async () => {
+  it('--json writes every deep event as a line of the shipped schema, then report-end naming the report files', async () => {
     expect(everyDeepEventCovered).toBe(true);
-    const { run } = await deepRun(['--json', '--concurrency', '1']);
+    const { run, out } = await deepRun(['--json', '--concurrency', '1']);
     expect(run.exitCode).toBe(0);
     const lines = run.stdout
       .split('\n')
@@ -162,7 +162,21 @@ describe('datalyst analyze --deep', () => {
     expect(types[0]).toBe('workspace-check');
     expect(types).toContain('sub-analysis-start');
     expect(types).toContain('evidence-added');
-    expect(types.at(-1)).toBe('deep-end');
+    expect(types).toContain('profile-end');
+    // As plain analyze: the report's files on stdout too, not only in the lines printed to stderr.
+    expect(types.slice(-2)).toEqual(['deep-end', 'report-end']);
+    const reportEnd = lines.at(-1) as unknown as {
+      outDir: string;
+      files: { format: string; path: string }[];
+    };
+    expect(reportEnd.outDir).toBe(out);
+    expect(reportEnd.files).toEqual(
+      expect.arrayContaining([
+        { format: 'html', path: path.join(out, 'report.html') },
+        { format: 'md', path: path.join(out, 'report.md') },
+        { format: 'ipynb', path: path.join(out, 'analysis.ipynb') },
+      ]),
+    );
   });
 
   it('refuses a count that is not one, with exit 2', async () => {

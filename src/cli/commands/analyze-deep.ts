@@ -10,7 +10,13 @@ import type { toJsonLine } from '../json-lines.ts';
 import { displayPath, prepareOutDir } from '../output-dir.ts';
 import type { ProgressRenderer } from '../progress-renderer.ts';
 import type { WorkspaceCheck } from '../workspace-check.ts';
-import { preflightRun, runOptionsFor, sandboxLimitsFor, type AnalyzeCommandOptions } from './analyze.ts';
+import {
+  preflightRun,
+  reportFormatOf,
+  runOptionsFor,
+  sandboxLimitsFor,
+  type AnalyzeCommandOptions,
+} from './analyze.ts';
 import { plural } from '../../util/plural.ts';
 
 /** What `analyze` has settled before it hands a `--deep` run over. */
@@ -50,6 +56,10 @@ function describeEvent(renderer: ProgressRenderer, event: DeepEvent, cwd: string
       renderer.info(
         `Deep analysis ${event.runId}: up to ${event.concurrency} sub-${event.concurrency === 1 ? 'analysis' : 'analyses'} at once`,
       );
+      return;
+    case 'profile-end':
+      // The same lines as a single run's: each file that could not be read is a warning ("! broken.sqlite: could not be read (…)").
+      renderer.handle(event);
       return;
     case 'phase-start': {
       const round = event.round > 0 ? ` (round ${event.round})` : '';
@@ -171,13 +181,12 @@ export async function runDeepAnalyze(input: DeepCommandInput): Promise<number> {
       return fail(error);
     }
     if (writeJson !== null) describeEvent(renderer, { type: 'deep-end', result }, context.cwd);
-    if (result.termination.reason !== 'cancelled') {
-      try {
-        await writeDeepReport(context, renderer, result.outDir, settings.formats);
-      } catch (error) {
-        // deep.json and the sub-analyses are kept; `datalyst report <folder>` writes the report again.
-        return fail(error);
-      }
+    // A cancelled run's report too: it says so from the title down and shows what was done before the cancel.
+    try {
+      await writeDeepReport(context, renderer, result.outDir, settings.formats, writeJson);
+    } catch (error) {
+      // deep.json and the sub-analyses are kept; `datalyst report <folder>` writes the report again.
+      return fail(error);
     }
     return exitCodeForDeepTermination(result.termination.reason, result.record.sections.length, result.error);
   } finally {
@@ -192,6 +201,7 @@ async function writeDeepReport(
   renderer: ProgressRenderer,
   runDir: string,
   formats: readonly DeepReportFormat[],
+  writeJson: DeepCommandInput['writeJson'],
 ): Promise<void> {
   const [{ ChartPool }, { renderDeepRunFolder }, { describeRenderedReport }] = await Promise.all([
     import('../../report/chart-pool.ts'),
@@ -200,10 +210,17 @@ async function writeDeepReport(
   ]);
   const charts = new ChartPool({ cache: true });
   try {
+    // No signal: after a Ctrl-C the run's signal is aborted, and the cancelled run's report is still written.
     const rendered = await renderDeepRunFolder(runDir, {
       formats,
       chartPool: charts,
       ...(context.env.chromium === undefined ? {} : { chromiumPath: context.env.chromium }),
+    });
+    // As plain `analyze`: under --json, a script learns from this line where the report went.
+    writeJson?.({
+      type: 'report-end',
+      outDir: runDir,
+      files: rendered.files.map((file) => ({ format: reportFormatOf(file), path: file })),
     });
     describeRenderedReport(renderer, rendered.files, rendered, context.cwd);
   } finally {

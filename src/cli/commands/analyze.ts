@@ -494,12 +494,13 @@ export async function writeReport(
   return exitCode;
 }
 
-function reportFormatOf(file: string): string {
+/** The format of a written report file, for `report-end` (a deep run's JSON is its `deep.json`). */
+export function reportFormatOf(file: string): string {
   const name = path.basename(file);
   if (name === 'report.html') return 'html';
   if (name === 'report.md') return 'md';
   if (name === 'analysis.ipynb') return 'ipynb';
-  if (name === 'trace.json') return 'json';
+  if (name === 'trace.json' || name === 'deep.json') return 'json';
   if (name === 'report.pdf') return 'pdf';
   return 'asset';
 }
