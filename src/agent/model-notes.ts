@@ -92,14 +92,23 @@ export function stoppedTurnNote(reason: TerminationReason, cellStopped: boolean)
 }
 
 /**
- * The question in a user message that holds a `stoppedTurnNote` (the text
- * after the note; the message may begin with the stopped turn's last cell
- * output, joined for the wire), or null for a message without one.
+ * The question in a user message that holds a `stoppedTurnNote` beginning at
+ * a paragraph start at or after `from` (the text after the note), or null.
+ * The caller says from where: the note is looked for only where the thread
+ * writes it, never inside data or cell output, which could forge it.
  */
-export function questionAfterStoppedTurnNote(content: string): string | null {
-  const openings = Object.values(stoppedTurnOpenings).map((opening) => content.indexOf(opening));
-  const start = Math.min(...openings.filter((index) => index >= 0));
-  if (!Number.isFinite(start)) return null;
-  const end = content.indexOf(stoppedTurnNoteEnd, start);
-  return end === -1 ? null : content.slice(end + stoppedTurnNoteEnd.length).trim();
+export function questionAfterStoppedTurnNote(content: string, from = 0): string | null {
+  for (let start = from; start !== -1 && start < content.length;) {
+    const atParagraph = start === 0 || content.startsWith('\n\n', start - 2);
+    if (
+      atParagraph &&
+      Object.values(stoppedTurnOpenings).some((opening) => content.startsWith(opening, start))
+    ) {
+      const end = content.indexOf(stoppedTurnNoteEnd, start);
+      return end === -1 ? null : content.slice(end + stoppedTurnNoteEnd.length).trim();
+    }
+    const next = content.indexOf('\n\n', start);
+    start = next === -1 ? -1 : next + 2;
+  }
+  return null;
 }

@@ -240,10 +240,12 @@ describe('the question after a cancelled turn', () => {
 
       const { roles, contents } = sent(server, 1);
       expect(roles).toEqual(['system', 'user', 'assistant', 'user']);
-      // The replay's note (the stopped cell is not run again) stands between the cancel and the question.
-      expect(contents[3]?.startsWith(`${cancelledMidCell}\n\n`)).toBe(true);
-      expect(contents[3]).toMatch(/Not run again: E1 \(it ended cancelled/);
-      expect(contents[3]?.endsWith('\n\nWhich region sells more?')).toBe(true);
+      // The replay's note (the stopped cell is not run again) comes first; nothing stands between the
+      // stop's note and the question, which is where the offline analyst looks for it.
+      expect(contents[3]).toMatch(
+        /^The sandbox was restarted and no earlier cell was run again.*Not run again: E1 \(it ended cancelled/,
+      );
+      expect(contents[3]?.endsWith(`\n\n${cancelledMidCell}\n\nWhich region sells more?`)).toBe(true);
     } finally {
       await server.close();
     }

@@ -153,6 +153,27 @@ function lastParagraph(content: string): string {
 }
 
 /**
+ * The question after the thread's stop note in a user message, or null. The
+ * note is looked for only where the thread writes it: after the first
+ * message's data section (whose lines are JSON, with no blank line), after
+ * the last <Execute> output of results it is joined to, or anywhere in a
+ * message of its own. A column name or a printed value that holds the note's
+ * words is data, and never becomes the question.
+ */
+function questionInMessage(content: string, isFirst: boolean): string | null {
+  if (isFirst) {
+    const data = content.indexOf('\n\n# Data\n');
+    const end = data === -1 ? -1 : content.indexOf('\n\n', data + 2);
+    return end === -1 ? null : questionAfterStoppedTurnNote(content, end + 2);
+  }
+  if (/^\s*<Execute>/i.test(content)) {
+    const close = content.lastIndexOf('</Execute>');
+    return close === -1 ? null : questionAfterStoppedTurnNote(content, close + '</Execute>'.length);
+  }
+  return questionAfterStoppedTurnNote(content);
+}
+
+/**
  * The latest question after the first message, or null. A question is the
  * first user message after an answer or an <Ask>, or a message the thread
  * opens with its note that the previous question was stopped (so a question
@@ -170,7 +191,7 @@ export function readLaterQuestion(messages: readonly ChatMessage[]): LaterQuesti
       answered = true;
       awaitingQuestion = true;
     } else if (message?.role === 'user') {
-      const afterNote = questionAfterStoppedTurnNote(message.content);
+      const afterNote = questionInMessage(message.content, index === firstIndex);
       if (!awaitingQuestion && afterNote === null) continue;
       latest = { index, question: afterNote ?? lastParagraph(message.content), followsAnswer: answered };
       awaitingQuestion = false;
@@ -219,7 +240,7 @@ export function readConversation(messages: readonly ChatMessage[]): OfflineConve
     // `user` message, normally wrapped in <Execute> (chat profiles).
     // A question after a stopped cell is no output of it (the stopped cell had none), unless its message
     // opens with the cell's <Execute> output (joined for the wire).
-    const question = message.role === 'user' ? questionAfterStoppedTurnNote(message.content) : null;
+    const question = message.role === 'user' ? questionInMessage(message.content, false) : null;
     if (question !== null && !/^\s*<Execute>/i.test(message.content)) {
       if (pendingCode !== null && !resultSeen) steps.push(readStep(pendingCode, null));
       pendingCode = null;

@@ -81,9 +81,10 @@ function rebuildConversation(
         turnsSeen += 1;
         // Turn 1's question is the instruction of the first message.
         if (turnsSeen > 1 || record.turn > 1) {
+          flush();
+          // As the live thread: the stop's note right before the question, after any replay note.
           if (noteBeforeNextQuestion !== null) context.beginQuestion(noteBeforeNextQuestion);
           noteBeforeNextQuestion = null;
-          flush();
           context.addQuestion(record.question);
         } else {
           flush();

@@ -483,11 +483,12 @@ export class Thread implements AsyncDisposable {
       if (!this.conversationStarted) {
         yield* this.begin(question, control.signal);
       } else {
-        // A message of its own says the last turn was stopped, and the question follows in it (never in a cell's output).
-        if (this.noteBeforeNextQuestion !== null) this.context.beginQuestion(this.noteBeforeNextQuestion);
-        this.noteBeforeNextQuestion = null;
         // A thread with nothing readable needs no sandbox: its turn ends `no-data` below.
         if (this.session === null && this.noData === null) yield* this.reopen(control.signal);
+        // A message of its own says the last turn was stopped, and the question follows in it (never in a
+        // cell's output); after any replay note, so that nothing stands between the note and the question.
+        if (this.noteBeforeNextQuestion !== null) this.context.beginQuestion(this.noteBeforeNextQuestion);
+        this.noteBeforeNextQuestion = null;
         this.context.addQuestion(question);
       }
       questionAdded = true;
