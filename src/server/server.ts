@@ -59,6 +59,11 @@ export interface ServerOptions {
   maxOpenSandboxes?: number;
   /** Retry-After on a 429, in seconds. Default 5. */
   retryAfterSeconds?: number;
+  /**
+   * How often the server refreshes its data folder's lock, in ms. Default 10 000. A lock from another
+   * host or PID namespace (a restarted container) is taken over after 3 missed beats.
+   */
+  dataDirHeartbeatMs?: number;
   /** The error log (JSON lines on stderr, level `warn`: 5xx, failed turns, sandbox failures; no line per request). */
   log?: ServerLogOptions;
 }
@@ -93,7 +98,10 @@ async function buildLockedApp(
   const apiKey = options.apiKey ?? null;
   checkListenSecurity(host, apiKey);
   // Before anything in the folder is read or changed: recovery would mark another live server's running turns interrupted.
-  const lock = await lockDataDir(options.dataDir);
+  const lock = await lockDataDir(
+    options.dataDir,
+    options.dataDirHeartbeatMs === undefined ? {} : { heartbeatMs: options.dataDirHeartbeatMs },
+  );
   try {
     const built = await buildApp(options, apiKey, lock);
     return { ...built, lock };
@@ -136,6 +144,7 @@ async function buildApp(
   });
   // Released once the app has closed (its turns stopped before that, in DatalystServer.close).
   app.addHook('onClose', async () => lock.release());
+  lock.logTo(app.log);
   if (lock.tookOverFrom !== null) {
     const owner = lock.tookOverFrom;
     app.log.warn(

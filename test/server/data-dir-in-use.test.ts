@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdir, mkdtemp, readFile, readdir, readlink, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, readlink, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -227,8 +227,9 @@ describe('startServer on a data folder another server uses', () => {
       owner: { host: 'another-machine' },
       fix: expect.stringContaining(path.join(dir, 'server.lock')),
     });
-    // Nothing else was made in the folder.
+    // Nothing else was made in the folder (the probe of the file system's clock is removed).
     expect(await readdir(dir)).toEqual(['server.lock']);
+    expect(await readdir(path.join(dir, 'server.lock'))).toEqual(['1.json']);
   });
 
   it('close() releases the folder: the next server starts without taking anything over', async () => {
@@ -237,5 +238,99 @@ describe('startServer on a data folder another server uses', () => {
     await first.close();
     const second = await serve(dir);
     expect(second.logLines.join('')).not.toContain('took over');
+  });
+});
+
+/**
+ * A container restarted by its restart policy (same host name, a new PID
+ * namespace) found its crashed predecessor's lock and refused to start for
+ * ever: a lock from another host or PID namespace was never judged. Now its
+ * holder beats, and a lock whose beats stopped is taken over.
+ */
+describe('a data folder locked from another PID namespace or host', () => {
+  /** A lock as a crashed container's server left it: another PID namespace, its pid meaningless here. */
+  async function writeForeignLock(dir: string, generation: number, heartbeatMs: number, ageMs: number) {
+    await writeLock(dir, generation, {
+      pid: 1,
+      pid_namespace: 'pid:[4026599999]',
+      heartbeat_ms: heartbeatMs,
+      seen_at: '2026-01-02T03:04:05.000Z',
+    });
+    const file = path.join(dir, 'server.lock', `${generation}.json`);
+    const { mtime } = await stat(file);
+    const seen = new Date(mtime.getTime() - ageMs);
+    await utimes(file, seen, seen);
+  }
+
+  it('refuses one whose heartbeat is fresh, saying when it was last seen and that it is given up by itself', async () => {
+    const dir = await dataDir();
+    await writeForeignLock(dir, 1, 60_000, 0);
+    const attempt = startTestServer({ dataDir: dir });
+    await expect(attempt).rejects.toMatchObject({
+      code: 'DATA_DIR_IN_USE',
+      owner: { pid: 1, host: os.hostname() },
+      heartbeat: { staleAfterMs: 180_000 },
+      message: expect.stringContaining('last seen'),
+      fix: expect.stringMatching(
+        /given up by itself 180 s after it was last seen: start again then, or remove .*server\.lock now/,
+      ),
+    });
+    expect(await readdir(path.join(dir, 'server.lock'))).toEqual(['1.json']);
+  });
+
+  it('takes over one whose heartbeat stopped, and says so', async () => {
+    const dir = await dataDir();
+    await writeForeignLock(dir, 1, 60_000, 3_600_000);
+    const server = await serve(dir);
+    expect(server.logLines.join('')).toContain('took over');
+    expect(server.logLines.join('')).toContain('its heartbeat stopped');
+    expect(await readdir(path.join(dir, 'server.lock'))).toEqual(['2.json']);
+  });
+
+  it('two racing over one whose heartbeat stopped: exactly one wins', async () => {
+    const dir = await dataDir();
+    await writeForeignLock(dir, 5, 60_000, 3_600_000);
+    const results = await Promise.allSettled([
+      startTestServer({ dataDir: dir }),
+      startTestServer({ dataDir: dir }),
+      startTestServer({ dataDir: dir }),
+    ]);
+    const won = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+    servers.push(...won);
+    expect(won).toHaveLength(1);
+    for (const result of results) {
+      if (result.status === 'rejected') {
+        expect(DatalystError.isInstance(result.reason) && result.reason.code).toBe('DATA_DIR_IN_USE');
+      }
+    }
+    expect(await readdir(path.join(dir, 'server.lock'))).toEqual(['6.json']);
+  });
+
+  it('the holder’s heartbeat advances while it holds the folder and stops once it is released', async () => {
+    const dir = await dataDir();
+    const server = await startTestServer({ dataDir: dir, dataDirHeartbeatMs: 20 });
+    const file = path.join(dir, 'server.lock', '1.json');
+    const lock = async () =>
+      JSON.parse(await readFile(file, 'utf8')) as {
+        seen_at: string;
+        heartbeat_ms: number;
+        released_at: string | null;
+      };
+    const first = await lock();
+    expect(first.heartbeat_ms).toBe(20);
+    // Each beat rewrites the file: a new seen_at, a new mtime (what another host judges).
+    await expect.poll(async () => (await lock()).seen_at, { interval: 5 }).not.toBe(first.seen_at);
+    const mtime = (await stat(file)).mtimeMs;
+    await expect.poll(async () => (await stat(file)).mtimeMs, { interval: 5 }).not.toBe(mtime);
+
+    await server.close();
+    const released = await lock();
+    expect(released.released_at).not.toBeNull();
+    const releasedMtime = (await stat(file)).mtimeMs;
+    // Ten beats' worth of waiting: none comes.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await lock()).toEqual(released);
+    expect((await stat(file)).mtimeMs).toBe(releasedMtime);
+    expect(await readdir(path.join(dir, 'server.lock'))).toEqual(['1.json']);
   });
 });

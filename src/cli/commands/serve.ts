@@ -21,7 +21,8 @@ The model is chosen as for \`datalyst analyze\` (--model, the config file,
 DATALYST_MODEL; none: the offline analyst). Everything is kept under
 --data-dir: a restart loses no upload and no finished turn. One server per
 --data-dir: a second one refuses to start (DATA_DIR_IN_USE, naming the first);
-the lock of a server that was killed is taken over at the next start.
+the lock of a server that was killed is taken over at the next start (one
+from another machine or container once it is 30 s without a heartbeat).
 
 Listening anywhere but 127.0.0.1, ::1 or localhost needs an API key,
 DATALYST_SERVER_API_KEY or --api-key-file; clients send it as a bearer token.
