@@ -48,20 +48,17 @@ export async function renderChart(spec: unknown, options: ChartRenderOptions = {
   const maxRows = options.maxRows ?? DEFAULT_MAX_CHART_ROWS;
   const parsed = specSchema.safeParse(spec);
   if (!parsed.success) return failedChart('The chart spec is not a JSON object.');
-  const urls = remoteDataUrls(parsed.data);
-  if (urls.length > 0)
-    return failedChart(
-      `The chart loads its data from ${urls.map((url) => `"${url.slice(0, 80)}"`).join(', ')}, and a chart here is drawn only from the rows in its spec: nothing is fetched or read. Put the rows in the spec (data.values), or with \`datalyst chart\` pass the file with --data.`,
-    );
-  if (!isPlainVegaSpec(parsed.data)) {
-    const badTypes = unknownFieldTypes(parsed.data);
-    if (badTypes.length > 0)
-      return failedChart(
-        `The vega-lite spec does not compile: ${badTypes.join('; ')}, and a field's type is quantitative, temporal, ordinal, nominal or geojson.`,
-      );
-  }
   const notes: string[] = [];
-  const { spec: capped, largestCut } = prepareSpec(parsed.data, maxRows, notes);
+  let prepared: ReturnType<typeof prepareSpec>;
+  try {
+    const refusal = specRefusal(parsed.data);
+    if (refusal !== null) return failedChart(refusal);
+    prepared = prepareSpec(parsed.data, maxRows, notes);
+  } catch (error) {
+    // A spec nested thousands deep overflows the copy's recursion: an error for that chart, not a throw.
+    return failedChart(`The chart spec could not be read: ${messageOf(error)}`);
+  }
+  const { spec: capped, largestCut } = prepared;
   const isPlainVega = isPlainVegaSpec(capped);
   let vegaSpec: vega.Spec;
   try {
@@ -157,6 +154,17 @@ export async function rasterizeSvg(
 
 function isPlainVegaSpec(spec: { $schema?: string | undefined }): boolean {
   return /\/schema\/vega\/v\d/.test(spec.$schema ?? '');
+}
+
+/** Why a spec is not drawn before anything is done with it (it loads remote data, names an unknown field type), or null. */
+function specRefusal(spec: Record<string, unknown> & { $schema?: string | undefined }): string | null {
+  const urls = remoteDataUrls(spec);
+  if (urls.length > 0)
+    return `The chart loads its data from ${urls.map((url) => `"${url.slice(0, 80)}"`).join(', ')}, and a chart here is drawn only from the rows in its spec: nothing is fetched or read. Put the rows in the spec (data.values), or with \`datalyst chart\` pass the file with --data.`;
+  const badTypes = isPlainVegaSpec(spec) ? [] : unknownFieldTypes(spec);
+  if (badTypes.length > 0)
+    return `The vega-lite spec does not compile: ${badTypes.join('; ')}, and a field's type is quantitative, temporal, ordinal, nominal or geojson.`;
+  return null;
 }
 
 /** The spec with its rows capped (and notes on what was cut), and the row count of the largest dataset cut (null: none). */

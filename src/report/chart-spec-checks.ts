@@ -4,18 +4,21 @@
  * beside it, into an error that names the cause and the fix.
  */
 
-/** The field types vega-lite knows (`encoding.*.type`). */
-const fieldTypes = new Set(['quantitative', 'temporal', 'ordinal', 'nominal', 'geojson']);
+/** The field types vega-lite knows (`encoding.*.type`), in any case, and its one-letter forms. */
+const fieldTypes = new Set(['quantitative', 'temporal', 'ordinal', 'nominal', 'geojson', 'q', 't', 'o', 'n']);
 
 /**
  * Vega transforms whose output depends on every row (a sum, a count, a
  * density, a fitted line…). Drawn from the first rows only, such a chart
  * shows wrong figures, not just fewer points. vega-lite compiles its
  * `aggregate`, `bin` + count, `boxplot`, `errorbar`, `density`, `regression`…
- * to these.
+ * to these; a stacked bar or area (vega-lite stacks bars by default) and a
+ * pie add rows up too.
  */
 const summarizingTransforms = new Set([
   'aggregate',
+  'stack',
+  'pie',
   'joinaggregate',
   'window',
   'kde',
@@ -36,7 +39,9 @@ const summarizingTransforms = new Set([
 export function remoteDataUrls(spec: unknown): string[] {
   const urls: string[] = [];
   visitSpec(spec, (node, key) => {
-    if (key === 'data' && typeof node.url === 'string') urls.push(node.url);
+    // Whatever its type: a signal or an object would load as well (the loader refuses it, and the chart comes out empty).
+    if (key === 'data' && node.url !== undefined)
+      urls.push(typeof node.url === 'string' ? node.url : JSON.stringify(node.url));
   });
   return urls;
 }
@@ -48,7 +53,7 @@ export function unknownFieldTypes(spec: unknown): string[] {
     if (key !== 'encoding') return;
     for (const [channel, definition] of Object.entries(node))
       for (const part of Array.isArray(definition) ? definition : [definition])
-        if (isRecord(part) && typeof part.type === 'string' && !fieldTypes.has(part.type))
+        if (isRecord(part) && typeof part.type === 'string' && !fieldTypes.has(part.type.toLowerCase()))
           found.push(`encoding.${channel}.type is "${part.type}"`);
   });
   return found;
@@ -71,18 +76,20 @@ export function summarizingTransformsOf(vegaSpec: unknown): string[] {
  * `datasets`): a chart's 5 000 rows are not walked for every chart.
  */
 function visitSpec(spec: unknown, visit: (node: Record<string, unknown>, key: string | null) => void): void {
-  const walk = (node: unknown, key: string | null): void => {
+  // A stack, not recursion: a spec nested thousands deep must not overflow the call stack.
+  const pending: Array<[unknown, string | null]> = [[spec, null]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [node, key] = next;
     if (Array.isArray(node)) {
-      for (const item of node) walk(item, key);
-      return;
+      for (const item of node) pending.push([item, key]);
+      continue;
     }
-    if (!isRecord(node)) return;
+    if (!isRecord(node)) continue;
     visit(node, key);
     for (const [childKey, child] of Object.entries(node))
       if (childKey !== 'values' && childKey !== 'datasets' && typeof child === 'object')
-        walk(child, childKey);
-  };
-  walk(spec, null);
+        pending.push([child, childKey]);
+  }
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -49,6 +49,11 @@ describe('renderChart', () => {
         $schema: 'https://vega.github.io/schema/vega/v5.json',
         data: [{ name: 't', url: 'https://example.invalid/t.json' }],
       },
+      // A url computed by a signal loads as well.
+      {
+        $schema: 'https://vega.github.io/schema/vega/v5.json',
+        data: [{ name: 't', url: { signal: "'https://example.invalid/' + 1" } }],
+      },
     ]) {
       const chart = await renderChart(spec, { png: false });
       expect(chart.svg).toBeNull();
@@ -90,6 +95,48 @@ describe('renderChart', () => {
     expect(histogram.error).toContain('summarizes its rows');
     const scatter = await renderChart(pointSpec(7000), { maxRows: 5000, png: false });
     expect(scatter.error).toBeNull();
+  });
+
+  it('refuses a stacked bar or a pie of the first rows: their heights and shares are sums', async () => {
+    const rows = Array.from({ length: 8000 }, (_, index) => ({ group: index < 6000 ? 'A' : 'B', n: 1 }));
+    const bar = await renderChart(
+      {
+        data: { values: rows },
+        mark: 'bar',
+        encoding: { x: { field: 'group', type: 'nominal' }, y: { field: 'n', type: 'quantitative' } },
+      },
+      { maxRows: 5000, png: false },
+    );
+    expect(bar.error).toContain('summarizes its rows (stack)');
+    const pie = await renderChart(
+      {
+        data: { values: rows },
+        mark: 'arc',
+        encoding: { theta: { field: 'n', type: 'quantitative' }, color: { field: 'group', type: 'nominal' } },
+      },
+      { maxRows: 5000, png: false },
+    );
+    expect(pie.error).toContain('summarizes its rows');
+  });
+
+  it('reads a spec nested thousands deep as an error, never a throw', async () => {
+    let nested: Record<string, unknown> = { mark: 'point' };
+    for (let depth = 0; depth < 20_000; depth += 1) nested = { layer: [nested] };
+    const chart = await renderChart(nested, { png: false });
+    expect(chart.svg).toBeNull();
+    expect(chart.error).not.toBeNull();
+  });
+
+  it('takes field types as vega-lite does: any case, and the one-letter forms', async () => {
+    const chart = await renderChart(
+      {
+        data: { values: [{ a: 'x', b: 1 }] },
+        mark: 'bar',
+        encoding: { x: { field: 'a', type: 'N' }, y: { field: 'b', type: 'Quantitative' } },
+      },
+      { png: false },
+    );
+    expect(chart.error).toBeNull();
   });
 
   it('names a field type vega-lite does not know, instead of its "Invalid field type undefined"', async () => {
