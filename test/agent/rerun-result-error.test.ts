@@ -1,4 +1,3 @@
-import { readdirSync, readlinkSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,6 +7,7 @@ import { SandboxFailureError } from '../../src/errors/index.ts';
 import { readTrace } from '../../src/trace/reader.ts';
 import { makeSyntheticTrace } from '../fixtures/traces/synthetic-trace.ts';
 import { createFakeSandbox, failedWith, printed, type FakeSessionOptions } from './support/fake-session.ts';
+import { descriptorsOn } from '../support/open-descriptors.ts';
 
 /**
  * A re-run's result says what error ended it, as `analyze()`'s does: `error`
@@ -42,19 +42,6 @@ async function rerunWith(
 ): Promise<RerunResult> {
   const run = await recordedRun();
   return rerunAnalysis({ ...run, createSandbox: createFakeSandbox(session).factory, ...options });
-}
-
-/** This process's open file descriptors on `file` (Linux: /proc/self/fd). */
-function descriptorsOn(file: string): number {
-  let count = 0;
-  for (const fd of readdirSync('/proc/self/fd')) {
-    try {
-      if (readlinkSync(`/proc/self/fd/${fd}`) === file) count++;
-    } catch {
-      // The descriptor readdir itself used, closed by now.
-    }
-  }
-  return count;
 }
 
 describe('the result of rerunAnalysis', () => {

@@ -1,4 +1,3 @@
-import { readdirSync, readlinkSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -9,6 +8,7 @@ import { readTrace } from '../../src/trace/reader.ts';
 import { startFakeOpenAIServer } from '../support/fake-openai-server.ts';
 import { createFakeSandbox } from './support/fake-session.ts';
 import { cleanUpHarness, makeRunsDir, makeWorkspace } from './support/loop-harness.ts';
+import { descriptorsOn } from '../support/open-descriptors.ts';
 
 /**
  * A thread whose turn a bug in Datalyst ended: close() writes no run-end (no
@@ -18,19 +18,6 @@ import { cleanUpHarness, makeRunsDir, makeWorkspace } from './support/loop-harne
  */
 
 afterEach(cleanUpHarness);
-
-/** This process's open file descriptors on `file` (Linux: /proc/self/fd). */
-function descriptorsOn(file: string): number {
-  let count = 0;
-  for (const fd of readdirSync('/proc/self/fd')) {
-    try {
-      if (readlinkSync(`/proc/self/fd/${fd}`) === file) count++;
-    } catch {
-      // The descriptor readdir itself used, closed by now.
-    }
-  }
-  return count;
-}
 
 describe('a thread stopped by a bug in Datalyst', () => {
   it.runIf(process.platform === 'linux')(

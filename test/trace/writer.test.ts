@@ -1,5 +1,5 @@
 import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { existsSync, readdirSync, readlinkSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { TraceWriter } from '../../src/trace/index.ts';
 import { parseTraceDocument, parseTraceLines, readTrace } from '../../src/trace/reader.ts';
 import { traceDocumentSchema, traceRecordSchema, type TraceRecord } from '../../src/trace/schema.ts';
 import { DatalystError } from '../../src/errors/index.ts';
+import { descriptorsOn } from '../support/open-descriptors.ts';
 
 let runDir: string;
 beforeEach(async () => {
@@ -42,19 +43,6 @@ const runStart: TraceRecord = {
   },
   environment: { datalystVersion: '0', nodeVersion: 'v20', sandboxBackend: 'docker', image: null },
 };
-
-/** This process's open file descriptors on `file` (Linux: /proc/self/fd). */
-function descriptorsOn(file: string): number {
-  let count = 0;
-  for (const fd of readdirSync('/proc/self/fd')) {
-    try {
-      if (readlinkSync(`/proc/self/fd/${fd}`) === file) count++;
-    } catch {
-      // The descriptor readdir itself used, closed by now.
-    }
-  }
-  return count;
-}
 
 describe('TraceWriter', () => {
   it('appends one validated record per line while the run goes on', async () => {
