@@ -329,7 +329,7 @@ describe('datalyst rerun', () => {
     expect(answer).toContain(
       `\`discount_pct\` misses ${quarter.missingDiscounts} of ${quarter.orders} (${share}%)`,
     );
-    expect(answer).toContain('`order_date` spans 2024-04-01 to 2024-06-30');
+    expect(answer).toContain('`order_date` (`orders.csv`) spans 2024-04-01 to 2024-06-30');
     // Whatever could not be placed is marked, in the answer and in the CLI's summary alike.
     // (The note above the answer names the mark once.)
     const marks = answer.match(/\\\[stale\\\]/g)?.length ?? 0;

@@ -59,9 +59,10 @@ function median(values: number[]): number {
     : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 }
 
-function rangeFinding(column: string, values: number[]): string {
+/** The overview's range finding; it names the table, as every claim does when several tables are studied. */
+function rangeFinding(column: string, table: string, values: number[]): string {
   const mean = values.reduce((sum, value) => sum + value, 0) / values.length;
-  return `\`${column}\` ranges from ${fmt(Math.min(...values))} to ${fmt(Math.max(...values))} (median ${fmt(median(values))}, mean ${fmt(mean)}).`;
+  return `\`${column}\` (\`${table}\`) ranges from ${fmt(Math.min(...values))} to ${fmt(Math.max(...values))} (median ${fmt(median(values))}, mean ${fmt(mean)}).`;
 }
 
 async function csvColumn(
@@ -111,7 +112,7 @@ async function buildFacts(): Promise<Fact[]> {
     {
       workspace: 'shapes',
       what: 'numeric header: the year is a name, not a value (mean)',
-      holds: says(rangeFinding('2000', year2000)),
+      holds: says(rangeFinding('2000', 'numeric-header/population.csv', year2000)),
     },
     {
       workspace: 'shapes',
@@ -134,7 +135,7 @@ async function buildFacts(): Promise<Fact[]> {
     {
       workspace: 'shapes',
       what: 'header-less wide: mean with the first row',
-      holds: says(rangeFinding('column_1', wideFirst)),
+      holds: says(rangeFinding('column_1', 'headerless/wide.csv', wideFirst)),
     },
     {
       workspace: 'shapes',
@@ -144,8 +145,11 @@ async function buildFacts(): Promise<Fact[]> {
     {
       workspace: 'shapes',
       what: 'header-less: a share',
+      // 0 and 1 ten times each: a tie, so neither is "the most common".
       holds: says(
-        `\`column_3\` has 2 distinct values; the most common is \`0\` (${((100 * zeros) / 20).toFixed(1)}%).`,
+        zeros === 10
+          ? '`column_3` (`headerless/readings.csv`): 2 distinct values, all equally common (50.0% each).'
+          : `\`column_3\` (\`headerless/readings.csv\`): 2 distinct values; the most common is \`${zeros > 10 ? 0 : 1}\` (${((100 * Math.max(zeros, 20 - zeros)) / 20).toFixed(1)}%).`,
       ),
     },
     // A malformed line: every row kept, and said.
@@ -178,7 +182,7 @@ async function buildFacts(): Promise<Fact[]> {
     {
       workspace: 'coercion',
       what: 'coercion: mean of the numbers',
-      holds: says(rangeFinding('attendance', numbers(attendance))),
+      holds: says(rangeFinding('attendance', 'coercion/games.csv', numbers(attendance))),
     },
     {
       workspace: 'coercion',
@@ -223,7 +227,9 @@ async function buildFacts(): Promise<Fact[]> {
     {
       workspace: 'encodings',
       what: 'Big5 or Shift_JIS: a mean',
-      holds: (r) => says(rangeFinding('人口', big5People))(r) || says(rangeFinding('人口', sjisPeople))(r),
+      holds: (r) =>
+        says(rangeFinding('人口', 'encodings/big5.csv', big5People))(r) ||
+        says(rangeFinding('人口', 'encodings/shift_jis.csv', sjisPeople))(r),
     },
     {
       workspace: 'encodings',
@@ -265,7 +271,9 @@ async function buildFacts(): Promise<Fact[]> {
     {
       workspace: 'ids-dates',
       what: 'dates: M/D/YYYY span',
-      holds: says(`\`us_date\` spans ${[...usDates].sort()[0]} to ${[...usDates].sort().at(-1)}.`),
+      holds: says(
+        `\`us_date\` (\`dates/events.csv\`) spans ${[...usDates].sort()[0]} to ${[...usDates].sort().at(-1)}.`,
+      ),
     },
     {
       workspace: 'ids-dates',
@@ -303,7 +311,7 @@ async function buildFacts(): Promise<Fact[]> {
       workspace: 'ids-dates',
       what: 'year-months: a span, never a mean',
       holds: (r) =>
-        r.answer.includes('`period` spans 2013-01-01 to 2013-12-01.') &&
+        r.answer.includes('`period` (`dates/year_month.csv`) spans 2013-01-01 to 2013-12-01.') &&
         !r.answer.includes('`period` ranges'),
     },
     {
@@ -395,7 +403,7 @@ async function buildFacts(): Promise<Fact[]> {
     {
       workspace: 'totals',
       what: 'totals: the mean without the total',
-      holds: says(rangeFinding('units', [2, 5, 8, 11, 14, 17, 20, 23, 26, 29])),
+      holds: says(rangeFinding('units', 'totals/totals.csv', [2, 5, 8, 11, 14, 17, 20, 23, 26, 29])),
     },
     // A workbook: zip codes typed as text stay text; its totals row is left out.
     {
@@ -411,7 +419,9 @@ async function buildFacts(): Promise<Fact[]> {
       holds: (r) =>
         r.answer.includes('`workbook/book.xlsx [Sales]`: 5 rows × 4 columns') &&
         // 300.25 printed at one decimal as Python rounds it (half to even): 300.2.
-        r.answer.includes('`revenue` ranges from 90 to 300.2 (median 150, mean 168.2).'),
+        r.answer.includes(
+          '`revenue` (`workbook/book.xlsx [Sales]`) ranges from 90 to 300.2 (median 150, mean 168.2).',
+        ),
     },
     // A header of two rows, a hidden sheet.
     {

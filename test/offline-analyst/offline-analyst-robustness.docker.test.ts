@@ -98,7 +98,7 @@ describe('the offline analyst on an awkward workspace', () => {
   });
 
   it('answers the instruction from its own outputs', () => {
-    expect(result.answer).toMatch(/By `group`: `g\d` brings the largest total `amount`/);
+    expect(result.answer).toMatch(/By `group` in `long\.csv`: `g\d` brings the largest total `amount`/);
     expect(
       numbersMissingFrom(
         result.answer ?? '',

@@ -154,8 +154,8 @@ describe('what the offline analyst finds', () => {
   it('breaks revenue down by the columns the sales instruction names', () => {
     const answer = findings.get('sales')?.result.answer ?? '';
     expect(answer).toContain('## What the instruction asks about');
-    expect(answer).toMatch(/By `region`: .* largest total `revenue`/);
-    expect(answer).toMatch(/`discount_pct` and `units`: r = 0\.\d+/);
+    expect(answer).toMatch(/By `region` in `orders\.csv`: .* largest total `revenue`/);
+    expect(answer).toMatch(/`discount_pct` and `units` \(`orders\.csv`\): r = 0\.\d+/);
   });
 
   it('finds the spike and the outage planted in the time series', () => {

@@ -35,7 +35,10 @@ for key in focus:
             ax.set_title(str(column)[:40], fontsize=10)
         shares = ', '.join(f'{md(v)} {pct(n, counts.sum())}' for v, n in counts.head(3).items())
         print(f'{key} / {column}: {len(counts)} values; ' + ', '.join(f'{v} {n}' for v, n in top.items()))
-        findings.append(f'{md(column)} ({md(key, 60)}): {count_of(len(counts), "distinct value")}; the top ones are {shares}.')
+        if counts.max() == counts.min():  # no value stands out: 'the top ones' would be any three of them
+            findings.append(f'{md(column)} ({md(key, 60)}): {counts_text(counts)}.')
+        else:
+            findings.append(f'{md(column)} ({md(key, 60)}): {count_of(len(counts), "distinct value")}; the top ones are {shares}.')
     if flags:
         values = frame[flags].dropna(how='all')
         shares = pd.Series({c: (values[c] == values[c].max()).mean() for c in flags}).sort_values(ascending=False)

@@ -56,14 +56,15 @@ for strength, r, key, a, b in pairs[:5]:
         word = 'strongly' if strength >= 0.7 else 'moderately' if strength >= 0.5 else 'weakly'
         findings.append(f'{md(a)} and {md(b)} ({md(key, 60)}) are {word} {"positively" if r > 0 else "negatively"} correlated (r = {fmt(r)}).')
 if pairs and pairs[0][0] < 0.3:
-    findings.append(f'No two numeric columns are correlated beyond |r| = 0.3 (the strongest pair has r = {fmt(pairs[0][1])}).')
+    _, r, key, a, b = pairs[0]
+    findings.append(f'No two numeric columns are correlated beyond |r| = 0.3 (the strongest pair, {md(a)} and {md(b)} in {md(key, 60)}, has r = {fmt(r)}).')
 for eta, key, group, number, means in effects[:3]:
     size = 'large' if eta >= 0.14 else 'medium' if eta >= 0.06 else 'small' if eta >= 0.01 else 'negligible'
     share = k_of[key][number] == 'boolean'  # the mean of a yes/no column is the share of yes
     show = (lambda v: pct(v, 1)) if share else fmt
     print(f'\n{number} by {group} ({key}), eta squared = {fmt(eta)}:')
     print(means.map(show).to_string())
-    findings.append(f'{md(number)} differs by {md(group)} ({size} effect, eta squared = {fmt(eta)}): {"share" if share else "mean"} '
+    findings.append(f'{md(number)} differs by {md(group)} in {md(key, 60)} ({size} effect, eta squared = {fmt(eta)}): {"share" if share else "mean"} '
                     f'{show(means.iloc[-1])} for {md(means.index[-1])} against {show(means.iloc[0])} for {md(means.index[0])}.')
 if effects:
     eta, key, group, number, means = effects[0]

@@ -3,7 +3,7 @@ import { stageHeader } from '../stages.ts';
 /** Histograms of the numeric columns (a few per table) and their skew. */
 export function distributionsCell(maxColumnsPerChart: number): string {
   return String.raw`${stageHeader('distributions')}
-findings, charted = [], 0
+findings, charted, charted_in = [], 0, []
 for key in focus:
     frame, k = tables[key], kinds(tables[key])
     columns = [c for c in frame.columns if k[c] == 'number'][:${maxColumnsPerChart}]
@@ -28,9 +28,12 @@ for key in focus:
             centre = f', median {fmt(values.median())} against a mean of {fmt(values.mean())}' if agree else ''
             findings.append(f'{md(column)} in {md(key, 60)} is skewed to the {side}: skewness {fmt(skew)}{centre}.')
         charted += 1
+        charted_in += [] if key in charted_in else [key]
     fig.suptitle(f'Distributions of numeric columns in {key}')
     fig.tight_layout()
 if charted and not findings:
-    findings.append('None of the charted numeric columns is strongly skewed (all have |skewness| below 1).')
+    # Named with its tables: the same words from two sub-analyses would say two different things.
+    of = ', '.join(md(key, 60) for key in charted_in[:4]) + (f' and {count_of(len(charted_in) - 4, "more table")}' if len(charted_in) > 4 else '')
+    findings.append(f'None of the charted numeric columns of {of} is strongly skewed (all have |skewness| below 1).')
 show_findings('distributions', findings[:8], charted=charted)`;
 }

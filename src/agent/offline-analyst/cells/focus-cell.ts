@@ -1,5 +1,6 @@
 import { pythonStringList } from '../python-literal.ts';
 import { stageHeader } from '../stages.ts';
+import { countsTextHelper } from './setup-cell.ts';
 
 /**
  * A breakdown of the columns the instruction names (`wanted`: normalized
@@ -12,6 +13,8 @@ export function focusCell(wanted: readonly string[]): string {
   return String.raw`${stageHeader('focus')}
 import itertools
 wanted = ${pythonStringList(wanted)}
+${countsTextHelper}
+
 def norm(text):
     return re.sub(r'[\W_]+', '', str(text).lower())
 def named_in(key):
@@ -34,14 +37,13 @@ for key in chosen:
     panels, pairs = [], [p for p in itertools.combinations(numbers, 2)][:3]
     for group in groups[:4]:
         if target is None:
-            counts = frame[group].value_counts()
-            findings.append(f'{md(group)}: {count_of(len(counts), "value")}; {md(counts.index[0])} is the most common ({pct(counts.iloc[0], counts.sum())}).')
+            findings.append(f'{md(group)} ({md(key, 60)}): {counts_text(frame[group].value_counts())}.')
             continue
         summary = frame.groupby(group)[target].agg(['count', 'sum', 'mean']).sort_values('sum', ascending=False)
         summary['share'] = [pct(value, summary['sum'].sum()) for value in summary['sum']]
         print(f'\n{target} by {group}:')
         print(summary.head(12).to_string(formatters={'sum': fmt, 'mean': fmt}))
-        findings.append(f'By {md(group)}: {md(summary.index[0])} brings the largest total {md(target)} ({fmt(summary["sum"].iloc[0])}, {summary["share"].iloc[0]} of it); '
+        findings.append(f'By {md(group)} in {md(key, 60)}: {md(summary.index[0])} brings the largest total {md(target)} ({fmt(summary["sum"].iloc[0])}, {summary["share"].iloc[0]} of it); '
                         f'the mean per row is highest for {md(summary["mean"].idxmax())} ({fmt(summary["mean"].max())}) and lowest for {md(summary["mean"].idxmin())} ({fmt(summary["mean"].min())}).')
         panels.append((group, summary['sum'].head(10)))
     for a, b in pairs:
@@ -52,7 +54,7 @@ for key in chosen:
         means = data.groupby(pd.qcut(data[a], 4, duplicates='drop'), observed=True)[b].mean()
         print(f'\nMean {b} by quartile of {a} (r = {fmt(r)}):')
         print(means.map(fmt).to_string())
-        findings.append(f'{md(a)} and {md(b)}: r = {fmt(r)}; the mean {md(b)} goes from {fmt(means.iloc[0])} in the lowest quarter of {md(a)} to {fmt(means.iloc[-1])} in the highest.')
+        findings.append(f'{md(a)} and {md(b)} ({md(key, 60)}): r = {fmt(r)}; the mean {md(b)} goes from {fmt(means.iloc[0])} in the lowest quarter of {md(a)} to {fmt(means.iloc[-1])} in the highest.')
     if panels or pairs:
         count = len(panels) + (1 if pairs else 0)
         fig, axes = plt.subplots(1, count, figsize=(4.5 * count, 3.6), squeeze=False)
@@ -69,6 +71,7 @@ for key in chosen:
         fig.suptitle(f'The columns named in the instruction ({key})')
         fig.tight_layout()
 if chosen and not findings:
-    findings.append('The columns the instruction names hold no measure to compare and no groups to count.')
+    named = [md(c) for key in chosen for c in named_in(key)]
+    findings.append('The columns the instruction names (' + ', '.join(named[:8]) + ') hold no measure to compare and no groups to count.')
 show_findings('focus', findings[:10], studied=chosen)`;
 }

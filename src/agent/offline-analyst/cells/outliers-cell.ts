@@ -19,6 +19,9 @@ for key in focus:
                      'outliers': len(outside), 'share': pct(len(outside), len(values)), 'most extreme': fmt(extreme),
                      '_share': len(outside) / len(values), '_values': values})
 findings = []
+def of_tables(keys):
+    keys = list(dict.fromkeys(keys))  # named: the same words from two sub-analyses would say two different things
+    return ', '.join(md(key, 60) for key in keys[:4]) + (f' and {count_of(len(keys) - 4, "more table")}' if len(keys) > 4 else '')
 if rows:
     table = pd.DataFrame(rows).sort_values('_share', ascending=False, kind='stable')
     print(table.drop(columns=['_share', '_values']).to_string(index=False))
@@ -37,8 +40,8 @@ if rows:
     fig.suptitle('Box plots (whiskers at 1.5 IQR), columns with the most outliers first')
     fig.tight_layout()
     if not findings:
-        findings.append('No numeric column has values outside its IQR fences.')
+        findings.append(f"No numeric column of {of_tables(row['table'] for row in rows)} has values outside its IQR fences.")
 else:
-    findings.append('No numeric column with enough spread to look for outliers.')
+    findings.append(f'No numeric column of {of_tables(focus)} has enough spread to look for outliers.' if focus else 'No numeric column with enough spread to look for outliers.')
 show_findings('outliers', findings)`;
 }

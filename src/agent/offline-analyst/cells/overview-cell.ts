@@ -33,16 +33,20 @@ for key in focus:
         print('\n' + stats.map(fmt).to_string())
         for column in numbers[:1]:
             values = frame[column]
-            findings.append(f'{md(column)} ranges from {fmt(values.min())} to {fmt(values.max())} (median {fmt(values.median())}, mean {fmt(values.mean())}).')
+            # Named with its table: in a deep report "The data" gathers the claims of several sub-analyses.
+            findings.append(f'{md(column)} ({md(key, 60)}) ranges from {fmt(values.min())} to {fmt(values.max())} (median {fmt(values.median())}, mean {fmt(values.mean())}).')
     for column in [c for c in frame.columns if k[c] in ('category', 'boolean')][:1]:
         top = frame[column].value_counts()
         print(f'\n{column}: ' + ', '.join(f'{value} {count} ({pct(count, top.sum())})' for value, count in top.head(6).items()))
-        findings.append(f'{md(column)} has {count_of(len(top), "distinct value")}; the most common is {md(top.index[0])} ({pct(top.iloc[0], top.sum())}).')
+        findings.append(f'{md(column)} ({md(key, 60)}): {counts_text(top)}.')
     for column in [c for c in frame.columns if k[c] == 'datetime'][:2]:
         first, last = frame[column].min(), frame[column].max()
         print(f'\n{column}: {first:%Y-%m-%d} to {last:%Y-%m-%d}')
-        findings.append(f'{md(column)} spans {first:%Y-%m-%d} to {last:%Y-%m-%d}.')
+        findings.append(f'{md(column)} ({md(key, 60)}) spans {first:%Y-%m-%d} to {last:%Y-%m-%d}.')
 if not focus:
-    findings.append('No table has a numeric, categorical or date column to study.')
+    studied = [key for key in tables if key not in duplicates]
+    named = ', '.join(md(key, 60) for key in studied[:4]) + (f' and {count_of(len(studied) - 4, "more")}' if len(studied) > 4 else '')
+    findings.append(f'No table ({named}) has a numeric, categorical or date column to study.' if studied
+                    else 'No table has a numeric, categorical or date column to study.')
 show_findings('overview', findings)`;
 }

@@ -27,9 +27,19 @@ for column, keys in candidates.items():
     if len(linked) >= 2 and (link is None or len(linked) > len(link[2])):
         link = (column, bases[0], linked)
 
+stems_used = {}
 def table_stem(key):
-    inner = key.split(' [', 1)[1].rstrip(']') if ' [' in key else key.rsplit('.', 1)[0]
-    return re.sub(r'\W+', '_', inner).strip('_') or 'table'
+    """A joined table's name in the columns it adds: its file's (enrolled.xlsx [Sheet1] is 'enrolled', not 'Sheet1'),
+    with the sheet or table when the file holds several, and the extension when another file has the same stem."""
+    file, _, inner = key.partition(' [')
+    name = file.rsplit('/', 1)[-1]
+    stem, _, extension = name.rpartition('.') if '.' in name else (name, '', '')
+    if inner and sum(other.partition(' [')[0] == file for other in tables) > 1:
+        stem = f'{stem}_{inner.rstrip("]")}'
+    stem = re.sub(r'\W+', '_', stem).strip('_') or 'table'
+    if stems_used.setdefault(stem, key) != key:
+        stem = re.sub(r'\W+', '_', f'{stem}_{extension}').strip('_')
+    return stem
 
 joined, findings = set(), []
 if link is None:

@@ -1,6 +1,27 @@
 import { stageHeader } from '../stages.ts';
 
 /**
+ * A column's values from value_counts, as findings say them: how many, and the most common, honest about
+ * ties and about values that are all distinct. The focus cell defines it too: a follow-up runs it in a kernel
+ * whose setup cell may be a replayed one from before this helper.
+ */
+export const countsTextHelper = String.raw`def counts_text(counts):
+    """How many values, and the most common: a tie is named, and values all distinct are said to be."""
+    n, total = len(counts), counts.sum()
+    top = counts.max() if n else 0
+    if n > 1 and top == 1:
+        return f'all {n} values are distinct'
+    if n == 1:
+        return f'a single value, {md(counts.index[0])}'
+    tied = [value for value, count in counts.items() if count == top]
+    if len(tied) == n:
+        return f'{n} distinct values, all equally common ({pct(top, total)} each)'
+    if len(tied) == 1:
+        return f'{n} distinct values; the most common is {md(tied[0])} ({pct(top, total)})'
+    named = [md(value) for value in tied[:4]] + ([f'{len(tied) - 4} more'] if len(tied) > 4 else [])
+    return f'{n} distinct values; ' + ', '.join(named[:-1]) + f' and {named[-1]} are the most common, {pct(top, total)} each'`;
+
+/**
  * The helpers every later cell uses. They live in the kernel, so a later cell
  * that fails with a NameError on one of them tells the analyst that the
  * kernel lost its state (see `conversation.ts`).
@@ -43,6 +64,7 @@ def pct(part, whole):
 def count_of(count, noun):
     return f'{count} {noun}' + ('' if count == 1 else 's')
 
+${countsTextHelper}
 def md(text, limit=40):
     """A name or value from the data, as inline code in the Markdown summary."""
     text = re.sub(r'\s+', ' ', str(text)).strip().replace(chr(96), "'")
@@ -96,5 +118,5 @@ def show_findings(stage, findings, **facts):
         print('- ' + re.sub(r'\s+', ' ', line).strip())  # one line each, whatever the data held
     print('\nfacts: ' + json.dumps({'stage': stage, **facts}, default=str))
 
-print('Helpers ready: fmt, value_text, pct, count_of, md, kind_of, kinds, show_findings.')`;
+print('Helpers ready: fmt, value_text, pct, count_of, counts_text, md, kind_of, kinds, show_findings.')`;
 }

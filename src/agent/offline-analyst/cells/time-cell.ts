@@ -21,8 +21,10 @@ def measure_of(word, measure):
         return f"{'sum' if word == 'total' else 'average'} of {measure}"
     return f'{word} {measure}'
 
-for key in [key for key in focus if 'datetime' in kinds(tables[key]).values()][:2]:
+timed = [key for key in focus if 'datetime' in kinds(tables[key]).values()][:2]
+for key in timed:
     frame, k = tables[key], kinds(tables[key])
+    where = f' in {md(key, 60)}' if len(timed) > 1 else ''  # with two tables, each claim names its own
     date = max((c for c in frame.columns if k[c] == 'datetime'), key=lambda c: frame[c].nunique())
     if frame[date].nunique() < 10:
         continue
@@ -75,7 +77,7 @@ for key in [key for key in focus if 'datetime' in kinds(tables[key]).values()][:
         axes[-1].bar([names[d] for d in weekday.index], weekday.to_numpy(), color='#72b7b2')
         axes[-1].set_title(f'{what} per day, by weekday', fontsize=10)
         print('By weekday: ' + ', '.join(f'{names[d]} {fmt(v)}' for d, v in weekday.items()))
-        findings.append(f'By weekday, the {what} per day is highest on {names[weekday.idxmax()]} ({fmt(weekday.max())}) and lowest on {names[weekday.idxmin()]} ({fmt(weekday.min())}).')
+        findings.append(f'By weekday{where}, the {what} per day is highest on {names[weekday.idxmax()]} ({fmt(weekday.max())}) and lowest on {names[weekday.idxmin()]} ({fmt(weekday.min())}).')
     # Data by quarter or coarser has no month-of-year pattern to show.
     if span >= 365 and step < 80:
         # By calendar month, from the daily series: weekly sums grouped by the month a week ends in counted a
@@ -95,7 +97,7 @@ for key in [key for key in focus if 'datetime' in kinds(tables[key]).values()][:
         months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
         print('By calendar month: ' + ', '.join(f'{months[m - 1]} {fmt(v)}' for m, v in month.items()))
         if month.nunique() > 1:
-            findings.append(f'By calendar month, the {per_month} is highest in {months[month.idxmax() - 1]} ({fmt(month.max())}) '
+            findings.append(f'By calendar month{where}, the {per_month} is highest in {months[month.idxmax() - 1]} ({fmt(month.max())}) '
                             f'and lowest in {months[month.idxmin() - 1]} ({fmt(month.min())}).')
     marked = []
     if regular and measure and dense and span >= 21:
@@ -108,7 +110,7 @@ for key in [key for key in focus if 'datetime' in kinds(tables[key]).values()][:
             marked.append(when)
             if not series_chart:
                 axes[0].axvline(when, color='#e45756', alpha=0.5)
-            findings.append(f'{when:%Y-%m-%d} stands out: {md(measure)} was {fmt(daily[when])} against a local median of {fmt(baseline[when])} (robust z-score {fmt(z)}).')
+            findings.append(f'{when:%Y-%m-%d} stands out{where}: {md(measure)} was {fmt(daily[when])} against a local median of {fmt(baseline[when])} (robust z-score {fmt(z)}).')
         print(f'Days with |robust z-score| >= 5: {len(score[score.abs() >= 5])}')
     if panels:
         plt.gcf().suptitle(f'{key} over time')
