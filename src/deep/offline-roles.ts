@@ -1,6 +1,6 @@
 import { createOfflineAnalyst, OFFLINE_ANALYST_ID } from '../agent/index.ts';
 import type { LanguageModel, OfflineAnalystOptions } from '../agent/index.ts';
-import { readFindings, stageOfCode } from '../agent/offline-analyst/index.ts';
+import { plainFileError, readFindings, stageOfCode } from '../agent/offline-analyst/index.ts';
 import type { OfflineAnalystStage } from '../agent/offline-analyst/index.ts';
 import type { ColumnProfile, WorkspaceProfile } from '../sandbox/index.ts';
 import type { ExecutionRecord } from '../trace/index.ts';
@@ -55,6 +55,7 @@ const MAX_DATA_EVIDENCE = 4;
 const crossPrefix = 'How do the tables that share a key column relate';
 const valuePrefix = 'What does ';
 const listsPrefix = 'What do the one-column lists';
+const unreadablePrefix = 'Which files could not be read';
 
 /** Steps whose findings describe the data's shape rather than answer a question. */
 const dataStages: ReadonlySet<OfflineAnalystStage> = new Set(['load', 'load-fallback', 'overview']);
@@ -159,6 +160,19 @@ function sharedKey(tables: readonly DistinctTable[]): { column: string; tables: 
   return best === undefined ? null : { column: best[0], tables: best[1] };
 }
 
+/** A file the profile could not read, with why in plain words. */
+export interface UnreadableFile {
+  path: string;
+  reason: string;
+}
+
+/** The files of the profile that could not be read, in profile order ("not profiled" is no reading: the profile as a whole failed). */
+export function unreadableFiles(profile: WorkspaceProfile): UnreadableFile[] {
+  return profile.files
+    .filter((file) => file.tables.length === 0 && file.error !== null && file.error !== 'not profiled')
+    .map((file) => ({ path: file.path, reason: plainFileError(file.error ?? '') }));
+}
+
 /** Step 1: one question per theme of the profile. Never asks the user first (no model to judge the answer). */
 export function offlineBrief(question: string, profile: WorkspaceProfile): Brief {
   const tables = distinctTables(profile);
@@ -186,6 +200,17 @@ export function offlineBrief(question: string, profile: WorkspaceProfile): Brief
       tables: lists.map((table) => table.ref),
     });
   }
+  // A file that could not be read is named with why, so the brief (and the report) says what was left out.
+  const unreadable = unreadableFiles(profile);
+  if (unreadable.length > 0) {
+    const listed = unreadable.map((file) => `${file.path} (${file.reason})`).join('; ');
+    questions.push({
+      question:
+        `${unreadablePrefix}, and can a tolerant reader read them? ` +
+        `The profile could not read ${unreadable.length === 1 ? 'this file' : `these ${unreadable.length} files`}: ${listed}.`,
+      tables: unreadable.map((file) => file.path),
+    });
+  }
   if (questions.length === 0) {
     questions.push({
       question: 'What do the files of the workspace contain, and can they be read?',
@@ -199,6 +224,7 @@ export function offlineBrief(question: string, profile: WorkspaceProfile): Brief
       'For each question: what its tables hold (rows, columns, missing values), how their values are ' +
       'distributed, which categories dominate and which columns go together, each stated with the numbers ' +
       'the analysis printed and citing its evidence; a table repeated in another format is named once; ' +
+      (unreadable.length > 0 ? 'each file that could not be read is named with why; ' : '') +
       'nothing is claimed that no output shows, and correlations are not called causes.',
   };
 }
@@ -262,11 +288,12 @@ export function chooseFindings(executions: readonly ExecutionRecord[], maxEviden
   return [...data, ...rest].sort((a, b) => a.order - b.order).slice(0, maxEvidence);
 }
 
-type ThemeKind = 'cross' | 'value' | 'lists' | 'other';
+type ThemeKind = 'cross' | 'value' | 'lists' | 'unreadable' | 'other';
 
 function themeKind(question: string): ThemeKind {
   if (question.startsWith(crossPrefix)) return 'cross';
   if (question.startsWith(listsPrefix)) return 'lists';
+  if (question.startsWith(unreadablePrefix)) return 'unreadable';
   if (question.startsWith(valuePrefix)) return 'value';
   return 'other';
 }
@@ -277,6 +304,8 @@ function themeTitle(subQuestion: SubQuestion): string {
       return 'How the tables relate';
     case 'lists':
       return 'The one-column lists';
+    case 'unreadable':
+      return 'The files that could not be read';
     case 'value':
       return subQuestion.tables[0] ?? subQuestion.question;
     case 'other': {

@@ -591,7 +591,7 @@ async function buildFacts(): Promise<Fact[]> {
       workspace: 'many',
       what: 'many: how many, said',
       holds: says(
-        'The workspace holds 230 files: 200 were listed to the analyst and 30 past that limit were not read.',
+        'The workspace holds 230 files: 200 were read and 30 were past the limit of files listed to the analyst, so not read.',
       ),
     },
     {

@@ -6,6 +6,7 @@ import type { ChatMessage, LanguageModel } from '../../src/agent/index.ts';
 import { formatFirstMessage } from '../../src/agent/index.ts';
 import { focusEntries } from '../../src/agent/offline-analyst/index.ts';
 import type { DeepRecord, EvidenceItem, SubQuestion } from '../../src/deep/index.ts';
+import type { WorkspaceProfile } from '../../src/sandbox/index.ts';
 import { createOfflineDeepRoles, readDeepRecord } from '../../src/deep/index.ts';
 import {
   buildNumberIndex,
@@ -13,6 +14,7 @@ import {
   groundMention,
   groundingSources,
 } from '../../src/trace/index.ts';
+import { column, csvFile, unreadableFile } from '../offline-analyst/support/canned-conversation.ts';
 import { buildRecordedDeepRun, loadRecordedSubRuns } from './support/recorded-deep-run.ts';
 import type { RecordedSubRun } from './support/recorded-deep-run.ts';
 
@@ -99,6 +101,33 @@ describe('scope', () => {
     expect('brief' in scoped && scoped.brief.questions).toEqual([
       { question: 'What do the files of the workspace contain, and can they be read?', tables: [] },
     ]);
+  });
+});
+
+describe('scope with files that could not be read', () => {
+  // The mixed workspace a first-time user ran: a table, and three corrupt files the profile names with why.
+  const mixed: WorkspaceProfile = {
+    truncated: false,
+    files: [
+      unreadableFile('broken.json', 'json', 'Not valid JSON: expecting value at line 1, column 13'),
+      unreadableFile('broken.sqlite', 'sqlite', 'DatabaseError: file is not a database'),
+      csvFile('orders.csv', [column('region', 'category'), column('units', 'integer')]),
+    ],
+  };
+
+  it('names each unreadable file and why in the brief (they vanished from it)', async () => {
+    const scoped = await createOfflineDeepRoles().scope(
+      { question: 'Generate a data science report.', profile: mixed, mayAsk: false },
+      context,
+    );
+    if (!('brief' in scoped)) throw new Error('asked');
+    expect(scoped.brief.questions.at(-1)).toEqual({
+      question:
+        'Which files could not be read, and can a tolerant reader read them? The profile could not read these 2 files: ' +
+        'broken.json (not valid JSON: expecting value at line 1, column 13); broken.sqlite (file is not a database).',
+      tables: ['broken.json', 'broken.sqlite'],
+    });
+    expect(scoped.brief.goodAnswer).toContain('each file that could not be read is named with why');
   });
 });
 

@@ -5,3 +5,5 @@ export { focusEntries } from './focus-tables.ts';
 export { readFindings } from './conversation.ts';
 export { stageOfCode } from './stages.ts';
 export type { Stage as OfflineAnalystStage } from './stages.ts';
+/** An unreadable file's reason in plain words (the deep brief names each such file with it). */
+export { plainFileError } from './workspace-inventory.ts';

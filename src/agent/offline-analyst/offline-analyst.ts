@@ -18,11 +18,12 @@ import { timeCell } from './cells/time-cell.ts';
 import { readConversation, readLaterQuestion } from './conversation.ts';
 import { followUpTurn } from './follow-up.ts';
 import { parseDataSection } from '../first-message.ts';
+import type { DataEntry } from '../first-message.ts';
 import type { OfflineConversation } from './conversation.ts';
 import { focusEntries } from './focus-tables.ts';
 import { kernelLost, planNextTurn, recoveryRows } from './plan.ts';
 import type { NextTurn } from './plan.ts';
-import { inventoryWorkspace, readingNotes } from './workspace-inventory.ts';
+import { inventoryWorkspace, profileErrors, readingNotes } from './workspace-inventory.ts';
 
 export const OFFLINE_ANALYST_ID = 'datalyst-offline-analyst';
 
@@ -67,6 +68,7 @@ const defaults: ResolvedOptions = {
 function cellCode(
   turn: Extract<NextTurn, { kind: 'cell' }>,
   conversation: OfflineConversation,
+  workspaceEntries: readonly DataEntry[],
   options: ResolvedOptions,
 ): string {
   const inventory = inventoryWorkspace(conversation.entries, options.maxFallbackFiles);
@@ -81,7 +83,10 @@ function cellCode(
     case 'load':
       return loadCell(inventory.sources, inventory.unread, readingNotes(conversation.entries), {
         largeFileBytes: recovering ? options.largeFileBytes / 8 : options.largeFileBytes,
-        listedFiles: conversation.entries.map((entry) => entry.name),
+        // A sub-analyst studies some of the listed files: the others are not "past the listing limit".
+        listedFiles: workspaceEntries.map((entry) => entry.name),
+        studiedFiles: conversation.entries.map((entry) => entry.name),
+        profileErrors: profileErrors(workspaceEntries),
       });
     case 'load-fallback':
       return loadFallbackCell(turn.fallbackTargets);
@@ -128,7 +133,7 @@ export function offlineAnalystTurn(
     fallbackTargets: turn.fallbackTargets,
     focusColumns: turn.focusColumns,
   });
-  const code = cellCode(turn, conversation, resolved);
+  const code = cellCode(turn, conversation, read.entries, resolved);
   return `<Analyze>\n${analyze}\n</Analyze>\n<Code>\n\`\`\`python\n${code}\n\`\`\`\n</Code>`;
 }
 

@@ -73,3 +73,26 @@ export function inventoryWorkspace(
 export function readingNotes(entries: readonly DataEntry[]): ReadingNote[] {
   return entries.flatMap((entry) => (entry.notes ?? []).map((note) => ({ file: entry.name, note })));
 }
+
+/**
+ * The profile's reason for an unreadable file, in plain words: its own sentences
+ * ("Not valid JSON: …") as they are, a Python error without its class name
+ * ("DatabaseError: file is not a database" says "file is not a database").
+ */
+export function plainFileError(error: string): string {
+  const classed = /^[A-Z]\w*(?:Error|Exception|Warning)(?::\s*(.*))?$/s.exec(error.trim());
+  const text = classed === null ? error.trim() : (classed[1] ?? '').trim();
+  if (text === '') return `its reader failed (${error.trim()})`;
+  const plain = text.replace(/\.$/, '');
+  return plain.charAt(0).toLowerCase() + plain.slice(1);
+}
+
+/** The listed files the profile could not read, with why in plain words ("not profiled" is no reading: the profile as a whole failed). */
+export function profileErrors(entries: readonly DataEntry[]): UnreadFile[] {
+  return entries
+    .filter(
+      (entry) =>
+        (entry.tables ?? []).length === 0 && entry.error !== undefined && entry.error !== 'not profiled',
+    )
+    .map((entry) => ({ file: entry.name, reason: plainFileError(entry.error ?? '') }));
+}

@@ -24,8 +24,12 @@ export interface ReadingNote {
 export interface LoadCellOptions {
   /** Files larger than this are read in chunks: every row counted, a random sample kept. */
   largeFileBytes: number;
-  /** Every file the first message listed; the cell inventories the others itself. */
+  /** Every file the first message listed; the cell inventories the others itself (past the listing limit). */
   listedFiles: readonly string[];
+  /** The listed files this analyst studies: all of them, or a deep sub-analysis's own tables. Default: `listedFiles`. */
+  studiedFiles?: readonly string[];
+  /** Every listed file the profile could not read, with its reason, also those this analyst does not study. */
+  profileErrors?: readonly UnreadFile[];
 }
 
 export function loadCell(
@@ -40,6 +44,12 @@ export function loadCell(
   );
   const unreadLines = unread.map((file) => `    (${pythonString(file.file)}, ${pythonString(file.reason)}),`);
   const listedLines = options.listedFiles.map((file) => `    ${pythonString(file)},`);
+  const studiedLines = (options.studiedFiles ?? options.listedFiles).map(
+    (file) => `    ${pythonString(file)},`,
+  );
+  const errorLines = (options.profileErrors ?? []).map(
+    (file) => `    (${pythonString(file.file)}, ${pythonString(file.reason)}),`,
+  );
   const noteLines = notes.map((note) => `    (${pythonString(note.file)}, ${pythonString(note.note)}),`);
   return String.raw`${stageHeader('load')}
 # Each table is read the way the sandbox's profile found (encoding, delimiter, header row, sheet).
@@ -58,6 +68,12 @@ ${noteLines.join('\n')}
 listed_files = [
 ${listedLines.join('\n')}
 ]
+studied_files = [
+${studiedLines.join('\n')}
+]
+profile_errors = dict([
+${errorLines.join('\n')}
+])
 LARGE_FILE_BYTES = ${options.largeFileBytes}
 
 class SampledReader:
@@ -114,18 +130,31 @@ for folder, subfolders, names in os.walk('.'):
         path = os.path.relpath(os.path.join(folder, name), '.').replace(os.sep, '/')
         if path != INVENTORY_FILE:
             inventory.append(path)
-listed = set(listed_files)
+listed, studied = set(listed_files), set(studied_files)
+def clip(text, limit):
+    return text if len(text) <= limit else text[: limit - 1] + '…'
+def file_status(path):
+    """What became of a file, and why: each file its own reason."""
+    if any(key.split(' [')[0] == path for key in tables):
+        return 'read', None
+    if path in profile_errors or path in problems:
+        return 'unreadable', 'could not be read: ' + (problems.get(path) or profile_errors[path])
+    if path in dict(not_read):
+        return 'skipped', dict(not_read)[path]
+    if path not in listed:
+        return 'unlisted', 'past the limit of files listed to the analyst'
+    if path not in studied:
+        return 'elsewhere', 'not one of the tables this part of the analysis studies'
+    return 'pending', 'left to the tolerant reader'
 def inventory_row(path):
     shapes = [f'{key}: {shape_of(frame, names=0)}' for key, frame in tables.items() if key.split(' [')[0] == path]
-    reason = dict(not_read).get(path) or ('past the limit of files listed to the analyst' if path not in listed else None)
-    status = '; '.join(shapes) if shapes else (problems.get(path) or reason or 'not loaded')
     try:
         size = os.path.getsize(path)
     except OSError:
         size = ''
-    return [path, size, status]
+    return [path, size, '; '.join(shapes) if shapes else file_status(path)[1]]
 inventory_written = False
-if len(inventory) > len(listed) or len(inventory) > 20:
+if len(inventory) > len(studied) or len(inventory) > 20:
     try:
         with open(INVENTORY_FILE, 'w', newline='', encoding='utf-8') as handle:
             csv.writer(handle).writerows([['file', 'bytes', 'shape or why not read']] + [inventory_row(p) for p in inventory])
@@ -135,9 +164,25 @@ if len(inventory) > len(listed) or len(inventory) > 20:
 
 files_read = len({key.split(' [')[0] for key in tables})
 findings = [recovery_note] if recovery_note else []
-if len(inventory) > len(listed):
-    findings.append(f'The workspace holds {count_of(len(inventory), "file")}: {len(listed)} were listed to the analyst '
-                    f'and {len(inventory) - len(listed)} past that limit were not read.')
+if len(inventory) > len(studied):
+    statuses = [file_status(path)[0] for path in inventory]
+    def counted(status, one, many):
+        n = statuses.count(status)
+        return [f'{n} {one if n == 1 else many}'] if n else []
+    parts = (counted('read', 'was read', 'were read')
+             + counted('unreadable', 'could not be read', 'could not be read')
+             + counted('skipped', 'was not read as a table', 'were not read as tables')
+             + counted('pending', 'is left to the tolerant reader', 'are left to the tolerant reader')
+             + counted('elsewhere', 'is not one of the tables this part of the analysis studies',
+                       'are not among the tables this part of the analysis studies')
+             + counted('unlisted', 'was past the limit of files listed to the analyst, so not read',
+                       'were past the limit of files listed to the analyst, so not read'))
+    listing = parts[0] if len(parts) == 1 else ', '.join(parts[:-1]) + ' and ' + parts[-1]
+    findings.append(f'The workspace holds {count_of(len(inventory), "file")}: {listing}.')
+    unreadable = [(path, file_status(path)[1]) for path in inventory if file_status(path)[0] == 'unreadable']
+    if unreadable:  # each with its own reason, also those this part of the analysis does not study
+        findings.append('Could not be read: ' + '; '.join(f'{md(path, 60)} ({md_text(clip(why.split(": ", 1)[1], 200))})' for path, why in unreadable[:8])
+                        + (f'; and {count_of(len(unreadable) - 8, "more file")}' if len(unreadable) > 8 else '') + '.')
 if inventory_written:
     findings.append(f'Every one of the {count_of(len(inventory), "file")} is listed with its size and shape (or why it was not read) in {md(INVENTORY_FILE)}.')
 findings.append(f'{count_of(len(tables), "table")} loaded from {count_of(files_read, "file")}'

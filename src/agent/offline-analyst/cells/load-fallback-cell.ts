@@ -106,6 +106,6 @@ findings += reader_notes[:8]
 for key in recovered:
     findings += [f'{md(key, 60)}: {note}' for note in reading_notes.get(key, [])[:5]]
 findings += [f'{md(key, 60)} was not read: {problems[key].split(": ", 1)[1]}.' if problems[key].startswith('NotText:')
-             else f'{md(key, 60)} could not be loaded ({problems[key].split(":")[0]}).' for key in problems]
+             else f'{md(key, 60)} could not be loaded ({md_text(problems[key])}).' for key in problems]
 show_findings('load-fallback', findings, failed=[], **choose_focus())`;
 }
