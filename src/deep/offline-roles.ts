@@ -27,7 +27,8 @@ import type { Brief, EvidenceItem, OutlineSection, SubQuestion } from './deep-sc
  *   another's name, columns and row count (the same data as CSV, Excel and
  *   SQLite) are named once.
  * - supervise: the brief's questions in order, at most `maxSubAnalyses`.
- * - sub-analyst: the offline analyst studying only the sub-question's tables.
+ * - sub-analyst: the offline analyst studying only the sub-question's tables; only the user's
+ *   instruction may name columns for it to break down (the sub-question is a template).
  * - compress: the `Findings:` lines its cells printed, one evidence draft
  *   each, citing the output that printed it and that output's figures and
  *   charts (no follow-up question: the findings are already compressed).
@@ -94,14 +95,23 @@ export function createOfflineDeepRoles(options: OfflineDeepRolesOptions = {}): D
   const maxEvidence = Math.max(1, Math.floor(options.maxEvidencePerSubAnalysis ?? DEFAULT_MAX_EVIDENCE));
   // Filled by compress, read by plan: the engine compresses every sub-analysis before it plans.
   const notes = new Map<string, SubAnalysisNote>();
+  // Set by scope: the user's words, the only ones that may name columns (the sub-questions are templates).
+  let instruction: string | null = null;
   return {
     modelId: OFFLINE_ANALYST_ID,
     offline: true,
-    scope: (input: ScopeInput) => Promise.resolve({ brief: offlineBrief(input.question, input.profile) }),
+    scope: (input: ScopeInput) => {
+      instruction = input.question;
+      return Promise.resolve({ brief: offlineBrief(input.question, input.profile) });
+    },
     supervise: (input: SuperviseInput) =>
       Promise.resolve(offlineSubQuestions(input.brief, Math.min(maxSubAnalyses, input.maxSubAnalyses))),
     subAnalystModel: (subQuestion: SubQuestion): LanguageModel =>
-      createOfflineAnalyst({ ...options.analyst, focusTables: subQuestion.tables }),
+      createOfflineAnalyst({
+        ...options.analyst,
+        focusTables: subQuestion.tables,
+        ...(instruction === null ? {} : { columnWords: instruction }),
+      }),
     compress: (input: CompressInput) => {
       const chosen = chooseFindings(input.executions, maxEvidence);
       notes.set(input.subQuestion.id, {

@@ -7,7 +7,7 @@ import { formatFirstMessage } from '../../src/agent/index.ts';
 import { focusEntries } from '../../src/agent/offline-analyst/index.ts';
 import type { DeepRecord, EvidenceItem, SubQuestion } from '../../src/deep/index.ts';
 import type { WorkspaceProfile } from '../../src/sandbox/index.ts';
-import { createOfflineDeepRoles, readDeepRecord } from '../../src/deep/index.ts';
+import { createOfflineDeepRoles, readDeepRecord, subAnalysisInstruction } from '../../src/deep/index.ts';
 import {
   buildNumberIndex,
   findNumberMentions,
@@ -177,6 +177,37 @@ describe('the sub-analyst', () => {
       expect(listed.sort(), run.id).toEqual([...tables].sort());
       expect(await collect(roles.subAnalystModel(subQuestionOf(run, tables)), messages)).toBe(next);
     }
+  });
+
+  it('breaks down no columns the user did not name: the sub-question and its file names name none', async () => {
+    // S1 joins the tables; its instruction says "Start with: bool.csv, …, longest_absense_from_school.csv", whose
+    // words named `bool` and `school`: the analyst ran a breakdown "of the columns named in the instruction".
+    const run = recorded[0];
+    if (run === undefined) throw new Error('no recorded sub-runs');
+    const roles = createOfflineDeepRoles();
+    const scoped = await roles.scope(
+      { question: 'Generate a data science report.', profile: run.profile, mayAsk: false },
+      context,
+    );
+    if (!('brief' in scoped)) throw new Error('asked');
+    const tables = scoped.brief.questions.find((entry) => entry.question === run.question)?.tables ?? [];
+    expect(tables).toContain('longest_absense_from_school.csv');
+    const subQuestion = subQuestionOf(run, tables);
+    const messages: ChatMessage[] = [
+      {
+        role: 'user',
+        content: formatFirstMessage(subAnalysisInstruction(subQuestion, scoped.brief), run.profile),
+      },
+    ];
+    const turns = run.records.filter((record) => record.type === 'model-turn');
+    const cells = turns.filter((turn) => turn.text.includes('<Code>'));
+    for (const [index, turn] of cells.entries()) {
+      messages.push({ role: 'assistant', content: turn.text });
+      messages.push({ role: 'execute', content: run.executions[index]?.executeText ?? '' });
+    }
+    const next = await collect(roles.subAnalystModel(subQuestion), messages);
+    expect(next).not.toContain('offline-analyst step: focus');
+    expect(next).toContain('<Answer>');
   });
 
   it('focuses on one table of a file named `file#table`, and on everything when no name matches', () => {

@@ -67,3 +67,26 @@ describe('matching instruction words to columns', () => {
     expect(normalizeName('ALL\nBONDS\nISSUED')).toBe('allbondsissued');
   });
 });
+
+describe('file names in the instruction', () => {
+  it('name no column: "orders.csv" is not `order_id`, "longest_absense_from_school.csv" not `school`', () => {
+    const entries = parseDataSection(
+      firstMessage('x', [
+        csvFile('orders.csv', [column('order_id', 'id'), column('order_date', 'datetime')]),
+        csvFile('longest_absense_from_school.csv', [column('name', 'id'), column('month', 'integer')]),
+        csvFile('enrolled.csv', [column('name', 'id'), column('school', 'category')]),
+      ]),
+    );
+    expect(
+      matchInstructionColumns(
+        'What does orders.csv show?\n\n(Start with: orders.csv, longest_absense_from_school.csv.)',
+        entries,
+      ),
+    ).toEqual([]);
+    // The columns themselves are still named.
+    expect(matchInstructionColumns('Compare the school by month in enrolled.csv', entries)).toEqual([
+      'school',
+      'month',
+    ]);
+  });
+});

@@ -6,7 +6,8 @@ import type { DataEntry } from '../first-message.ts';
  * underscores and punctuation, and plural endings ("regions" names `region`,
  * "unit price" names `unit_price`). A word that names no column as a whole
  * may name a column by one of its parts ("discount" names `discount_pct`),
- * unless that part is too common (more than three columns share it).
+ * unless that part is too common (more than three columns share it). A file
+ * name in the instruction names no column.
  */
 
 /** Column names as the kernel compares them: lower case, letters and digits only. */
@@ -152,10 +153,14 @@ export function matchInstructionColumns(
       }
     }
   }
-  const words = instruction
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter((word) => word.length > 0);
+  // A file's name names no column: "orders.csv" is not `order_id`, "longest_absense_from_school.csv" not `school`.
+  const fileNames = entries
+    .flatMap((entry) => [entry.name, entry.name.split('/').at(-1) ?? entry.name])
+    .filter((name) => name.length > 0)
+    .sort((a, b) => b.length - a.length);
+  let text = instruction.toLowerCase();
+  for (const name of fileNames) text = text.split(name.toLowerCase()).join(' ');
+  const words = text.split(/[^\p{L}\p{N}]+/u).filter((word) => word.length > 0);
   const found: string[] = [];
   const add = (normalized: string): void => {
     if (!found.includes(normalized)) found.push(normalized);

@@ -50,9 +50,15 @@ export interface OfflineAnalystOptions {
    * `file#table` for one sheet or SQLite table. Default none: every table.
    */
   focusTables?: readonly string[];
+  /**
+   * The text whose words may name columns (a breakdown of those is the focus step). Default: the
+   * question asked. A deep analysis's sub-analyst gets the user's instruction: its sub-question is
+   * written from a template that names tables and says "values" and "categories", not columns.
+   */
+  columnWords?: string;
 }
 
-type ResolvedOptions = Required<Omit<OfflineAnalystOptions, 'focusTables'>>;
+type ResolvedOptions = Required<Omit<OfflineAnalystOptions, 'focusTables' | 'columnWords'>>;
 
 const defaults: ResolvedOptions = {
   maxFocusTables: 4,
@@ -114,7 +120,7 @@ export function offlineAnalystTurn(
   request: Pick<ModelRequest, 'messages'>,
   options: OfflineAnalystOptions = {},
 ): string {
-  const { focusTables = [], ...limits } = options;
+  const { focusTables = [], columnWords, ...limits } = options;
   const resolved: ResolvedOptions = { ...defaults, ...limits };
   const later = readLaterQuestion(request.messages);
   if (later?.followsAnswer === true) {
@@ -122,7 +128,11 @@ export function offlineAnalystTurn(
     return followUpTurn(later, focusEntries(parseDataSection(first), focusTables));
   }
   const read = readConversation(request.messages);
-  const conversation = { ...read, entries: focusEntries(read.entries, focusTables) };
+  const conversation = {
+    ...read,
+    entries: focusEntries(read.entries, focusTables),
+    instruction: columnWords ?? read.instruction,
+  };
   const turn = planNextTurn(conversation, resolved);
   if (turn.kind === 'answer') {
     return answerTurn(conversation, turn.reason, { maxFindingsPerSection: resolved.maxFindingsPerSection });
