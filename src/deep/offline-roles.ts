@@ -325,42 +325,81 @@ function themeTitle(subQuestion: SubQuestion): string {
   }
 }
 
-/** Step 4: "The data", a section per theme in the order of the sub-analyses, how the tables relate last. */
+/** A claim as compared for repeats: its words, whatever the line breaks and spaces. */
+function claimWords(claim: string): string {
+  return claim.replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * Step 4: "The data", a section per theme in the order of the sub-analyses, how the tables relate last.
+ * Every sub-analysis with evidence gets a place: one whose findings are all about its data's shape (a
+ * small table, unreadable files) has them in a section of its own rather than none. A claim that repeats
+ * an earlier one word for word goes to the earlier one's section, where it is written once.
+ */
 export function offlineOutline(
   evidence: readonly EvidenceItem[],
   notes: ReadonlyMap<string, SubAnalysisNote>,
 ): OutlineDraft {
-  const data: string[] = [];
+  const data: EvidenceItem[] = [];
   const cross: string[] = [];
   const themes = new Map<string, { title: string; purpose: string; evidenceIds: string[] }>();
-  for (const item of evidence) {
-    const note = notes.get(item.subAnalysisId);
-    const stage = note?.stageOfClaim.get(item.claim);
-    if (stage !== undefined && dataStages.has(stage)) {
-      data.push(item.id);
-      continue;
-    }
-    const kind = note === undefined ? 'other' : themeKind(note.subQuestion.question);
-    if (kind === 'cross' || stage === 'relations') {
-      cross.push(item.id);
-      continue;
-    }
-    const theme = themes.get(item.subAnalysisId) ?? {
-      title: note === undefined ? `Findings of ${item.subAnalysisId}` : themeTitle(note.subQuestion),
+  // Where each claim went, and the ids that said it: a repeat goes right after them, in the same section.
+  const sectionOfClaim = new Map<string, { section: string[]; ids: string[] }>();
+  const placeRepeat = (item: EvidenceItem): boolean => {
+    const earlier = sectionOfClaim.get(claimWords(item.claim));
+    if (earlier === undefined) return false;
+    const last = earlier.ids.at(-1) ?? '';
+    earlier.section.splice(earlier.section.indexOf(last) + 1, 0, item.id);
+    earlier.ids.push(item.id);
+    return true;
+  };
+  const themeOf = (subAnalysisId: string) => {
+    const note = notes.get(subAnalysisId);
+    const theme = themes.get(subAnalysisId) ?? {
+      title: note === undefined ? `Findings of ${subAnalysisId}` : themeTitle(note.subQuestion),
       purpose: note === undefined ? 'What this sub-analysis found.' : `Answer: ${note.subQuestion.question}`,
       evidenceIds: [],
     };
-    theme.evidenceIds.push(item.id);
-    themes.set(item.subAnalysisId, theme);
+    themes.set(subAnalysisId, theme);
+    return theme.evidenceIds;
+  };
+  for (const item of evidence) {
+    if (placeRepeat(item)) continue;
+    const note = notes.get(item.subAnalysisId);
+    const stage = note?.stageOfClaim.get(item.claim);
+    if (stage !== undefined && dataStages.has(stage)) {
+      data.push(item);
+      continue;
+    }
+    const kind = note === undefined ? 'other' : themeKind(note.subQuestion.question);
+    const section = kind === 'cross' || stage === 'relations' ? cross : themeOf(item.subAnalysisId);
+    section.push(item.id);
+    sectionOfClaim.set(claimWords(item.claim), { section, ids: [item.id] });
+  }
+  // A sub-analysis (other than the join, whose place is "How the tables relate") that found only the shape
+  // of its data keeps it in its own section: researched, it is not left out of the outline.
+  const dataOnly = new Set(
+    data
+      .map((item) => item.subAnalysisId)
+      .filter((id) => !themes.has(id) && themeKind(notes.get(id)?.subQuestion.question ?? '') !== 'cross'),
+  );
+  const dataIds: string[] = [];
+  for (const item of data) {
+    if (placeRepeat(item)) continue;
+    const section = dataOnly.has(item.subAnalysisId) ? themeOf(item.subAnalysisId) : dataIds;
+    section.push(item.id);
+    sectionOfClaim.set(claimWords(item.claim), { section, ids: [item.id] });
   }
   const sections: OutlineDraft['sections'] = [];
-  if (data.length > 0)
+  if (dataIds.length > 0)
     sections.push({
       title: 'The data',
       purpose: 'What the tables hold: their rows, columns, kinds and missing values.',
-      evidenceIds: data,
+      evidenceIds: dataIds,
     });
-  sections.push(...themes.values());
+  // Themes in the order of the sub-analyses, whichever evidence made them first.
+  const order = [...new Set(evidence.map((item) => item.subAnalysisId))];
+  sections.push(...order.flatMap((id) => themes.get(id) ?? []));
   if (cross.length > 0)
     sections.push({
       title: 'How the tables relate',
@@ -381,10 +420,16 @@ export function offlineSection(input: WriteInput): string {
   const section: OutlineSection = input.section;
   if (input.evidence.length === 0)
     return 'No evidence was found for this section: the sub-analyses printed no finding about it.';
-  const lines = input.evidence.map((item) => {
-    const claim = item.claim.replace(/\s*\n\s*/g, ' ').trim();
-    const unverified = item.numbers.some((number) => !number.verified);
-    return `- ${claim} [${item.id}]${unverified ? ' (not every number of it was found in the output it cites)' : ''}`;
+  // A claim the evidence repeats word for word (two sub-analyses printed it) is written once, citing each.
+  const byClaim = new Map<string, EvidenceItem[]>();
+  for (const item of input.evidence) {
+    const words = claimWords(item.claim);
+    byClaim.set(words, [...(byClaim.get(words) ?? []), item]);
+  }
+  const lines = [...byClaim].map(([claim, items]) => {
+    const unverified = items.some((item) => item.numbers.some((number) => !number.verified));
+    const cited = items.map((item) => `[${item.id}]`).join('');
+    return `- ${claim} ${cited}${unverified ? ' (not every number of it was found in the output it cites)' : ''}`;
   });
   const intro =
     section.title === 'The data'

@@ -7,6 +7,7 @@ import { formatFirstMessage } from '../../src/agent/index.ts';
 import { focusEntries } from '../../src/agent/offline-analyst/index.ts';
 import type { DeepRecord, EvidenceItem, SubQuestion } from '../../src/deep/index.ts';
 import type { WorkspaceProfile } from '../../src/sandbox/index.ts';
+import type { ExecutionRecord } from '../../src/trace/index.ts';
 import { createOfflineDeepRoles, readDeepRecord, subAnalysisInstruction } from '../../src/deep/index.ts';
 import {
   buildNumberIndex,
@@ -372,6 +373,83 @@ describe('plan and write, through the whole recorded run', () => {
       ],
       gaps: [],
     });
+  });
+
+  it('gives a sub-analysis that found only its data a section of its own, and writes a repeated claim once', async () => {
+    const roles = createOfflineDeepRoles();
+    if (record.brief === null) throw new Error('no brief');
+    // compress notes each sub-analysis's question and the step behind each claim: overview (data) or correlations.
+    const overview = '# offline-analyst step: overview\n';
+    const correlations = '# offline-analyst step: correlations\n';
+    const base = recorded[0]?.executions[0];
+    const turn = recorded[0]?.turn;
+    if (base === undefined || turn === undefined) throw new Error('no recorded sub-runs');
+    const execution = (outputId: string, code: string, findings: string[]): ExecutionRecord => ({
+      ...base,
+      outputId,
+      code,
+      result: {
+        ...base.result,
+        status: 'ok',
+        stdout: {
+          ...base.result.stdout,
+          text: `Findings:\n${findings.map((line) => `- ${line}`).join('\n')}\n`,
+        },
+        figures: [],
+        charts: [],
+      },
+    });
+    const repeated = '`month` differs by `school` in `enrolled.csv` (large effect, eta squared = 0.202).';
+    const subs: [SubQuestion, ExecutionRecord[]][] = [
+      [
+        { id: 'S1', question: 'What does orders.csv show: how?', tables: ['orders.csv'], round: 0 },
+        [execution('E1', overview, ['`orders.csv`: 5 rows.']), execution('E2', correlations, [repeated])],
+      ],
+      [
+        { id: 'S2', question: 'What does ragged.csv show: how?', tables: ['ragged.csv'], round: 0 },
+        [execution('E1', overview, ['`ragged.csv`: 5 rows.'])],
+      ],
+      [
+        { id: 'S3', question: 'What does enrolled.csv show: how?', tables: ['enrolled.csv'], round: 0 },
+        [execution('E1', correlations, [repeated, '`a` and `b` (`enrolled.csv`): r = 1.'])],
+      ],
+    ];
+    const evidence: EvidenceItem[] = [];
+    for (const [subQuestion, executions] of subs) {
+      const drafts = await roles.compress(
+        {
+          subQuestion,
+          result: turn,
+          executions,
+          askFollowUp: () => Promise.reject(new Error('not asked')),
+        },
+        context,
+      );
+      for (const draft of drafts)
+        evidence.push({
+          id: `EV${evidence.length + 1}`,
+          subAnalysisId: subQuestion.id,
+          claim: draft.claim,
+          numbers: [],
+          outputs: draft.outputs,
+          figures: [],
+        });
+    }
+    const outline = await roles.plan({ brief: record.brief, evidence, round: 1, maxRounds: 1 }, context);
+    expect(outline.sections.map((section) => [section.title, section.evidenceIds])).toEqual([
+      ['The data', ['EV1']],
+      ['orders.csv', ['EV2', 'EV4']],
+      // ragged.csv printed only its shape: it went to "The data" and had no section of its own.
+      ['ragged.csv', ['EV3']],
+      ['enrolled.csv', ['EV5']],
+    ]);
+    const section = { id: 'SEC2', title: 'orders.csv', purpose: '', evidenceIds: ['EV2', 'EV4'] };
+    const written = await roles.write(
+      { brief: record.brief, section, evidence: evidence.filter((item) => ['EV2', 'EV4'].includes(item.id)) },
+      context,
+    );
+    expect(written.split(repeated)).toHaveLength(2);
+    expect(written).toContain(`- ${repeated} [EV2][EV4]`);
   });
 
   it('gives the same record for the same recorded sub-runs', async () => {
