@@ -591,7 +591,8 @@ async function buildFacts(): Promise<Fact[]> {
       workspace: 'many',
       what: 'many: how many, said',
       holds: says(
-        'The workspace holds 230 files: 200 were read and 30 were past the limit of files listed to the analyst, so not read.',
+        // 200 listed, 40 of them with a table (the first message's limit); 10 more for the tolerant reader.
+        'The workspace holds 230 files: 40 were read, 150 were not read (the reasons follow), 10 are left to the tolerant reader and 30 were past the limit of files listed to the analyst, so not read.',
       ),
     },
     {

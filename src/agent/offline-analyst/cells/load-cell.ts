@@ -171,7 +171,7 @@ if len(inventory) > len(studied):
         return [f'{n} {one if n == 1 else many}'] if n else []
     parts = (counted('read', 'was read', 'were read')
              + counted('unreadable', 'could not be read', 'could not be read')
-             + counted('skipped', 'was not read as a table', 'were not read as tables')
+             + counted('skipped', 'was not read (the reason follows)', 'were not read (the reasons follow)')
              + counted('pending', 'is left to the tolerant reader', 'are left to the tolerant reader')
              + counted('elsewhere', 'is not one of the tables this part of the analysis studies',
                        'are not among the tables this part of the analysis studies')
