@@ -23,7 +23,8 @@ import type { Brief, EvidenceItem, OutlineSection, SubQuestion } from './deep-sc
  *
  * - scope: one question per theme of the workspace profile — how the tables
  *   that share a key relate (when at least three do), each table with values
- *   of its own, and the one-column lists together. Tables that repeat
+ *   of its own, the one-column lists together, and the files the profile
+ *   could not read (each named with why). Tables that repeat
  *   another's name, columns and row count (the same data as CSV, Excel and
  *   SQLite) are named once.
  * - supervise: the brief's questions in order, at most `maxSubAnalyses`.
@@ -32,8 +33,9 @@ import type { Brief, EvidenceItem, OutlineSection, SubQuestion } from './deep-sc
  * - compress: the `Findings:` lines its cells printed, one evidence draft
  *   each, citing the output that printed it and that output's figures and
  *   charts (no follow-up question: the findings are already compressed).
- * - plan: "The data" (shapes, missing values), a section per theme, and how
- *   the tables relate last; it never sends sub-analysts after gaps (rules
+ * - plan: "The data" (shapes, missing values), a section per theme (every
+ *   sub-analysis with evidence has one, or the join's), and how the tables
+ *   relate last; it never sends sub-analysts after gaps (rules
  *   cannot ask a better question than the brief did).
  * - write: each claim copied verbatim with its `[EV3]`, so every number in a
  *   section is one its evidence printed.
