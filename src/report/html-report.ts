@@ -27,6 +27,7 @@ import { outcomePresentation } from './outcome-look.ts';
 import type { OutcomePresentation } from './outcome-look.ts';
 import { rerunOfFacts } from './rerun-of.ts';
 import { emptyGalleryNote } from './empty-gallery-note.ts';
+import { plural } from '../util/plural.ts';
 
 /** Images of artifacts (PNG/JPEG/GIF/WebP the code saved), embedded as data: URIs. */
 export type ArtifactImages = ReadonlyMap<string, { mimeType: string; base64: string }>;
@@ -139,7 +140,7 @@ function renderHeader({ report }: HtmlContext, outcome: OutcomePresentation): st
     escapeHtml(`Run ${view.start.runId}`),
     `started ${timeHtml(view.start.startedAt)}`,
     escapeHtml(model.offline ? 'offline analyst' : `model ${model.id}`),
-    escapeHtml(`${view.rounds} round${view.rounds === 1 ? '' : 's'}`),
+    escapeHtml(plural(view.rounds, 'round')),
   ];
   const question = firstLine(view.start.instruction, 140);
   const fullQuestion =

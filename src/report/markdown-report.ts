@@ -21,6 +21,7 @@ import { dataSectionMarkdown } from './data-section-markdown.ts';
 import { outcomePresentation } from './outcome-look.ts';
 import { rerunOfFacts } from './rerun-of.ts';
 import { emptyGalleryNote } from './empty-gallery-note.ts';
+import { plural } from '../util/plural.ts';
 
 /** A file the Markdown report links to, relative to the report's folder. */
 export interface ReportAsset {
@@ -57,7 +58,7 @@ export function renderMarkdownReport(
     '',
   );
   out.push(
-    `Run ${escapeMarkdownText(view.start.runId)} · started ${escapeMarkdownText(formatUtcTime(view.start.startedAt))} · ${view.start.model.offline ? 'offline analyst' : `model ${escapeMarkdownText(view.start.model.id)}`} · ${view.rounds} rounds`,
+    `Run ${escapeMarkdownText(view.start.runId)} · started ${escapeMarkdownText(formatUtcTime(view.start.startedAt))} · ${view.start.model.offline ? 'offline analyst' : `model ${escapeMarkdownText(view.start.model.id)}`} · ${plural(view.rounds, 'round')}`,
     '',
   );
   if (view.start.model.offline) {
