@@ -115,10 +115,14 @@ async function runServe(context: CliContext, options: ServeCommandOptions): Prom
   });
   let pool: WarmPool | null = null;
   try {
-    const { checkDataDirFree, checkListenAddress, startServer } = await import('../../server/index.ts');
+    const { checkDataDirFree, checkListenAddress, checkListenSecurity, startServer } =
+      await import('../../server/index.ts');
     const dataDir = path.resolve(context.cwd, options.dataDir);
-    // A port in use, or a data folder another server holds, is said at once, before Docker is checked
-    // and a warm container started for nothing (startServer takes the folder's lock for real).
+    // A missing or weak key (or a key file others may read), a port in use, or a data folder another server
+    // holds is said at once, before Docker is checked and a warm container started for nothing (startServer
+    // checks the key again and takes the folder's lock for real).
+    const apiKey = await readApiKey(options, context.cwd);
+    checkListenSecurity(options.host, apiKey);
     await checkListenAddress(options.host, options.port);
     await checkDataDirFree(dataDir);
     const configFile = await loadConfigFile(options.config ?? context.env.configPath, context.cwd);
@@ -132,7 +136,6 @@ async function runServe(context: CliContext, options: ServeCommandOptions): Prom
       env: context.env,
       configFile,
     });
-    const apiKey = await readApiKey(options, context.cwd);
     const backend = options.sandbox ?? (context.env.sandbox === 'local' ? 'local' : 'docker');
     const image = await context.prepareSandbox({
       backend,
