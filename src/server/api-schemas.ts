@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { workspaceProfileSchema } from '../sandbox/workspace-profile.ts';
-import { fileIdSchema, fileObjectSchema, threadIdSchema } from './openai-schemas.ts';
+import { fileIdSchema, fileObjectSchema, terminationSchema, threadIdSchema } from './openai-schemas.ts';
 
 /**
  * Datalyst's own thread/turn API: the shapes a front end (the web UI, issue
@@ -17,8 +17,6 @@ export const turnStatusSchema = z.enum([
   'failed',
 ]);
 export type TurnStatus = z.infer<typeof turnStatusSchema>;
-
-export const terminationSchema = z.object({ reason: z.string(), detail: z.string() });
 
 export const artifactSchema = z
   .object({ path: z.string(), bytes: z.number().int().nonnegative(), url: z.string() })
@@ -201,4 +199,15 @@ export const turnEventSchema = z
   .meta({ id: 'TurnEvent' });
 export type TurnEvent = z.infer<typeof turnEventSchema>;
 
-export { fileIdSchema, threadIdSchema };
+/** `GET /health` (answered without the API key). */
+export const healthSchema = z
+  .object({
+    status: z.literal('healthy'),
+    /** Unix seconds. */
+    timestamp: z.number().int(),
+    turns: z.object({ running: z.number().int().nonnegative(), queued: z.number().int().nonnegative() }),
+  })
+  .meta({ id: 'Health' });
+export type Health = z.infer<typeof healthSchema>;
+
+export { fileIdSchema, terminationSchema, threadIdSchema };

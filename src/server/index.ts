@@ -19,6 +19,7 @@ export {
   threadDeletedSchema,
   reportFormatSchema,
   turnEventSchema,
+  healthSchema,
 } from './api-schemas.ts';
 export type {
   TurnStatus,
@@ -28,6 +29,7 @@ export type {
   CreateThreadRequest,
   CreateTurnRequest,
   TurnEvent,
+  Health,
 } from './api-schemas.ts';
 export {
   fileIdSchema,

@@ -83,6 +83,9 @@ export const generatedFileSchema = z
   .meta({ id: 'GeneratedFile' });
 export type GeneratedFile = z.infer<typeof generatedFileSchema>;
 
+/** How a turn ended: the library's termination reason (answered, max-rounds, cancelled, …) and its detail. */
+export const terminationSchema = z.object({ reason: z.string(), detail: z.string() });
+
 export const chatCompletionSchema = z
   .object({
     id: z.string(),
@@ -104,7 +107,7 @@ export const chatCompletionSchema = z
     generated_files: z.array(generatedFileSchema).optional(),
     attached_files: z.array(fileIdSchema).optional(),
     /** Datalyst: how the turn ended (answered, max-rounds, cancelled, …). */
-    termination: z.object({ reason: z.string(), detail: z.string() }),
+    termination: terminationSchema,
   })
   .meta({ id: 'ChatCompletion' });
 export type ChatCompletion = z.infer<typeof chatCompletionSchema>;
@@ -127,7 +130,10 @@ export const chatCompletionChunkSchema = z
         finish_reason: z.enum(['stop', 'length']).nullable(),
       }),
     ),
+    /** On the final chunk only (with `finish_reason`), as DeepAnalyze sends it. */
     generated_files: z.array(generatedFileSchema).optional(),
+    /** Datalyst, on the final chunk only: how the turn ended (answered, max-rounds, cancelled, …). */
+    termination: terminationSchema.optional(),
   })
   .meta({ id: 'ChatCompletionChunk' });
 export type ChatCompletionChunk = z.infer<typeof chatCompletionChunkSchema>;

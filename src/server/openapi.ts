@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { VERSION } from '../version.ts';
 import {
   createThreadRequestSchema,
+  healthSchema,
+  reportFormatSchema,
   createTurnRequestSchema,
   threadDeletedSchema,
   threadListSchema,
@@ -11,6 +13,7 @@ import {
   turnSchema,
 } from './api-schemas.ts';
 import {
+  chatCompletionChunkSchema,
   chatCompletionRequestSchema,
   chatCompletionSchema,
   errorBodySchema,
@@ -19,31 +22,50 @@ import {
   fileObjectSchema,
   modelListSchema,
 } from './openai-schemas.ts';
+import { reportContentType } from './report-cache.ts';
 
 interface Operation {
   method: 'get' | 'post' | 'delete';
   path: string;
   summary: string;
+  description?: string;
   body?: { schema: z.ZodType; type?: string };
-  response: { status: number; schema?: z.ZodType; type?: string; description?: string };
-  query?: Record<string, string>;
+  response: {
+    status: number;
+    description?: string;
+    /** Media type → the body's schema (null: bytes or text, not described). */
+    content?: Record<string, z.ZodType | null>;
+  };
+  query?: Record<string, { schema: z.ZodType; description: string }>;
 }
 
 const sse = 'text/event-stream';
+const json = 'application/json';
+
+/** `format` of both report routes: the same parse the handler uses, so the enum and its default cannot drift. */
+const reportFormatQuery = {
+  format: {
+    schema: reportFormatSchema.default('html'),
+    description: 'html (default), md (one file, images inline), ipynb (the notebook) or json (the trace).',
+  },
+};
+const reportContent = Object.fromEntries(
+  reportFormatSchema.options.map((format) => [reportContentType[format].split(';')[0] as string, null]),
+);
 
 /** Every route, with the zod schemas the handlers parse with: the document cannot drift from the code. */
 const operations: Operation[] = [
   {
     method: 'get',
     path: '/health',
-    summary: 'Liveness and load',
-    response: { status: 200, description: 'status, turns running and queued' },
+    summary: 'Liveness and load (no API key needed)',
+    response: { status: 200, content: { [json]: healthSchema } },
   },
   {
     method: 'get',
     path: '/v1/models',
     summary: 'The configured model',
-    response: { status: 200, schema: modelListSchema },
+    response: { status: 200, content: { [json]: modelListSchema } },
   },
   {
     method: 'post',
@@ -53,31 +75,31 @@ const operations: Operation[] = [
       schema: z.object({ file: z.string().meta({ format: 'binary' }), purpose: z.string().optional() }),
       type: 'multipart/form-data',
     },
-    response: { status: 200, schema: fileObjectSchema },
+    response: { status: 200, content: { [json]: fileObjectSchema } },
   },
   {
     method: 'get',
     path: '/v1/files',
     summary: 'List uploaded files',
-    response: { status: 200, schema: fileListSchema },
+    response: { status: 200, content: { [json]: fileListSchema } },
   },
   {
     method: 'get',
     path: '/v1/files/{id}',
     summary: 'A file object',
-    response: { status: 200, schema: fileObjectSchema },
+    response: { status: 200, content: { [json]: fileObjectSchema } },
   },
   {
     method: 'get',
     path: '/v1/files/{id}/content',
     summary: "A file's bytes",
-    response: { status: 200, type: 'application/octet-stream' },
+    response: { status: 200, content: { 'application/octet-stream': null } },
   },
   {
     method: 'delete',
     path: '/v1/files/{id}',
     summary: 'Delete a file',
-    response: { status: 200, schema: fileDeletedSchema },
+    response: { status: 200, content: { [json]: fileDeletedSchema } },
   },
   {
     method: 'post',
@@ -86,8 +108,11 @@ const operations: Operation[] = [
     body: { schema: chatCompletionRequestSchema },
     response: {
       status: 200,
-      schema: chatCompletionSchema,
-      description: `JSON, or ${sse} of ChatCompletionChunk then [DONE]`,
+      description:
+        `JSON (ChatCompletion); with \`stream: true\`, ${sse}: each \`data:\` is a ChatCompletionChunk, ` +
+        'the last one with `finish_reason`, `delta.files`, `delta.thread_id`, `generated_files` and `termination`; ' +
+        'then `data: [DONE]`.',
+      content: { [json]: chatCompletionSchema, [sse]: chatCompletionChunkSchema },
     },
   },
   {
@@ -95,83 +120,96 @@ const operations: Operation[] = [
     path: '/v1/threads',
     summary: 'Create a thread over uploaded files',
     body: { schema: createThreadRequestSchema },
-    response: { status: 201, schema: threadSchema },
+    response: { status: 201, content: { [json]: threadSchema } },
   },
   {
     method: 'get',
     path: '/v1/threads',
     summary: 'List threads',
-    response: { status: 200, schema: threadListSchema },
+    response: { status: 200, content: { [json]: threadListSchema } },
   },
   {
     method: 'get',
     path: '/v1/threads/{threadId}',
     summary: 'A thread with its turns',
-    response: { status: 200, schema: threadSchema },
+    response: { status: 200, content: { [json]: threadSchema } },
   },
   {
     method: 'delete',
     path: '/v1/threads/{threadId}',
     summary: 'Delete a thread (cancels its turn)',
-    response: { status: 200, schema: threadDeletedSchema },
+    response: { status: 200, content: { [json]: threadDeletedSchema } },
   },
   {
     method: 'get',
     path: '/v1/threads/{threadId}/profile',
     summary: "The thread's files profiled in the sandbox before any question",
-    response: { status: 200, schema: threadProfileSchema },
+    response: { status: 200, content: { [json]: threadProfileSchema } },
   },
   {
     method: 'post',
     path: '/v1/threads/{threadId}/turns',
     summary: 'Ask a question (queued; follow events_url)',
     body: { schema: createTurnRequestSchema },
-    response: { status: 202, schema: turnSchema },
+    response: { status: 202, content: { [json]: turnSchema } },
   },
   {
     method: 'get',
     path: '/v1/threads/{threadId}/turns/{index}',
     summary: 'A turn',
-    response: { status: 200, schema: turnSchema },
+    response: { status: 200, content: { [json]: turnSchema } },
   },
   {
     method: 'get',
     path: '/v1/threads/{threadId}/turns/{index}/events',
     summary: "The turn's events as SSE (id = seq); re-attach with Last-Event-ID or ?after=",
-    query: { after: 'integer' },
-    response: { status: 200, schema: turnEventSchema, type: sse },
+    query: {
+      after: { schema: z.coerce.number().int().nonnegative(), description: 'send the events after this seq' },
+    },
+    response: {
+      status: 200,
+      description: `${sse}: each \`data:\` is a TurnEvent; the stream ends after \`turn-done\`.`,
+      content: { [sse]: turnEventSchema },
+    },
   },
   {
     method: 'post',
     path: '/v1/threads/{threadId}/turns/{index}/cancel',
     summary: 'Cancel a queued or running turn',
-    response: { status: 200, schema: turnSchema },
+    response: { status: 200, content: { [json]: turnSchema } },
   },
   {
     method: 'get',
     path: '/v1/threads/{threadId}/turns/{index}/report',
     summary: "The turn's report",
-    query: { format: 'html|md|ipynb|json' },
-    response: { status: 200, type: 'text/html' },
+    query: reportFormatQuery,
+    response: { status: 200, description: 'The report in the asked format.', content: reportContent },
   },
   {
     method: 'get',
     path: '/v1/threads/{threadId}/report',
     summary: 'The report of the latest ended turn',
-    query: { format: 'html|md|ipynb|json' },
-    response: { status: 200, type: 'text/html' },
+    query: reportFormatQuery,
+    response: { status: 200, description: 'The report in the asked format.', content: reportContent },
+  },
+  {
+    method: 'get',
+    path: '/v1/threads/{threadId}/turns/{index}/charts/{chartId}',
+    summary:
+      "A vega-lite chart a cell displayed, drawn to sanitized SVG, named by its id in the execution-end event's charts[].id",
+    response: { status: 200, content: { 'image/svg+xml': null } },
   },
   {
     method: 'get',
     path: '/v1/threads/{threadId}/turns/{index}/figures/{name}',
     summary: "A figure a cell drew (PNG), named in its execution-end event's figures[].name",
-    response: { status: 200, type: 'image/png' },
+    response: { status: 200, content: { 'image/png': null } },
   },
   {
     method: 'get',
     path: '/v1/threads/{threadId}/turns/{index}/artifacts/{path}',
-    summary: 'A file the analysis wrote',
-    response: { status: 200, type: 'application/octet-stream' },
+    summary: "A file the analysis wrote, by its path in the turn's `artifacts`",
+    response: { status: 200, content: { 'application/octet-stream': null } },
   },
 ];
 
@@ -207,20 +245,21 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         name: match[1],
         in: 'path',
         required: true,
-        schema: { type: 'string' },
+        schema: match[1] === 'index' ? { type: 'integer', minimum: 1 } : { type: 'string' },
       })),
-      ...Object.entries(operation.query ?? {}).map(([name, description]) => ({
+      ...Object.entries(operation.query ?? {}).map(([name, { schema, description }]) => ({
         name,
         in: 'query',
         required: false,
         description,
-        schema: { type: 'string' },
+        schema: componentRef(schema),
       })),
     ];
-    const responseType = operation.response.type ?? 'application/json';
+    const content = operation.response.content;
     paths[operation.path] ??= {};
     (paths[operation.path] as Record<string, unknown>)[operation.method] = {
       summary: operation.summary,
+      ...(operation.description === undefined ? {} : { description: operation.description }),
       ...(parameters.length > 0 ? { parameters } : {}),
       ...(operation.body
         ? {
@@ -235,17 +274,17 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       responses: {
         [operation.response.status]: {
           description: operation.response.description ?? operation.summary,
-          ...(operation.response.schema || operation.response.type
-            ? {
-                content: {
-                  [responseType]: {
-                    schema: operation.response.schema
-                      ? componentRef(operation.response.schema)
-                      : { type: 'string' },
-                  },
-                },
-              }
-            : {}),
+          ...(content === undefined
+            ? {}
+            : {
+                content: Object.fromEntries(
+                  // No schema for bytes, text or a document described elsewhere (OpenAPI 3.1 leaves it optional).
+                  Object.entries(content).map(([type, schema]) => [
+                    type,
+                    schema === null ? {} : { schema: componentRef(schema) },
+                  ]),
+                ),
+              }),
         },
         '4XX': errorResponse,
         '5XX': errorResponse,

@@ -2,6 +2,7 @@ import os from 'node:os';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { DatalystError } from '../errors/index.ts';
+import type { Health } from './api-schemas.ts';
 import { DataQuota } from './data-quota.ts';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
 import { checkListenSecurity, createKeyCheck } from './auth.ts';
@@ -265,7 +266,7 @@ async function buildApp(
     startedAt: Math.floor(Date.now() / 1000),
   };
   const openApi = buildOpenApiDocument();
-  app.get('/health', async () => ({
+  app.get('/health', async (): Promise<Health> => ({
     status: 'healthy',
     timestamp: Math.floor(Date.now() / 1000),
     turns: { running: queue.running, queued: queue.queued },

@@ -142,8 +142,8 @@ async function streamCompletion(
         record.termination?.reason === 'max-rounds' ? 'length' : 'stop',
       ),
       generated_files: files,
-      termination: record.termination,
-    });
+      termination: record.termination ?? { reason: record.status, detail: '' },
+    } satisfies ChatCompletionChunk);
     sse.send('[DONE]');
   } finally {
     sse.end();
