@@ -158,6 +158,22 @@ describe('what the offline analyst finds', () => {
     expect(answer).toMatch(/`discount_pct` and `units` \(`orders\.csv`\): r = 0\.\d+/);
   });
 
+  it('says each thing once: a shape, a file not read, a finding two steps printed alike', () => {
+    for (const name of ['sales', 'time-series', 'student-loan', 'messy']) {
+      const answer = findings.get(name)?.result.answer ?? '';
+      const bullets = answer.split('\n').filter((line) => line.startsWith('- '));
+      expect(new Set(bullets).size, name).toBe(bullets.length);
+      // A table's shape is in the load step's list; the overview adds its kinds of columns, not the shape again.
+      const shapes = bullets.map((line) => /^- (`[^`]+`): \d+ rows? ×/.exec(line)?.[1]).filter(Boolean);
+      expect(new Set(shapes).size, name).toBe(shapes.length);
+    }
+    const sales = findings.get('sales')?.result.answer ?? '';
+    expect(sales).toContain('- `orders.csv` (4 number, 4 category, 1 datetime, 1 id columns): 49 missing values in 1 column;');
+    // README.md is in the "Not read" line with why; its profile note ("A text file of …") is not a second line.
+    expect(sales).toContain('Not read: `README.md` (text, not a table)');
+    expect(sales).not.toContain('`README.md`: A text file');
+  });
+
   it('finds the spike and the outage planted in the time series', () => {
     const answer = findings.get('time-series')?.result.answer ?? '';
     expect(answer).toContain('2023-03-14 stands out');

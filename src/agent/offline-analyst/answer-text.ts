@@ -82,11 +82,15 @@ export function answerTurn(
       'quoted from the output of the step that printed it; the charts are in the report.',
   ];
   let findingCount = 0;
+  // A finding two steps printed alike (a table's one category, in the overview and in the categories) is written once.
+  const written = new Set<string>();
   for (const section of sections) {
     const findings = conversation.steps
       .filter((step) => step.stage !== null && section.stages.includes(step.stage))
-      .flatMap((step) => step.findings);
+      .flatMap((step) => step.findings)
+      .filter((finding) => !written.has(finding));
     const unique = [...new Set(findings)].slice(0, limits.maxFindingsPerSection * (section.share ?? 1));
+    for (const finding of unique) written.add(finding);
     if (unique.length === 0) continue;
     findingCount += unique.length;
     body.push(`## ${section.title}`, unique.map((finding) => `- ${finding}`).join('\n'));

@@ -188,6 +188,7 @@ if inventory_written:
 findings.append(f'{count_of(len(tables), "table")} loaded from {count_of(files_read, "file")}'
                 + (" by the profile's reader." if problems else '.'))
 LISTED_TABLES = 20
+shape_listed.update(list(tables)[:LISTED_TABLES])  # the overview does not say these shapes again
 for key, frame in list(tables.items())[:LISTED_TABLES]:
     findings.append(f'{md(key, 60)}: {shape_of(frame)}.')
 if len(tables) > LISTED_TABLES:
@@ -200,7 +201,8 @@ if duplicates:
     one = len(duplicates) == 1
     findings.append(f'{count_of(len(duplicates), "table")} {"repeats" if one else "repeat"} another table exactly '
                     f'(the same data in another format) and {"is" if one else "are"} studied once.')
-for file, note in profile_notes[:20]:
+# A file that was not read is in the "Not read" line with why; its profile note ("A text file of 15 lines.") would say it twice.
+for file, note in [(file, note) for file, note in profile_notes if file not in dict(not_read)][:20]:
     findings.append(f'{md(file, 60)}: {md_text(note)}')  # the kernel's notes quote names from the data
 for key, notes in reading_notes.items():
     findings += [f'{md(key, 60)}: {note}' for note in notes[:5]]

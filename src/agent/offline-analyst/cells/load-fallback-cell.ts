@@ -102,6 +102,7 @@ for file, table in targets:
         problems[key] = f'{type(error).__name__}: {str(error)[:160]}'
         print(f'{key}: still not loaded ({problems[key]})')
 findings = [f'The tolerant reader loaded {md(key, 60)}: {shape_of(tables[key])}.' for key in recovered[:8]]
+shape_listed.update(recovered[:8])
 findings += reader_notes[:8]
 for key in recovered:
     findings += [f'{md(key, 60)}: {note}' for note in reading_notes.get(key, [])[:5]]

@@ -11,7 +11,9 @@ for key in focus:
     profile = pd.DataFrame({'kind': pd.Series(k), 'missing': in_file, 'distinct': frame.nunique()})
     print(profile.head(30).to_string())
     counts = pd.Series(k).value_counts()
-    findings.append(f'{md(key, 60)}: {count_of(len(frame), "row")} × {count_of(frame.shape[1], "column")} (' + ', '.join(f'{n} {kind}' for kind, n in counts.items()) + ').')
+    kinds_text = ', '.join(f'{n} {kind}' for kind, n in counts.items()) + (' column' if frame.shape[1] == 1 else ' columns')
+    if key not in shape_listed:  # the load step (or the tolerant reader) listed most tables with their shape
+        findings.append(f'{md(key, 60)}: {shape_of(frame, names=0)}.')
     constant = [c for c in frame.columns if k[c] == 'constant']
     if constant:
         full = [c for c in constant if frame[c].notna().all()]
@@ -22,10 +24,11 @@ for key in focus:
                 findings.append(f'{md(key, 60)}: ' + ', '.join(md(c) for c in group[:5]) + f' {verb} a single value {where}.')
     missing = in_file.sort_values(ascending=False, kind='stable')
     missing = missing[missing > 0]
+    # One line a table: its kinds of columns and its missing values (its shape is in the load step's list).
     if missing.empty:
-        findings.append(f'{md(key, 60)} has no missing values.')
+        findings.append(f'{md(key, 60)} ({kinds_text}): no missing values.')
     else:
-        findings.append(f'{md(key, 60)} has {count_of(int(missing.sum()), "missing value")} in {count_of(len(missing), "column")}; '
+        findings.append(f'{md(key, 60)} ({kinds_text}): {count_of(int(missing.sum()), "missing value")} in {count_of(len(missing), "column")}; '
                         f'{md(missing.index[0])} misses {int(missing.iloc[0])} of {len(frame)} ({pct(missing.iloc[0], len(frame))}).')
     numbers = [c for c in frame.columns if k[c] == 'number']
     if numbers:

@@ -11,6 +11,7 @@ export function registryCell(maxFocusTables: number): string {
   return String.raw`${stageHeader('registry')}
 import csv, hashlib
 fingerprints, sampled = {}, {}
+shape_listed = set()  # tables whose shape a step has stated (the load step, the tolerant reader)
 
 def register(key, raw, promote=False, total_rows=None):
     """Keep a freshly read table, tidied; note when it repeats a table read before (same data, another format).
