@@ -303,14 +303,21 @@ describe('web UI with a scripted model on the real sandbox', () => {
         ].join('\n'),
         hostile,
       ),
-      // A chart whose title and labels are the payloads and whose data is remote: drawn by the server as an image.
+      // A chart whose title and labels are the payloads: drawn by the server as an image.
       code(
         [
           "{'$schema': 'https://vega.github.io/schema/vega-lite/v5.json',",
           ` 'title': ${JSON.stringify(hostile)},`,
-          " 'layer': [{'data': {'url': 'https://tracker.example/data.csv'}, 'mark': 'point'},",
-          `  {'data': {'values': [{'k': ${JSON.stringify(payloads[1])}, 'v': 3}, {'k': 'b', 'v': 5}]},`,
-          "   'mark': 'bar', 'encoding': {'x': {'field': 'k', 'type': 'nominal'}, 'y': {'field': 'v', 'type': 'quantitative'}}}]}",
+          ` 'data': {'values': [{'k': ${JSON.stringify(payloads[1])}, 'v': 3}, {'k': 'b', 'v': 5}]},`,
+          " 'mark': 'bar', 'encoding': {'x': {'field': 'k', 'type': 'nominal'}, 'y': {'field': 'v', 'type': 'quantitative'}}}",
+        ].join('\n'),
+      ),
+      // One whose data is remote: refused before anything is fetched, and said so in text.
+      code(
+        [
+          "{'$schema': 'https://vega.github.io/schema/vega-lite/v5.json',",
+          ` 'title': ${JSON.stringify(hostile)},`,
+          " 'data': {'url': 'https://tracker.example/data.csv'}, 'mark': 'point'}",
         ].join('\n'),
       ),
       text(`<Understand>${hostile}</Understand>\n<Answer>${hostile} and 12345.</Answer>`),
@@ -329,10 +336,13 @@ describe('web UI with a scripted model on the real sandbox', () => {
     expect(await turn.locator('.step-execution pre.stdout').first().textContent()).toContain(payloads[2]);
     expect(await turn.locator('.step-execution table').first().textContent()).toContain(payloads[4]);
     expect(await turn.locator('.step-answer').textContent()).toContain(payloads[5]);
-    const chart = turn.locator('img.chart');
+    const chart = turn.locator('img.chart').first();
     await expect
       .poll(() => chart.evaluate((image) => (image as HTMLImageElement).naturalWidth), { timeout: 30_000 })
       .toBeGreaterThan(0);
+    await expect
+      .poll(() => turn.locator('.chart-figure .notice').allTextContents(), { timeout: 30_000 })
+      .toEqual([expect.stringMatching(/^Chart 1 of output E\d+ could not be drawn/)]);
     expect(await page.evaluate(() => (window as { __xss?: unknown }).__xss)).toBeUndefined();
     // No element of the payloads came alive.
     expect(await page.locator('main script, main iframe, main svg').count()).toBe(0);
