@@ -1,19 +1,22 @@
-import path from 'node:path';
 import { readEmbeddableImages } from '../report/index.ts';
 import { resolveInside } from './safe-name.ts';
 
 /**
- * The run's report.md as one file to download: its figures and charts are
- * in `assets/` beside it (`![…](assets/E7-figure-1.png)`) and the images the
+ * A report.md as one file to download: its figures and charts are in
+ * `assets/` beside it (`![…](assets/E7-figure-1.png)`) and the images the
  * analysis saved in `artifacts/`, which a download of the single file leaves
- * behind, so each such image is put inline as a data: URI — under the
- * report's own limits (an image type by its bytes, 5 MB each, 30 MB in all);
- * one past them keeps its link. Only the report's own image links outside
+ * behind, so each such image is put inline as a data: URI, read from
+ * `folders` (a turn's report folder has its own `assets/`, the artifacts are
+ * the run folder's) under the report's own limits (an image type by its
+ * bytes, 5 MB each, 30 MB in all); one past them keeps its link. Only the report's own image links outside
  * code blocks are rewritten: the model's images were turned into text when
  * the report was written, and a cell's code or output that reads like such a
  * link is left as printed. Links to other files (a table's CSV) stay relative.
  */
-export async function selfContainedMarkdown(runDir: string, markdown: string): Promise<string> {
+export async function selfContainedMarkdown(
+  folders: Readonly<Record<Folder, string>>,
+  markdown: string,
+): Promise<string> {
   const lines = markdown.split('\n');
   const prose = outsideCodeBlocks(lines);
   // Per folder: each link's target, percent-decoded, kept only when it stays inside that folder.
@@ -22,13 +25,13 @@ export async function selfContainedMarkdown(runDir: string, markdown: string): P
     if (!prose[index]) return;
     for (const [, , folder, target = ''] of line.matchAll(IMAGE_LINK)) {
       const decoded = safeDecode(target);
-      if (decoded !== null && resolveInside(path.join(runDir, folder as Folder), decoded) !== null)
+      if (decoded !== null && resolveInside(folders[folder as Folder], decoded) !== null)
         wanted[folder as Folder].set(target, decoded);
     }
   });
   const read = {
-    assets: await readEmbeddableImages([...wanted.assets.values()], path.join(runDir, 'assets')),
-    artifacts: await readEmbeddableImages([...wanted.artifacts.values()], path.join(runDir, 'artifacts')),
+    assets: await readEmbeddableImages([...wanted.assets.values()], folders.assets),
+    artifacts: await readEmbeddableImages([...wanted.artifacts.values()], folders.artifacts),
   };
   return lines
     .map((line, index) =>

@@ -31,7 +31,8 @@ describe('the Markdown report downloaded as one file', () => {
       '![in code](assets/E1-figure-1.png)',
       '```',
     ].join('\n');
-    const lines = (await selfContainedMarkdown(runDir, markdown)).split('\n');
+    const folders = { assets: path.join(runDir, 'assets'), artifacts: path.join(runDir, 'artifacts') };
+    const lines = (await selfContainedMarkdown(folders, markdown)).split('\n');
     const inline = `data:image/png;base64,${png.toString('base64')}`;
     expect(lines).toEqual([
       `![Figure 1 of output E1](${inline})`,

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ReportCache } from '../../src/server/report-cache.ts';
 import {
@@ -37,13 +38,14 @@ describe("the server's report after a turn", () => {
     const runDir = server.server.threads.store.runDir(threadId);
 
     const reports = new ReportCache();
-    const html = await readFile(await reports.path(runDir, 'html', 1), 'utf8');
+    const request = { runDir, outDir: join(runDir, 'reports', 'turn-1'), traceTurn: 1 };
+    const html = await readFile(await reports.path(request, 'html'), 'utf8');
     expect(html).toContain('<svg');
     // HTML, Markdown, the notebook and the trace were written together, from one prepared report.
-    const markdown = await readFile(await reports.path(runDir, 'md', 1), 'utf8');
+    const markdown = await readFile(await reports.path(request, 'md'), 'utf8');
     expect(markdown).toMatch(/!\[[^\]]*\]\(assets\/[^)]+\.png\)/);
-    await reports.path(runDir, 'ipynb', 1);
-    await reports.path(runDir, 'json', 1);
+    await reports.path(request, 'ipynb');
+    await reports.path(request, 'json');
     // vega drew nothing; Markdown's PNG was rasterized from the kept SVG, once for all formats.
     expect(reports.chartStats).toEqual({ drawn: 0, reused: 1, rasterized: 1 });
 

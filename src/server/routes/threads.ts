@@ -98,7 +98,7 @@ export function registerThreadRoutes(app: FastifyInstance, context: RouteContext
     await sendReport(context, threadId, turn, format, reply);
   });
 
-  /** The report of the thread's latest turn that has ended. */
+  /** The report of the thread's latest turn that has ended (the thread as it stood then). */
   app.get('/v1/threads/:threadId/report', async (request, reply) => {
     const { threadId } = parseWith(threadParams, request.params, 'path');
     const { format } = parseWith(reportQuery, request.query, 'query');
@@ -157,12 +157,18 @@ async function sendReport(
       fix: 'Ask a question and let it run; a turn cancelled before it started leaves no report.',
     });
   }
-  // The report of the thread's run folder as it stood when this turn ended (rendered once per ended turn).
-  const file = await context.reports.path(runDir, format, turn.index);
-  // Markdown is downloaded as one file: its images go inline (the assets folder stays on the server).
+  const traceTurn = turn.index;
+  // The thread as it stood when this turn ended: rendered once, kept, the same bytes after later turns.
+  const outDir = path.join(runDir, 'reports', `turn-${traceTurn}`);
+  const file = await context.reports.path({ runDir, outDir, traceTurn }, format);
+  // Markdown is downloaded as one file: its images go inline (the assets folder stays on the server). The
+  // artifacts are read from the run folder itself, not through the report folder's link to it.
   const body =
     format === 'md'
-      ? await selfContainedMarkdown(runDir, await readFile(file, 'utf8'))
+      ? await selfContainedMarkdown(
+          { assets: path.join(outDir, 'assets'), artifacts: path.join(runDir, 'artifacts') },
+          await readFile(file, 'utf8'),
+        )
       : createReadStream(file);
   await reply
     .header('content-type', reportContentType[format])
