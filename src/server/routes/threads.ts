@@ -8,6 +8,7 @@ import { badRequest, notFound, ServerRequestError } from '../http-error.ts';
 import { reportContentSecurityPolicy } from '../../report/index.ts';
 import { reportContentType, reportFileName } from '../report-cache.ts';
 import { selfContainedMarkdown } from '../markdown-download.ts';
+import { reportTraceTurn } from '../report-turn.ts';
 import { baseUrlOf, parseWith, type RouteContext } from '../route-context.ts';
 import { resolveInside } from '../safe-name.ts';
 import { SseWriter } from '../sse.ts';
@@ -152,12 +153,19 @@ async function sendReport(
   const runDir = context.threads.store.runDir(threadId);
   // A thread whose every turn ended before its analysis started (cancelled while queued, no sandbox) has no trace yet.
   const traces = ['trace.jsonl', 'trace.json'].map((name) => stat(path.join(runDir, name)).catch(() => null));
-  if ((await Promise.all(traces)).every((found) => found === null)) {
-    throw new ServerRequestError(404, 'NO_REPORT', `Thread ${threadId} has no analysis to report yet.`, {
-      fix: 'Ask a question and let it run; a turn cancelled before it started leaves no report.',
-    });
+  const hasTrace = (await Promise.all(traces)).some((found) => found !== null);
+  const { turns } = await context.threads.get(threadId);
+  const traceTurn = hasTrace ? await reportTraceTurn(context.threads, threadId, turns, turn.index) : null;
+  if (traceTurn === null) {
+    throw new ServerRequestError(
+      404,
+      'NO_REPORT',
+      `Thread ${threadId} had no analysis to report as of turn ${turn.index}.`,
+      {
+        fix: 'Ask a question and let it run; a turn cancelled before it started reports only the turns before it.',
+      },
+    );
   }
-  const traceTurn = turn.index;
   // The thread as it stood when this turn ended: rendered once, kept, the same bytes after later turns.
   const outDir = path.join(runDir, 'reports', `turn-${traceTurn}`);
   const file = await context.reports.path({ runDir, outDir, traceTurn }, format);
