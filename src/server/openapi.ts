@@ -181,14 +181,18 @@ const operations: Operation[] = [
   {
     method: 'get',
     path: '/v1/threads/{threadId}/turns/{index}/report',
-    summary: "The turn's report",
+    summary: "The turn's report: the thread as it stood when this turn ended",
+    description:
+      "The questions, cells and answers up to the end of this turn, never a later turn's: a saved link keeps its meaning. " +
+      'Rendered when first asked for and kept. A turn cancelled before its analysis started reports the turns before it ' +
+      '(404 `NO_REPORT` when there are none); a turn not yet ended is a 409 `TURN_RUNNING`.',
     query: reportFormatQuery,
     response: { status: 200, description: 'The report in the asked format.', content: reportContent },
   },
   {
     method: 'get',
     path: '/v1/threads/{threadId}/report',
-    summary: 'The report of the latest ended turn',
+    summary: 'The report of the latest ended turn: the thread as it stood when that turn ended',
     query: reportFormatQuery,
     response: { status: 200, description: 'The report in the asked format.', content: reportContent },
   },
