@@ -18,7 +18,16 @@ export interface OutcomePresentation {
   todo: string | null;
 }
 
-export function outcomePresentation(view: RunView): OutcomePresentation {
+/**
+ * Who acts on the advice: `cli`, the person at the command line (commands,
+ * flags, the workspace folder); `server`, someone asking `datalyst serve`
+ * (the web UI or a program), who asks again in the thread and does not run
+ * the server's commands.
+ */
+export type ReportAudience = 'cli' | 'server';
+
+export function outcomePresentation(view: RunView, audience: ReportAudience = 'cli'): OutcomePresentation {
+  const server = audience === 'server';
   const reason = view.end?.termination.reason ?? view.turns.at(-1)?.termination?.reason ?? null;
   if (view.outcome === 'answered') return { look: 'answered', verdict: '', happened: null, todo: null };
   const happened = view.outcomeMessage;
@@ -27,7 +36,9 @@ export function outcomePresentation(view: RunView): OutcomePresentation {
       look: 'incomplete',
       verdict: 'Incomplete',
       happened,
-      todo: 'If the run crashed, run it again (the steps below are kept); if it is still going, render the report again when it ends (datalyst report <run folder>).',
+      todo: server
+        ? 'If the server stopped during this question, ask it again in the thread (the steps below are kept); if it is still going, open the report again when it ends.'
+        : 'If the run crashed, run it again (the steps below are kept); if it is still going, render the report again when it ends (datalyst report <run folder>).',
     };
   }
   if (view.outcome === 'cancelled') {
@@ -35,7 +46,9 @@ export function outcomePresentation(view: RunView): OutcomePresentation {
       look: 'cancelled',
       verdict: 'Cancelled',
       happened,
-      todo: 'Run the analysis again to get an answer; what was done before the cancel is below.',
+      todo: server
+        ? 'Ask again in the thread to get an answer; what was done before the cancel is below.'
+        : 'Run the analysis again to get an answer; what was done before the cancel is below.',
     };
   }
   if (reason === 'asked') {
@@ -43,15 +56,17 @@ export function outcomePresentation(view: RunView): OutcomePresentation {
       look: 'asked',
       verdict: 'Waiting for a reply',
       happened,
-      todo: 'Reply to the question (datalyst chat, or the web UI) and the analysis goes on.',
+      todo: server
+        ? 'Reply to the question in the thread and the analysis goes on.'
+        : 'Reply to the question (datalyst chat, or the web UI) and the analysis goes on.',
     };
   }
-  if (reason === 'no-data') return { look: 'no-data', verdict: 'No data', ...noDataStory(view) };
+  if (reason === 'no-data') return { look: 'no-data', verdict: 'No data', ...noDataStory(view, audience) };
   return {
     look: 'failed',
     verdict: 'Failed',
     happened,
-    todo: reason === null ? null : failureTodo(reason),
+    todo: reason === null ? null : server ? serverFailureTodo(reason) : failureTodo(reason),
   };
 }
 
@@ -64,7 +79,7 @@ const dataFormats = new Set(['csv', 'excel', 'json', 'sqlite', 'parquet']);
  * run's detail is a fallback only: it repeats "nothing was analysed" and
  * carries the readers' hints to programmers ("you must specify an engine").
  */
-function noDataStory(view: RunView): { happened: string; todo: string } {
+function noDataStory(view: RunView, audience: ReportAudience): { happened: string; todo: string } {
   const files = view.profile?.files ?? [];
   const unread = files.filter((file) => file.tables.length === 0 && dataFormats.has(file.format));
   if (unread.length > 0) {
@@ -74,7 +89,7 @@ function noDataStory(view: RunView): { happened: string; todo: string } {
     const more = unread.length > 5 ? `; and ${unread.length - 5} more` : '';
     return {
       happened: `${unread.length === 1 ? 'The data file' : 'No data file'} of the workspace could ${unread.length === 1 ? 'not ' : ''}be read, so nothing was analysed: ${named.join('; ')}${more}.`,
-      todo: `The ${unread.length === 1 ? 'file' : 'files'} listed under Data could not be read: check that ${unread.length === 1 ? 'it opens' : 'they open'} in the program that made ${unread.length === 1 ? 'it' : 'them'}, repair or export ${unread.length === 1 ? 'it' : 'them'} again (CSV, Excel, JSON, SQLite or Parquet), and run the analysis again.`,
+      todo: `The ${unread.length === 1 ? 'file' : 'files'} listed under Data could not be read: check that ${unread.length === 1 ? 'it opens' : 'they open'} in the program that made ${unread.length === 1 ? 'it' : 'them'}, repair or export ${unread.length === 1 ? 'it' : 'them'} again (CSV, Excel, JSON, SQLite or Parquet), and ${audience === 'server' ? `upload ${unread.length === 1 ? 'it' : 'them'} to a new analysis` : 'run the analysis again'}.`,
     };
   }
   // Files in formats Datalyst does not read (a PDF, a text file); files with a table would contradict the ending.
@@ -89,7 +104,10 @@ function noDataStory(view: RunView): { happened: string; todo: string } {
         : detail === ''
           ? 'No file in the workspace held data that could be read, so nothing was analysed.'
           : sentence(readerMessage(detail)),
-    todo: 'Put the data files (CSV, Excel, JSON, SQLite or Parquet) in the workspace folder, or point the analysis at the folder that holds them, and run it again. What was found is listed under Data.',
+    todo:
+      audience === 'server'
+        ? 'Upload the data files (CSV, Excel, JSON, SQLite or Parquet) to a new analysis and ask there. What was found is listed under Data.'
+        : 'Put the data files (CSV, Excel, JSON, SQLite or Parquet) in the workspace folder, or point the analysis at the folder that holds them, and run it again. What was found is listed under Data.',
   };
 }
 
@@ -127,5 +145,24 @@ function failureTodo(reason: Parameters<typeof terminationLabel>[0]): string {
       return 'Check that Docker is running and the runner image is built (npm run setup), then run again.';
     default:
       return 'Open the process below to see what happened, then run again.';
+  }
+}
+
+/** The same advice for someone asking a server: the limits, the model and the sandbox are its operator's. */
+function serverFailureTodo(reason: Parameters<typeof terminationLabel>[0]): string {
+  switch (reason) {
+    case 'max-rounds':
+    case 'context-budget':
+    case 'deadline':
+      return "Ask a narrower question in the thread; the partial results below are kept. The limits are the server's settings.";
+    case 'no-progress':
+    case 'repeated-failure':
+      return 'Open the last rounds of the process below to see what failed, then ask again in other words, or upload a repaired file.';
+    case 'model-unavailable':
+      return "The server could not reach its model: ask again later, or ask the server's operator to check its model endpoint and key.";
+    case 'sandbox-failure':
+      return "The server's sandbox failed: ask again later, or ask the server's operator to check Docker and the runner image.";
+    default:
+      return 'Open the process below to see what happened, then ask again in the thread.';
   }
 }

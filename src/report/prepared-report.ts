@@ -13,6 +13,7 @@ import type { GroundedAnswer } from './safe-markdown.ts';
 import { buildRunView } from './run-view.ts';
 import type { RunView, TurnView } from './run-view.ts';
 import { formatBytes } from './report-format.ts';
+import type { ReportAudience } from './outcome-look.ts';
 
 /**
  * Everything the three formats share, computed once: the folded trace, every
@@ -37,6 +38,8 @@ export interface PreparedReport {
   conversation: ConversationGrounding | null;
   toolVersions: ReadonlyArray<readonly [string, string]>;
   generatedAt: string;
+  /** Who acts on the report's advice (outcome-look.ts): the command line's user, or someone asking a server. */
+  audience: ReportAudience;
 }
 
 export interface ConversationGrounding {
@@ -67,6 +70,8 @@ export interface PrepareOptions {
   now?: Date;
   /** Worker processes that draw the charts; default: `sharedChartPool()`. */
   chartPool?: ChartPool;
+  /** Default `cli`. */
+  audience?: ReportAudience;
 }
 
 /**
@@ -179,6 +184,7 @@ export async function prepareReport(
       ['highlight.js', highlightJsVersion],
     ],
     generatedAt: (options.now ?? new Date()).toISOString(),
+    audience: options.audience ?? 'cli',
   };
 }
 

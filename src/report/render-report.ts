@@ -11,6 +11,7 @@ import { renderMarkdownReport } from './markdown-report.ts';
 import { renderNotebook } from './notebook.ts';
 import type { GroundingSummary } from '../trace/number-grounding.ts';
 import { withPdfPrinterStarting, type PdfPrinter } from './pdf.ts';
+import type { ReportAudience } from './outcome-look.ts';
 import { prepareReport } from './prepared-report.ts';
 import type { ConversationGrounding } from './prepared-report.ts';
 
@@ -35,6 +36,8 @@ export interface RenderReportOptions {
   now?: Date;
   /** Worker processes that draw the charts; default: `sharedChartPool()`. */
   chartPool?: ChartPool;
+  /** Who acts on an unanswered run's advice: `cli` (default, commands and flags) or `server` (ask again in the thread). */
+  audience?: ReportAudience;
 }
 
 export interface RenderedReport {
@@ -109,6 +112,7 @@ async function renderFormats(
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.now ? { now: options.now } : {}),
       ...(options.chartPool ? { chartPool: options.chartPool } : {}),
+      ...(options.audience ? { audience: options.audience } : {}),
     }),
   );
   const artifactPaths = report.view.artifacts.map((artifact) => artifact.path).filter(isSafeRelativePath);
