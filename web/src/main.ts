@@ -176,6 +176,7 @@ function addTurn(thread: Thread, index: number, follow: boolean): TurnView | nul
       if (state.running === done) setRunning(null);
       questionLabel.textContent =
         ask === null ? 'Your follow-up question' : 'Your reply to the question above';
+      // The status line is the page's live region: the end of a turn someone waits for is said there.
       if (follow) say(`Question ${done.turn.index}: ${outcome}.`);
       void refreshThreads();
     },
@@ -238,8 +239,10 @@ async function open(threadId: string): Promise<void> {
     renderFiles();
     renderSuggestions();
     for (const turn of thread.turns) {
-      const view = addTurn(thread, turn.index, false);
-      if (view !== null && (turn.status === 'queued' || turn.status === 'running')) setRunning(view);
+      // A turn still running is followed to its end, which the status line says; ended ones are not announced again.
+      const running = turn.status === 'queued' || turn.status === 'running';
+      const view = addTurn(thread, turn.index, running);
+      if (view !== null && running) setRunning(view);
     }
     // No question yet: its files' profile (the first turn shows it otherwise).
     if (thread.turns.length === 0 && thread.files.length > 0) void showProfile(thread.id);

@@ -286,7 +286,7 @@ export class TurnView {
     const state = cell.element.querySelector('.cell-state');
     if (state !== null) state.textContent = ` · ${status} `;
     const elapsed = cell.element.querySelector('.elapsed');
-    if (elapsed !== null) elapsed.textContent = `${(num(result.durationMs) / 1000).toFixed(1)} s`;
+    if (elapsed !== null) elapsed.textContent = durationText(result.durationMs);
 
     const stdout = str(rec(result.stdout).text);
     const stderr = str(rec(result.stderr).text);
@@ -425,6 +425,9 @@ export class TurnView {
         cell.element.classList.remove('running');
         const state = cell.element.querySelector('.cell-state');
         if (state !== null) state.textContent = ` · ${status} `;
+        // No record of the cell's end: the time this page watched it (0.0 s after a reload) is not its duration.
+        const elapsed = cell.element.querySelector('.elapsed');
+        if (elapsed !== null) elapsed.textContent = durationText(undefined);
       }
     }
     if (status !== 'queued' && status !== 'running') {
@@ -466,6 +469,13 @@ export class TurnView {
     }
     this.callbacks.onDone(this, outcome.label, status === 'finished' ? this.askQuestion : null);
   }
+}
+
+/** A cell's duration from its record; none recorded (an interrupted cell) reads as unknown, not 0.0 s. */
+function durationText(durationMs: unknown): string {
+  return typeof durationMs === 'number' && Number.isFinite(durationMs) && durationMs >= 0
+    ? `${(durationMs / 1000).toFixed(1)} s`
+    : 'duration unknown';
 }
 
 /** The server's grounding of an answer, checked before use (null: the answer is shown without links). */

@@ -1,0 +1,92 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOpenAIChatModel } from '../../src/index.ts';
+import { startServer, type DatalystServer } from '../../src/server/index.ts';
+import { startFakeOpenAIServer, type FakeOpenAIServer } from '../support/fake-openai-server.ts';
+import { containersOwnedBy } from '../server/support/docker-containers.ts';
+import { expectInert, launchChromium, openUi, type PageWatch } from './support/web-harness.ts';
+
+// What a first-time developer found wrong on the page served by `datalyst serve`, one test each.
+
+const text = (body: string) => ({ type: 'text' as const, text: body });
+const code = (body: string, analyze = 'Next.') =>
+  text(`<Analyze>${analyze}</Analyze>\n<Code>\n\`\`\`python\n${body}\n\`\`\`\n</Code>`);
+const numbersCsv = { name: 'numbers.csv', mimeType: 'text/csv', buffer: Buffer.from('x,y\n1,2\n3,4\n') };
+
+async function ask(watch: PageWatch, question: string): Promise<void> {
+  await watch.page.fill('#composer-question', question);
+  await watch.page.getByRole('button', { name: 'Ask' }).click();
+}
+
+const turnStatus = (page: Page, index: number) =>
+  page.locator(`article.turn[data-turn="${index}"] .turn-status`).textContent();
+const statusLine = (page: Page) => page.locator('#status').textContent();
+const cellTime = (page: Page, index: number) =>
+  page.locator(`article.turn[data-turn="${index}"] .step-execution .elapsed`).textContent();
+
+describe('web UI: what a first review found', () => {
+  let dataDir: string;
+  let fakeModel: FakeOpenAIServer;
+  let server: DatalystServer;
+  let browser: Browser;
+  const engine = () => ({
+    createModel: () => createOpenAIChatModel({ baseUrl: fakeModel.baseUrl, model: 'gpt-test' }),
+    profile: 'chat' as const,
+  });
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-web-review-'));
+    fakeModel = await startFakeOpenAIServer();
+    server = await startServer({
+      dataDir: path.join(dataDir, 'main'),
+      port: 0,
+      modelId: 'gpt-test',
+      engine: engine(),
+      maxConcurrentTurns: 1,
+    });
+    browser = await launchChromium();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await fakeModel?.close();
+    await rm(dataDir, { recursive: true, force: true });
+    expect(await containersOwnedBy(process.pid)).toEqual([]);
+  });
+
+  it('a reload mid-turn: the status line (the live region) says how the re-attached turn ended; reopening ended turns announces nothing; the interrupted cell reads "duration unknown", not 0.0 s', async () => {
+    const watch = await openUi(browser, `${server.url}/`);
+    const { page } = watch;
+    await page.setInputFiles('#file-input', numbersCsv);
+    await page.getByText('numbers.csv', { exact: true }).waitFor();
+    fakeModel.enqueue(code('import time\nfor i in range(600):\n    time.sleep(0.1)', 'A long wait.'));
+    await ask(watch, 'Wait a minute.');
+    const running = page.locator('article.turn[data-turn="1"] .step-execution.running');
+    await running.waitFor({ timeout: 60_000 });
+    await page.reload({ waitUntil: 'load' });
+    await running.waitFor({ timeout: 30_000 });
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => turnStatus(page, 1), { timeout: 60_000 }).toMatch(/^cancelled/);
+    // It read "Cancelling question 1…" for good: the re-attached turn's end was never said.
+    await expect.poll(() => statusLine(page), { timeout: 10_000 }).toBe('Question 1: cancelled.');
+    // The cancelled cell has no recorded end: the seconds this page watched it are not its duration.
+    expect(await cellTime(page, 1)).toBe('duration unknown');
+
+    // Reopened once ended (a reload, then from the list): the turn is drawn, its end is not announced again.
+    await page.reload({ waitUntil: 'load' });
+    await expect.poll(() => turnStatus(page, 1), { timeout: 30_000 }).toMatch(/^cancelled/);
+    expect(await statusLine(page)).toBe('Opened the analysis of numbers.csv.');
+    // Replayed in an instant, it read "0.0 s".
+    expect(await cellTime(page, 1)).toBe('duration unknown');
+    await page.getByRole('button', { name: 'New analysis' }).click();
+    await page.locator('#thread-list .thread-link').first().click();
+    await expect.poll(() => turnStatus(page, 1), { timeout: 30_000 }).toMatch(/^cancelled/);
+    expect(await statusLine(page)).toBe('Opened the analysis of numbers.csv.');
+    expectInert(watch, server.url);
+    await page.context().close();
+  });
+});
