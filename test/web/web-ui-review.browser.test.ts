@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOpenAIChatModel } from '../../src/index.ts';
 import { startServer, type DatalystServer } from '../../src/server/index.ts';
@@ -27,6 +27,13 @@ const statusLine = (page: Page) => page.locator('#status').textContent();
 const cellTime = (page: Page, index: number) =>
   page.locator(`article.turn[data-turn="${index}"] .step-execution .elapsed`).textContent();
 
+/** The element is wholly on screen, above the composer (which sticks to the bottom of the window). */
+const aboveComposer = (locator: Locator) =>
+  locator.evaluate((element) => {
+    const box = element.getBoundingClientRect();
+    const composer = document.getElementById('composer')?.getBoundingClientRect();
+    return box.height > 0 && box.top >= 0 && box.bottom <= (composer?.top ?? window.innerHeight);
+  });
 describe('web UI: what a first review found', () => {
   let dataDir: string;
   let fakeModel: FakeOpenAIServer;
@@ -86,6 +93,39 @@ describe('web UI: what a first review found', () => {
     await page.locator('#thread-list .thread-link').first().click();
     await expect.poll(() => turnStatus(page, 1), { timeout: 30_000 }).toMatch(/^cancelled/);
     expect(await statusLine(page)).toBe('Opened the analysis of numbers.csv.');
+    expectInert(watch, server.url);
+    await page.context().close();
+  });
+
+  it('after Ask the page scrolls to the new turn: its question is in view below a long earlier turn, and only it is the latest', async () => {
+    const watch = await openUi(browser, `${server.url}/`);
+    const { page } = watch;
+    await page.setInputFiles('#file-input', numbersCsv);
+    await page.getByText('numbers.csv', { exact: true }).waitFor();
+    const paragraphs = Array.from(
+      { length: 60 },
+      () => 'A paragraph of a long answer about the two columns of the file, read once more.',
+    );
+    fakeModel.enqueue(code("print('read')"), text(`<Answer>${paragraphs.join('\n\n')}</Answer>`));
+    await ask(watch, 'Tell me everything.');
+    await expect.poll(() => turnStatus(page, 1), { timeout: 60_000 }).toMatch(/^answered/);
+    const first = page.locator('article.turn[data-turn="1"]');
+    expect((await first.boundingBox())?.height).toBeGreaterThan(2 * 900);
+    // Read from the top, as a long answer is; the composer stays at the bottom of the window.
+    await page.evaluate(() => window.scrollTo(0, 0));
+
+    fakeModel.enqueue(text('<Answer>Briefly: two columns.</Answer>'));
+    await ask(watch, 'And briefly?');
+    const second = page.locator('article.turn[data-turn="2"]');
+    await second.waitFor();
+    // It appeared below the long turn, out of sight, and the page stayed where it was.
+    await expect.poll(() => aboveComposer(second.locator('header.question'))).toBe(true);
+    const latest = () =>
+      page.locator('article.turn.turn-latest').evaluateAll((turns) => turns.map((turn) => turn.dataset.turn));
+    expect(await latest()).toEqual(['2']);
+    await expect.poll(() => turnStatus(page, 2), { timeout: 60_000 }).toMatch(/^answered/);
+    // Its answer, under the question, is in view too (the question is at the top, not the bottom, of the window).
+    expect(await aboveComposer(second.locator('.step-answer'))).toBe(true);
     expectInert(watch, server.url);
     await page.context().close();
   });

@@ -91,6 +91,12 @@ function renderSuggestions(): void {
   }
 }
 
+/** The turn just asked: the only one with `turn-latest` (room below it), its question scrolled to the top. */
+function showLatest(view: TurnView): void {
+  for (const other of state.views) other.element.classList.toggle('turn-latest', other === view);
+  view.element.scrollIntoView({ block: 'start' });
+}
+
 function setRunning(view: TurnView | null): void {
   state.running = view;
   askButton.disabled = view !== null;
@@ -209,6 +215,7 @@ async function ask(text: string): Promise<void> {
     renderSuggestions();
     const view = addTurn(state.thread, turn.index, true);
     setRunning(view);
+    if (view !== null) showLatest(view);
     say(`Question ${turn.index} sent.`);
   } catch (error) {
     askButton.disabled = false;
