@@ -129,4 +129,41 @@ describe('web UI: what a first review found', () => {
     expectInert(watch, server.url);
     await page.context().close();
   });
+
+  it('the report links save under the names the server gives each format (the notebook is analysis.ipynb, not report.ipynb)', async () => {
+    const watch = await openUi(browser, `${server.url}/`);
+    const { page } = watch;
+    await page.setInputFiles('#file-input', numbersCsv);
+    await page.getByText('numbers.csv', { exact: true }).waitFor();
+    fakeModel.enqueue(code("print('read')"), text('<Answer>Two columns.</Answer>'));
+    await ask(watch, 'What columns?');
+    await expect.poll(() => turnStatus(page, 1), { timeout: 60_000 }).toMatch(/^answered/);
+    const links = await page.locator('article.turn[data-turn="1"] .report-links a').evaluateAll((anchors) =>
+      anchors.map((anchor) => ({
+        label: anchor.textContent ?? '',
+        href: anchor.getAttribute('href') ?? '',
+        // "Open the report" has no download attribute: its name is for the download with a key.
+        name: anchor.getAttribute('download') ?? anchor.getAttribute('data-key-download') ?? '',
+      })),
+    );
+    expect(links.map(({ label }) => label)).toEqual(['Open the report', 'HTML', 'Markdown', 'Notebook']);
+    for (const link of links) {
+      const response = await fetch(new URL(link.href, server.url));
+      expect(response.status).toBe(200);
+      const disposition = response.headers.get('content-disposition') ?? '';
+      await response.arrayBuffer();
+      expect({ label: link.label, name: link.name }).toEqual({
+        label: link.label,
+        name: /filename="([^"]*)"/.exec(disposition)?.[1],
+      });
+    }
+    expect(links.map(({ name }) => name)).toEqual([
+      'report.html',
+      'report.html',
+      'report.md',
+      'analysis.ipynb',
+    ]);
+    expectInert(watch, server.url);
+    await page.context().close();
+  });
 });

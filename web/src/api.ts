@@ -124,8 +124,19 @@ export const startTurn = (threadId: string, question: string, fileIds: string[])
 export const cancelTurn = (threadId: string, index: number): Promise<Turn> =>
   call(`${threadPath(threadId)}/turns/${index}/cancel`, { method: 'POST' }, isTurn);
 
-export const reportPath = (threadId: string, index: number, format: 'html' | 'md' | 'ipynb'): string =>
+export type ReportDownloadFormat = 'html' | 'md' | 'ipynb';
+export const reportPath = (threadId: string, index: number, format: ReportDownloadFormat): string =>
   `${threadPath(threadId)}/turns/${index}/report?format=${format}`;
+/**
+ * The names the server's Content-Disposition gives the reports (src/server/report-cache.ts `fileOf`,
+ * not imported: the page takes only types from src/). A link's `download` must say the same, or the
+ * browser saves under the header's name while the key path (downloadWithKey) saves under the link's.
+ */
+export const reportFileName: Record<ReportDownloadFormat, string> = {
+  html: 'report.html',
+  md: 'report.md',
+  ipynb: 'analysis.ipynb',
+};
 export const eventsPath = (threadId: string, index: number): string =>
   `${threadPath(threadId)}/turns/${index}/events`;
 export const chartPath = (threadId: string, index: number, chartId: string): string =>

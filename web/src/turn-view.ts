@@ -3,8 +3,10 @@ import {
   chartPath,
   eventsPath,
   figurePath,
+  reportFileName,
   reportPath,
   reportWithKeyNote,
+  type ReportDownloadFormat,
   showServerImage,
   type AnswerGrounding,
   type Turn,
@@ -431,12 +433,12 @@ export class TurnView {
       }
     }
     if (status !== 'queued' && status !== 'running') {
-      const link = (format: 'html' | 'md' | 'ipynb', label: string) =>
+      const link = (format: ReportDownloadFormat, label: string) =>
         h(
           'a',
           {
             href: reportPath(this.threadId, this.turn.index, format),
-            download: `report.${format}`,
+            download: reportFileName[format],
             'data-key-download': true,
           },
           label,
@@ -453,7 +455,7 @@ export class TurnView {
               target: '_blank',
               rel: 'noopener noreferrer',
               // With an API key it is downloaded instead (a new tab cannot send the key).
-              'data-key-download': 'report.html',
+              'data-key-download': reportFileName.html,
             },
             'Open the report',
           ),
