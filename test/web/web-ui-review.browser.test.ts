@@ -7,13 +7,20 @@ import { createOpenAIChatModel } from '../../src/index.ts';
 import { startServer, type DatalystServer } from '../../src/server/index.ts';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../support/fake-openai-server.ts';
 import { containersOwnedBy } from '../server/support/docker-containers.ts';
-import { expectInert, launchChromium, openUi, type PageWatch } from './support/web-harness.ts';
+import {
+  expectInert,
+  launchChromium,
+  openUi,
+  seriousViolations,
+  type PageWatch,
+} from './support/web-harness.ts';
 
 // What a first-time developer found wrong on the page served by `datalyst serve`, one test each.
 
 const text = (body: string) => ({ type: 'text' as const, text: body });
 const code = (body: string, analyze = 'Next.') =>
   text(`<Analyze>${analyze}</Analyze>\n<Code>\n\`\`\`python\n${body}\n\`\`\`\n</Code>`);
+const API_KEY = 'web-ui-review-key-0123456789abcdef';
 const numbersCsv = { name: 'numbers.csv', mimeType: 'text/csv', buffer: Buffer.from('x,y\n1,2\n3,4\n') };
 
 async function ask(watch: PageWatch, question: string): Promise<void> {
@@ -34,6 +41,13 @@ const aboveComposer = (locator: Locator) =>
     const composer = document.getElementById('composer')?.getBoundingClientRect();
     return box.height > 0 && box.top >= 0 && box.bottom <= (composer?.top ?? window.innerHeight);
   });
+/** The element is wholly inside the window. */
+const onScreen = (locator: Locator) =>
+  locator.evaluate((element) => {
+    const box = element.getBoundingClientRect();
+    return box.height > 0 && box.top >= 0 && box.bottom <= window.innerHeight;
+  });
+
 describe('web UI: what a first review found', () => {
   let dataDir: string;
   let fakeModel: FakeOpenAIServer;
@@ -165,5 +179,69 @@ describe('web UI: what a first review found', () => {
     ]);
     expectInert(watch, server.url);
     await page.context().close();
+  });
+
+  it('at 390 × 844 the first screen is the conversation: the past analyses open from their button and close again when one is opened', async () => {
+    await server.threads.create([]); // one past analysis at least, whatever ran before
+    const watch = await openUi(browser, `${server.url}/`, { width: 390, height: 844 });
+    const { page } = watch;
+    const toggle = page.getByRole('button', { name: 'Past analyses' });
+    await expect.poll(() => page.locator('#thread-list li').count()).toBeGreaterThan(0);
+    // The question box and its button on the first screen; the list and the key form behind the button.
+    expect(await onScreen(page.locator('#composer-question'))).toBe(true);
+    expect(await onScreen(page.getByRole('button', { name: 'Ask' }))).toBe(true);
+    expect(await page.locator('#thread-list').isVisible()).toBe(false);
+    expect(await page.locator('#key-details').isVisible()).toBe(false);
+    expect(await toggle.getAttribute('aria-expanded')).toBe('false');
+    expect(await seriousViolations(page)).toEqual([]);
+
+    await toggle.click();
+    expect(await toggle.getAttribute('aria-expanded')).toBe('true');
+    expect(await page.locator('#thread-list .thread-link').first().isVisible()).toBe(true);
+    expect(await page.locator('#key-details summary').isVisible()).toBe(true);
+    expect(await seriousViolations(page)).toEqual([]);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+
+    // Opening one puts the list away again; the focus goes back to the button, not to a hidden one.
+    await page.locator('#thread-list .thread-link').first().click();
+    await expect.poll(() => statusLine(page)).toMatch(/^Opened the analysis/);
+    expect(await toggle.getAttribute('aria-expanded')).toBe('false');
+    expect(await page.locator('#thread-list').isVisible()).toBe(false);
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('threads-toggle');
+    expect(await onScreen(page.locator('#composer-question'))).toBe(true);
+    expectInert(watch, server.url);
+    await page.context().close();
+  });
+
+  it('at 390 × 844 a server that needs its API key opens the list to its key form, in view and focused', async () => {
+    const keyed = await startServer({
+      dataDir: path.join(dataDir, 'keyed'),
+      port: 0,
+      modelId: 'gpt-test',
+      engine: engine(),
+      apiKey: API_KEY,
+      maxConcurrentTurns: 1,
+    });
+    try {
+      const watch = await openUi(browser, `${keyed.url}/`, { width: 390, height: 844 });
+      const { page } = watch;
+      // Before, the prompt and the form were behind a button nothing opened: the page just failed.
+      await expect.poll(() => page.locator('#key-prompt').textContent()).toMatch(/needs its API key/);
+      expect(await page.getByRole('button', { name: 'Past analyses' }).getAttribute('aria-expanded')).toBe(
+        'true',
+      );
+      expect(await page.locator('#key-input').isVisible()).toBe(true);
+      expect(await onScreen(page.locator('#key-input'))).toBe(true);
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('key-input');
+      expect(await seriousViolations(page)).toEqual([]);
+      await page.fill('#key-input', API_KEY);
+      await page.getByRole('button', { name: 'Use this key' }).click();
+      await expect.poll(() => page.locator('#key-prompt').isHidden()).toBe(true);
+      await expect.poll(() => statusLine(page)).toBe('The API key is set for this tab.');
+      expectInert(watch, keyed.url);
+      await page.context().close();
+    } finally {
+      await keyed.close();
+    }
   });
 });

@@ -57,6 +57,9 @@ const keyForm = byId('key-form', HTMLFormElement);
 const keyInput = byId('key-input', HTMLInputElement);
 const keyPrompt = byId('key-prompt', HTMLParagraphElement);
 const keyState = byId('key-state', HTMLSpanElement);
+const threadsNav = byId('threads-nav', HTMLElement);
+const threadsToggle = byId('threads-toggle', HTMLButtonElement);
+const threadsBody = byId('threads-body', HTMLDivElement);
 
 function say(text: string): void {
   statusLine.textContent = text;
@@ -89,6 +92,18 @@ function renderSuggestions(): void {
       question.focus();
     });
   }
+}
+
+/**
+ * Narrow screens keep the past analyses and the key form behind "Past analyses" (styles.css hides
+ * `.threads.collapsed .threads-body` at 720 px and less; wider, the class changes nothing).
+ */
+function showThreads(shown: boolean): void {
+  const hadFocus = threadsBody.contains(document.activeElement);
+  threadsNav.classList.toggle('collapsed', !shown);
+  threadsToggle.setAttribute('aria-expanded', String(shown));
+  // Focus in the list being hidden returns to its button (a no-op where the button is not displayed).
+  if (!shown && hadFocus) threadsToggle.focus();
 }
 
 /** The turn just asked: the only one with `turn-latest` (room below it), its question scrolled to the top. */
@@ -284,7 +299,10 @@ function threadItem(thread: Thread): HTMLLIElement {
     },
     label,
   );
-  openButton.addEventListener('click', () => void open(thread.id));
+  openButton.addEventListener('click', () => {
+    showThreads(false);
+    void open(thread.id);
+  });
   const deleteButton = h(
     'button',
     { type: 'button', class: 'thread-delete', 'aria-label': `Delete the analysis “${label}”` },
@@ -331,6 +349,7 @@ function threadItem(thread: Thread): HTMLLIElement {
 
 /** A 401: the page asks for the server's API key, and says why. */
 function askForKey(): void {
+  showThreads(true);
   keyDetails.open = true;
   keyPrompt.hidden = false;
   keyPrompt.textContent =
@@ -375,7 +394,11 @@ cancelButton.addEventListener('click', () => {
   say(`Cancelling question ${view.turn.index}…`);
   cancelTurn(view.threadId, view.turn.index).catch(sayError);
 });
+threadsToggle.addEventListener('click', () =>
+  showThreads(threadsToggle.getAttribute('aria-expanded') !== 'true'),
+);
 byId('new-thread', HTMLButtonElement).addEventListener('click', () => {
+  showThreads(false);
   reset();
   history.replaceState(null, '', '#');
   say('New analysis: add files, then ask.');
