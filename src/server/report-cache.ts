@@ -1,7 +1,8 @@
-import { mkdir, readlink, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readlink, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ChartPool, renderReport, type ReportFormat } from '../report/index.ts';
 import { readTrace, type TraceRecord } from '../trace/index.ts';
+import { VERSION } from '../version.ts';
 
 const fileOf: Record<ReportFormat, string> = {
   html: 'report.html',
@@ -42,7 +43,8 @@ export interface ReportRequest {
  * reported, so those records no longer change: each report is rendered once
  * and kept, and a marker file written after the last of its files says it
  * is whole, so a restart does not render it again (a render cut by a kill
- * leaves no marker and is done again). A turn a killed server cut is
+ * leaves no marker and is done again; a marker of another Datalyst version
+ * has the report rendered again, so an upgrade reaches kept reports). A turn a killed server cut is
  * reported as the trace holds it then; the `turn-end` a resumed thread later
  * appends for it does not change a report already kept.
  *
@@ -81,10 +83,12 @@ export class ReportCache {
   }
 
   async #ensure(request: ReportRequest, formats: readonly ReportFormat[], file: string): Promise<void> {
+    // The marker holds the version that rendered the files: after an upgrade a kept report is rendered again.
     const marker = path.join(request.outDir, `.rendered-${formats.join('-')}`);
-    if ((await exists(marker)) && (await exists(file))) return;
+    const renderedBy = await readFile(marker, 'utf8').catch(() => null);
+    if (renderedBy === VERSION && (await exists(file))) return;
     await this.#render(request, formats);
-    await writeFile(marker, '');
+    await writeFile(marker, VERSION);
   }
 
   async #render(request: ReportRequest, formats: readonly ReportFormat[]): Promise<void> {
@@ -110,7 +114,7 @@ export class ReportCache {
       idleTimeoutMs: REPORT_WORKERS_IDLE_MS,
     });
     try {
-      await renderReport(records, { outDir: request.outDir, formats, chartPool: pool });
+      await renderReport(records, { outDir: request.outDir, formats, chartPool: pool, audience: 'server' });
     } finally {
       await pool.close();
       this.chartStats.drawn += pool.stats.drawn;

@@ -1,4 +1,7 @@
+import { readdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { VERSION } from '../../src/index.ts';
 import { rawRequest } from './support/raw-http.ts';
 import { startTestServer, waitForTurnStatus, type TestServer } from './support/server-harness.ts';
 
@@ -80,4 +83,27 @@ describe("the report of a thread's turns when some never reached the analysis", 
     };
     expect(trace.records.at(-1)).toMatchObject({ type: 'turn-end', turn: 1 });
   });
+
+  it('is kept once rendered, and rendered again for another Datalyst version', async () => {
+    server = await startTestServer();
+    const { url } = server;
+    const thread = await newThread(url);
+    await waitForTurnStatus(url, thread, await ask(url, thread, 'only question'), 'finished');
+    const report = () => rawRequest(url, 'GET', `/v1/threads/${thread}/turns/1/report`);
+    expect((await report()).body).toContain('only question');
+    const reports = path.join(server.server.threads.store.runDir(thread), 'reports');
+    const [folder] = await readdir(reports);
+    const outDir = path.join(reports, folder ?? '');
+    const marker = (await readdir(outDir)).find((name) => name.startsWith('.rendered-')) ?? '';
+    expect(marker).not.toBe('');
+    // Kept: the file on disk is served, not rendered again.
+    await writeFile(path.join(outDir, 'report.html'), 'kept');
+    expect((await report()).body).toBe('kept');
+    // Written by another version: rendered again.
+    await writeFile(path.join(outDir, marker), '0.0.1');
+    const again = await report();
+    expect(again.body).toContain('only question');
+    expect(again.body).not.toBe('kept');
+  });
 });
+
