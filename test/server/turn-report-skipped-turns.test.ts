@@ -1,4 +1,4 @@
-import { readdir, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { VERSION } from '../../src/index.ts';
@@ -95,7 +95,7 @@ describe("the report of a thread's turns when some never reached the analysis", 
     const [folder] = await readdir(reports);
     const outDir = path.join(reports, folder ?? '');
     const marker = (await readdir(outDir)).find((name) => name.startsWith('.rendered-')) ?? '';
-    expect(marker).not.toBe('');
+    expect(await readFile(path.join(outDir, marker), 'utf8')).toBe(VERSION);
     // Kept: the file on disk is served, not rendered again.
     await writeFile(path.join(outDir, 'report.html'), 'kept');
     expect((await report()).body).toBe('kept');
