@@ -71,7 +71,7 @@ export function renderHtmlReport(report: PreparedReport, options: HtmlReportOpti
     artifactImages: options.artifactImages ?? new Map(),
   };
   const { view } = report;
-  const outcome = outcomePresentation(view);
+  const outcome = outcomePresentation(view, report.audience);
   const question = firstLine(view.start.instruction, 90);
   const title = outcome.verdict === '' ? `Datalyst report: ${question}` : `${outcome.verdict}: ${question}`;
   const visuals = collectVisuals(context);

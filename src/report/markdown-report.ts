@@ -52,7 +52,7 @@ export function renderMarkdownReport(
   const { view } = report;
   const out: string[] = [];
   const instructionTitle = view.start.instruction.trim().split('\n')[0]?.trim() || 'Analysis';
-  const outcome = outcomePresentation(view);
+  const outcome = outcomePresentation(view, report.audience);
   out.push(
     `# ${outcome.verdict === '' ? '' : `${outcome.verdict}: `}${escapeMarkdownText(instructionTitle.slice(0, 140))}`,
     '',
