@@ -312,7 +312,7 @@ describe('web UI with a scripted model on the real sandbox', () => {
           " 'mark': 'bar', 'encoding': {'x': {'field': 'k', 'type': 'nominal'}, 'y': {'field': 'v', 'type': 'quantitative'}}}",
         ].join('\n'),
       ),
-      // One whose data is remote: refused before anything is fetched, and said so in text.
+      // One whose data is remote: refused before anything is fetched, and the page says why, in text.
       code(
         [
           "{'$schema': 'https://vega.github.io/schema/vega-lite/v5.json',",
@@ -342,7 +342,11 @@ describe('web UI with a scripted model on the real sandbox', () => {
       .toBeGreaterThan(0);
     await expect
       .poll(() => turn.locator('.chart-figure .notice').allTextContents(), { timeout: 30_000 })
-      .toEqual([expect.stringMatching(/^Chart 1 of output E\d+ could not be drawn/)]);
+      .toEqual([
+        expect.stringMatching(
+          /^Chart 1 of output E\d+: The chart could not be drawn: The chart loads its data from "https:\/\/tracker\.example\/data\.csv".* nothing is fetched/,
+        ),
+      ]);
     expect(await page.evaluate(() => (window as { __xss?: unknown }).__xss)).toBeUndefined();
     // No element of the payloads came alive.
     expect(await page.locator('main script, main iframe, main svg').count()).toBe(0);

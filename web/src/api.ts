@@ -166,6 +166,20 @@ export function showServerImage(image: HTMLImageElement, path: string): void {
 }
 
 /**
+ * Why a server image (a chart) did not load, in the server's words: an image's
+ * `error` event carries none, so the path is asked again for its JSON error.
+ * Null when the server gives no reason (it answered, or could not be reached).
+ */
+export async function imageProblem(path: string): Promise<string | null> {
+  try {
+    const response = await fetch(path, { headers: headers(), credentials: 'same-origin' });
+    return response.ok ? null : (await errorFrom(response)).message;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Why, with an API key, "Open the report" downloads it instead of opening it:
  * a new tab cannot send the key, and a tab opened from the fetched HTML (a
  * `blob:` URL) takes this page's origin and policy in Chromium: the policy

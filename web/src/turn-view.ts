@@ -3,6 +3,7 @@ import {
   chartPath,
   eventsPath,
   figurePath,
+  imageProblem,
   reportFileName,
   reportPath,
   reportWithKeyNote,
@@ -362,10 +363,15 @@ export class TurnView {
       // Drawn by the server's chart workers to sanitized SVG, shown as an image (no script runs in an image).
       const image = h('img', { class: 'chart', alt: caption });
       const figure = h('figure', { class: 'chart-figure' }, image, h('figcaption', {}, caption));
-      image.addEventListener('error', () =>
-        figure.replaceChildren(h('p', { class: 'notice' }, `${caption} could not be drawn; see the report.`)),
-      );
-      showServerImage(image, chartPath(this.threadId, this.turn.index, chartId));
+      const path = chartPath(this.threadId, this.turn.index, chartId);
+      image.addEventListener('error', () => {
+        figure.replaceChildren(h('p', { class: 'notice' }, `${caption} could not be drawn; see the report.`));
+        // The server's reason (a remote data URL, an unknown field type) tells the reader what was wrong.
+        void imageProblem(path).then((problem) => {
+          if (problem !== null) figure.replaceChildren(h('p', { class: 'notice' }, `${caption}: ${problem}`));
+        });
+      });
+      showServerImage(image, path);
       cell.element.append(figure);
     }
   }
