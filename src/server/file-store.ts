@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import type { DataQuota } from './data-quota.ts';
-import { tooLarge } from './http-error.ts';
+import { fileTooLarge } from './http-error.ts';
 import { fileObjectSchema, type FileObject } from './openai-schemas.ts';
 import { hasErrorCode, isMissingFile } from '../util/fs-errors.ts';
 
@@ -67,7 +67,7 @@ export class FileStore {
       transform(chunk: Buffer, _encoding, callback) {
         bytes += chunk.length;
         if (bytes > limit) {
-          callback(tooLarge('The file is too large', limit));
+          callback(fileTooLarge(limit));
           return;
         }
         try {
@@ -83,7 +83,7 @@ export class FileStore {
     let stored = false;
     try {
       await pipeline(source, meter, createWriteStream(tmpPath, { flags: 'wx' }));
-      if (isTruncated()) throw tooLarge('The file is too large', limit);
+      if (isTruncated()) throw fileTooLarge(limit);
       stored = true;
     } catch (error) {
       await rm(tmpPath, { force: true });
@@ -149,10 +149,10 @@ export class FileStore {
         .filter((name) => name.endsWith('.json'))
         .map((name) => this.#read(name.slice(0, -'.json'.length))),
     );
-    // In upload order (created_at has only seconds).
+    // Newest first, as OpenAI's list calls answer by default (created_at has only seconds: created_ms orders).
     return records
       .filter((record) => record !== null)
-      .sort((a, b) => a.created_ms - b.created_ms)
+      .sort((a, b) => b.created_ms - a.created_ms || a.id.localeCompare(b.id))
       .map(({ created_ms: _createdMs, ...file }) => file);
   }
 

@@ -28,13 +28,26 @@ export const notFound = (what: string, id: string): ServerRequestError =>
     fix: `List the ${what}s to see which ids exist.`,
   });
 
+/** A thread's artifact is named by its path in the turn's `artifacts` list, not by an id. */
+export const artifactNotFound = (artifactPath: string): ServerRequestError =>
+  new ServerRequestError(404, 'NOT_FOUND', `No artifact at ${JSON.stringify(artifactPath)} in this thread.`, {
+    fix: "Use a path from a turn's `artifacts` list (GET /v1/threads/{id}).",
+  });
+
 export const badRequest = (message: string, fix: string): ServerRequestError =>
   new ServerRequestError(400, 'BAD_REQUEST', message, { fix });
 
-export const tooLarge = (message: string, limitBytes: number): ServerRequestError =>
-  new ServerRequestError(413, 'TOO_LARGE', `${message} (limit ${limitBytes} bytes).`, {
-    fix: `Send at most ${limitBytes} bytes, or start the server with a larger limit.`,
-  });
+export const tooLarge = (message: string, limitBytes: number, fix: string): ServerRequestError =>
+  new ServerRequestError(413, 'TOO_LARGE', `${message} (limit ${limitBytes} bytes).`, { fix });
+
+const mebibytes = (bytes: number): string => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`;
+
+/** What to do about a file over the per-file limit: the setting that raises it is the operator's. */
+export const fileLimitFix = (limitBytes: number): string =>
+  `Send a file of at most ${mebibytes(limitBytes)}; the server's operator sets this limit (datalyst serve --max-file-mb).`;
+
+export const fileTooLarge = (limitBytes: number): ServerRequestError =>
+  tooLarge('The file is too large', limitBytes, fileLimitFix(limitBytes));
 
 export const unsupportedType = (message: string, fix: string): ServerRequestError =>
   new ServerRequestError(415, 'UNSUPPORTED_MEDIA_TYPE', message, { fix });

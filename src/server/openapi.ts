@@ -80,7 +80,7 @@ const operations: Operation[] = [
   {
     method: 'get',
     path: '/v1/files',
-    summary: 'List uploaded files',
+    summary: 'List uploaded files, newest first',
     response: { status: 200, content: { [json]: fileListSchema } },
   },
   {
@@ -125,7 +125,7 @@ const operations: Operation[] = [
   {
     method: 'get',
     path: '/v1/threads',
-    summary: 'List threads',
+    summary: 'List threads, newest first',
     response: { status: 200, content: { [json]: threadListSchema } },
   },
   {

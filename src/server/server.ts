@@ -9,7 +9,7 @@ import { checkListenSecurity, createKeyCheck } from './auth.ts';
 import { checkBrowserRequest } from './browser-guard.ts';
 import { FileStore } from './file-store.ts';
 import { checkListenAddress, listenErrorOf } from './listen-address.ts';
-import { errorBody, ServerRequestError } from './http-error.ts';
+import { errorBody, fileLimitFix, ServerRequestError } from './http-error.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { ReportCache } from './report-cache.ts';
 import { serverLoggerOptions, type ServerLogOptions } from './server-log.ts';
@@ -143,6 +143,8 @@ async function buildApp(
     // 15 minutes lets a 256 MiB upload through at 300 KB/s; streamed answers (SSE) are responses, not bound by it.
     requestTimeout: 15 * 60_000,
   });
+  // Fastify reads text/plain bodies by default; here a body is JSON or a multipart upload, anything else is a 415.
+  app.removeContentTypeParser('text/plain');
   // Released once the app has closed (its turns stopped before that, in DatalystServer.close).
   app.addHook('onClose', async () => lock.release());
   lock.logTo(app.log);
@@ -235,7 +237,7 @@ async function buildApp(
         : status === 413 && code !== 'FST_REQ_FILE_TOO_LARGE'
           ? 'Send one file, in the form field `file`, with at most 8 short fields beside it.'
           : status === 413
-            ? `Send less (the limit is ${maxFileBytes} bytes per file).`
+            ? fileLimitFix(maxFileBytes)
             : status === 415
               ? 'Send JSON (application/json), or multipart/form-data for uploads.'
               : status >= 500

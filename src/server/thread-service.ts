@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { CancelledError, DatalystError } from '../errors/index.ts';
 import type { AgentEvent } from '../agent/index.ts';
@@ -96,12 +97,13 @@ export class ThreadService {
           if (turn === turns.at(-1)) await this.#endLog(id, turn, false);
           continue;
         }
+        const startedAt = turn.started_at ?? (await this.#startedAt(id, turn.index));
         const record: TurnRecord = {
           ...turn,
           // Running is not saved (see #runTurn): when it began is in its log.
-          started_at: turn.started_at ?? (await this.#startedAt(id, turn.index)),
+          started_at: startedAt,
           status: 'interrupted',
-          ended_at: nowSeconds(),
+          ended_at: await this.#lastHeardOf(id, turn.index, startedAt ?? turn.created_at),
           termination: { reason: 'interrupted', detail: INTERRUPTED_DETAIL },
         };
         await this.#endLog(id, record, true);
@@ -110,6 +112,17 @@ export class ThreadService {
       }
     }
     return interrupted;
+  }
+
+  /**
+   * When an interrupted turn was last heard of: its log's last write (the
+   * server stopped soon after), not the restart, which may come days later.
+   * The restart's time when the log is gone, or older than the turn.
+   */
+  async #lastHeardOf(id: string, index: number, notBefore: number): Promise<number> {
+    const written = await stat(this.#options.store.eventsPath(id, index)).catch(() => null);
+    const seconds = written === null ? null : Math.floor(written.mtimeMs / 1000);
+    return seconds !== null && seconds >= notBefore ? seconds : nowSeconds();
   }
 
   /** When a turn began running, from its log's turn-running event (its second line); null when it never ran. */
@@ -135,9 +148,11 @@ export class ThreadService {
 
   async create(fileIds: readonly string[]): Promise<ThreadRecord> {
     const files = await this.#resolveFiles(fileIds);
+    const createdMs = Date.now();
     const record: ThreadRecord = {
       id: this.#options.store.newId(),
-      created_at: nowSeconds(),
+      created_at: Math.floor(createdMs / 1000),
+      created_ms: createdMs,
       model: this.#options.modelId,
       file_ids: [],
       workspace_names: {},
@@ -177,9 +192,10 @@ export class ThreadService {
         }),
       ),
     );
+    // Newest first, as the file list and OpenAI's list calls.
     return threads
       .filter((thread) => thread !== null)
-      .sort((a, b) => a.record.created_at - b.record.created_at);
+      .sort((a, b) => createdMs(b.record) - createdMs(a.record) || a.record.id.localeCompare(b.record.id));
   }
 
   sandboxOpen(id: string): boolean {
@@ -502,7 +518,11 @@ export class ThreadService {
     const added = files.filter((file) => !record.file_ids.includes(file.id));
     const bytes = record.workspace_bytes + added.reduce((sum, file) => sum + file.bytes, 0);
     if (bytes > this.#options.maxThreadBytes) {
-      throw tooLarge(`The thread's files would take ${bytes} bytes`, this.#options.maxThreadBytes);
+      throw tooLarge(
+        `The thread's files would take ${bytes} bytes`,
+        this.#options.maxThreadBytes,
+        'Start a new thread for these files, or leave out some of them: one thread holds at most this many bytes of files.',
+      );
     }
     const names = { ...record.workspace_names };
     const taken = new Set(Object.values(names).map((name) => name.toLowerCase()));
@@ -566,4 +586,8 @@ function asDatalystError(error: unknown): DatalystError {
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+function createdMs(record: ThreadRecord): number {
+  return record.created_ms ?? record.created_at * 1000;
 }

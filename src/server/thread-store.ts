@@ -18,6 +18,8 @@ import { isMissingFile } from '../util/fs-errors.ts';
 export const threadRecordSchema = z.object({
   id: threadIdSchema,
   created_at: z.number().int(),
+  /** Milliseconds, to list threads made within one second in order (absent from records of older servers). */
+  created_ms: z.number().int().optional(),
   model: z.string(),
   file_ids: z.array(fileIdSchema),
   /** Name each file has in the workspace, by file id. */

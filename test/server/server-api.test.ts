@@ -134,7 +134,8 @@ describe('datalyst serve: files', () => {
     expect((first as unknown as { sha256: string }).sha256).toBe(
       (second as unknown as { sha256: string }).sha256,
     );
-    expect((await client.files.list()).data.map((file) => file.id)).toEqual([first.id, second.id]);
+    // Newest first, as OpenAI's list calls answer.
+    expect((await client.files.list()).data.map((file) => file.id)).toEqual([second.id, first.id]);
     expect((await client.files.retrieve(first.id)).filename).toBe('sales.csv');
     expect(await (await client.files.content(first.id)).text()).toBe(csv);
     // Same bytes twice: one blob on disk.

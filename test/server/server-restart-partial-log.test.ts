@@ -1,4 +1,4 @@
-import { appendFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -75,6 +75,43 @@ describe('a server killed in the middle of writing an event', () => {
         status: 'finished',
         seq: kept.length + 1,
       });
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('an interrupted turn ended when its log was last written, not at the restart', async () => {
+    const { dataDir, thread } = await oneFinishedTurn();
+    const turnDir = path.join(dataDir, 'threads', thread.id, 'turns', '1');
+    const turn = JSON.parse(await readFile(path.join(turnDir, 'turn.json'), 'utf8')) as {
+      created_at: number;
+    };
+    const lines = (await readFile(path.join(turnDir, 'events.jsonl'), 'utf8')).trimEnd().split('\n');
+    await writeFile(
+      path.join(turnDir, 'events.jsonl'),
+      `${lines.filter((line) => !line.includes('"turn-done"')).join('\n')}\n`,
+    );
+    // The server died three days ago, just after the turn's last event; it is restarted now.
+    const askedAt = turn.created_at - 3 * 86_400;
+    const diedAt = askedAt + 7;
+    await writeFile(
+      path.join(turnDir, 'turn.json'),
+      JSON.stringify({
+        ...turn,
+        created_at: askedAt,
+        started_at: askedAt + 1,
+        status: 'running',
+        ended_at: null,
+      }),
+    );
+    await utimes(path.join(turnDir, 'events.jsonl'), diedAt, diedAt);
+
+    const second = await startTestServer({ dataDir });
+    try {
+      const read = JSON.parse((await rawRequest(second.url, 'GET', `/v1/threads/${thread.id}`)).body) as {
+        turns: { status: string; ended_at: number }[];
+      };
+      expect(read.turns[0]).toMatchObject({ status: 'interrupted', ended_at: diedAt });
     } finally {
       await second.close();
     }

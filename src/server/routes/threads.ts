@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { createThreadRequestSchema, createTurnRequestSchema, reportFormatSchema } from '../api-schemas.ts';
-import { badRequest, notFound, ServerRequestError } from '../http-error.ts';
+import { artifactNotFound, badRequest, notFound, ServerRequestError } from '../http-error.ts';
 import { reportContentSecurityPolicy } from '../../report/index.ts';
 import { reportContentType, reportFileName } from '../report-cache.ts';
 import { selfContainedMarkdown } from '../markdown-download.ts';
@@ -105,7 +105,11 @@ export function registerThreadRoutes(app: FastifyInstance, context: RouteContext
     const { format } = parseWith(reportQuery, request.query, 'query');
     const { turns } = await threads.get(threadId);
     const turn = turns.filter((candidate) => candidate.ended_at !== null).at(-1);
-    if (turn === undefined) throw notFound('finished turn in thread', threadId);
+    if (turn === undefined) {
+      throw new ServerRequestError(404, 'NO_REPORT', `Thread ${threadId} has no turn that has ended yet.`, {
+        fix: 'Ask a question and let it end (follow its events until `turn-end`), then ask for the report.',
+      });
+    }
     await sendReport(context, threadId, turn, format, reply);
   });
 
@@ -121,7 +125,7 @@ export function registerThreadRoutes(app: FastifyInstance, context: RouteContext
       );
     }
     const stats = await stat(file).catch(() => null);
-    if (stats === null || !stats.isFile()) throw notFound('artifact', params['*']);
+    if (stats === null || !stats.isFile()) throw artifactNotFound(params['*']);
     return reply
       .header('content-type', 'application/octet-stream')
       .header('content-disposition', contentDisposition(path.basename(file)))
