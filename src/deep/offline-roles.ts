@@ -115,7 +115,7 @@ export function createOfflineDeepRoles(options: OfflineDeepRolesOptions = {}): D
         ...(instruction === null ? {} : { columnWords: instruction }),
       }),
     compress: (input: CompressInput) => {
-      const chosen = chooseFindings(input.executions, maxEvidence);
+      const chosen = chooseFindings(input.executions, maxEvidence, input.subQuestion.tables);
       notes.set(input.subQuestion.id, {
         subQuestion: input.subQuestion,
         stageOfClaim: new Map(chosen.map((finding) => [finding.claim, finding.stage])),
@@ -212,14 +212,13 @@ export function offlineBrief(question: string, profile: WorkspaceProfile): Brief
       tables: lists.map((table) => table.ref),
     });
   }
-  // A file that could not be read is named with why, so the brief (and the report) says what was left out.
+  // The files that could not be read are this question's tables, so the brief names them; why each failed is
+  // the report's list of them (from the profile), not repeated in the question. Last: the budget goes to the
+  // tables first, and a tolerant reader only tells the user more when it reads what the profile could not.
   const unreadable = unreadableFiles(profile);
   if (unreadable.length > 0) {
-    const listed = unreadable.map((file) => `${file.path} (${file.reason})`).join('; ');
     questions.push({
-      question:
-        `${unreadablePrefix}, and can a tolerant reader read them? ` +
-        `The profile could not read ${unreadable.length === 1 ? 'this file' : `these ${unreadable.length} files`}: ${listed}.`,
+      question: `${unreadablePrefix}, and can a tolerant reader read them?`,
       tables: unreadable.map((file) => file.path),
     });
   }
@@ -269,12 +268,29 @@ function visualsOf(execution: ExecutionRecord): string[] {
 }
 
 /**
- * Compress: the findings the cells printed, each citing its output. A
- * sub-analysis keeps at most `maxEvidence`: a few about the data's shape,
- * then the rest by how much they say (a breakdown the question asked for, then
- * relationships, time, categories, distributions, outliers), in the order printed.
+ * Whether a finding names one of `tables` (as the analyst prints a table: `file` or `file [table]` in
+ * backticks, a path clipped at 60 characters). With no tables, every finding is the sub-analysis's own.
  */
-export function chooseFindings(executions: readonly ExecutionRecord[], maxEvidence: number): ChosenFinding[] {
+function namesTable(claim: string, tables: readonly string[]): boolean {
+  return (
+    tables.length === 0 ||
+    tables.some((table) => claim.includes('`' + (table.split('#')[0] ?? table).slice(0, 59)))
+  );
+}
+
+/**
+ * Compress: the findings the cells printed, each citing its output. A
+ * sub-analysis keeps at most `maxEvidence`: a few about the data's shape (its
+ * own tables' before the workspace's other files, which another section
+ * states), then the rest by how much they say (a breakdown the question asked
+ * for, then relationships, time, categories, distributions, outliers), in the
+ * order printed.
+ */
+export function chooseFindings(
+  executions: readonly ExecutionRecord[],
+  maxEvidence: number,
+  tables: readonly string[] = [],
+): ChosenFinding[] {
   const all: ChosenFinding[] = [];
   const overviewPrinted = executions.some(
     (execution) =>
@@ -292,7 +308,13 @@ export function chooseFindings(executions: readonly ExecutionRecord[], maxEviden
       all.push({ claim: finding, stage, outputs: [execution.outputId], figures, order: all.length });
     }
   }
-  const data = all.filter((finding) => dataStages.has(finding.stage)).slice(0, MAX_DATA_EVIDENCE);
+  const data = all
+    .filter((finding) => dataStages.has(finding.stage))
+    .sort(
+      (a, b) =>
+        Number(namesTable(b.claim, tables)) - Number(namesTable(a.claim, tables)) || a.order - b.order,
+    )
+    .slice(0, MAX_DATA_EVIDENCE);
   const rest = all
     .filter((finding) => !dataStages.has(finding.stage))
     .sort((a, b) => stagePriority[a.stage] - stagePriority[b.stage] || a.order - b.order)
@@ -365,19 +387,32 @@ export function offlineOutline(
     themes.set(subAnalysisId, theme);
     return theme.evidenceIds;
   };
+  // A table's sub-analysis also prints the workspace's inventory (which files were read, which could not be
+  // and why): no claim about its tables, and the same in every sub-analysis. It is written where the reader
+  // looks for those files: the section of the files that could not be read, or else "The data".
+  const otherFiles: EvidenceItem[] = [];
+  const withOwnEvidence = new Set<string>();
   for (const item of evidence) {
     if (placeRepeat(item)) continue;
     const note = notes.get(item.subAnalysisId);
     const stage = note?.stageOfClaim.get(item.claim);
     if (stage !== undefined && dataStages.has(stage)) {
-      data.push(item);
+      const aboutOtherFiles =
+        note !== undefined &&
+        themeKind(note.subQuestion.question) !== 'unreadable' &&
+        !namesTable(item.claim, note.subQuestion.tables);
+      (aboutOtherFiles ? otherFiles : data).push(item);
+      if (!aboutOtherFiles) withOwnEvidence.add(item.subAnalysisId);
       continue;
     }
+    withOwnEvidence.add(item.subAnalysisId);
     const kind = note === undefined ? 'other' : themeKind(note.subQuestion.question);
     const section = kind === 'cross' || stage === 'relations' ? cross : themeOf(item.subAnalysisId);
     section.push(item.id);
     sectionOfClaim.set(claimWords(item.claim), { section, ids: [item.id] });
   }
+  // One that printed nothing but the inventory keeps it, as one that found only its data's shape does.
+  data.push(...otherFiles.filter((item) => !withOwnEvidence.has(item.subAnalysisId)));
   // A sub-analysis (other than the join, whose place is "How the tables relate") that found only the shape
   // of its data keeps it in its own section: researched, it is not left out of the outline.
   const dataOnly = new Set(
@@ -389,6 +424,15 @@ export function offlineOutline(
   for (const item of data) {
     if (placeRepeat(item)) continue;
     const section = dataOnly.has(item.subAnalysisId) ? themeOf(item.subAnalysisId) : dataIds;
+    section.push(item.id);
+    sectionOfClaim.set(claimWords(item.claim), { section, ids: [item.id] });
+  }
+  const unreadableSection = [...themes].find(
+    ([id]) => themeKind(notes.get(id)?.subQuestion.question ?? '') === 'unreadable',
+  )?.[1].evidenceIds;
+  for (const item of otherFiles.filter((entry) => withOwnEvidence.has(entry.subAnalysisId))) {
+    if (placeRepeat(item)) continue;
+    const section = unreadableSection ?? dataIds;
     section.push(item.id);
     sectionOfClaim.set(claimWords(item.claim), { section, ids: [item.id] });
   }

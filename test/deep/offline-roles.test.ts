@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatMessage, LanguageModel } from '../../src/agent/index.ts';
 import { formatFirstMessage } from '../../src/agent/index.ts';
 import { focusEntries } from '../../src/agent/offline-analyst/index.ts';
-import type { DeepRecord, EvidenceItem, SubQuestion } from '../../src/deep/index.ts';
+import type { Brief, DeepRecord, EvidenceItem, SubQuestion } from '../../src/deep/index.ts';
 import type { WorkspaceProfile } from '../../src/sandbox/index.ts';
 import type { ExecutionRecord } from '../../src/trace/index.ts';
 import { createOfflineDeepRoles, readDeepRecord, subAnalysisInstruction } from '../../src/deep/index.ts';
@@ -116,19 +116,205 @@ describe('scope with files that could not be read', () => {
     ],
   };
 
-  it('names each unreadable file and why in the brief (they vanished from it)', async () => {
+  it('names each unreadable file in the brief (they vanished from it), its errors left to the list of them', async () => {
     const scoped = await createOfflineDeepRoles().scope(
       { question: 'Generate a data science report.', profile: mixed, mayAsk: false },
       context,
     );
     if (!('brief' in scoped)) throw new Error('asked');
+    // The question embedded every file's error, right above the report's own list of them.
     expect(scoped.brief.questions.at(-1)).toEqual({
-      question:
-        'Which files could not be read, and can a tolerant reader read them? The profile could not read these 2 files: ' +
-        'broken.json (not valid JSON: expecting value at line 1, column 13); broken.sqlite (file is not a database).',
+      question: 'Which files could not be read, and can a tolerant reader read them?',
       tables: ['broken.json', 'broken.sqlite'],
     });
     expect(scoped.brief.goodAnswer).toContain('each file that could not be read is named with why');
+  });
+
+  it('spends the budget on the tables first: the unreadable files stay in the brief when no sub-analysis is left', async () => {
+    const tables = ['a', 'b', 'c', 'd'].map((name) =>
+      csvFile(`${name}.csv`, [column(`${name}_x`, 'category'), column(`${name}_y`, 'integer')]),
+    );
+    const roles = createOfflineDeepRoles();
+    const scoped = await roles.scope(
+      {
+        question: 'Report.',
+        profile: { truncated: false, files: [...mixed.files, ...tables] },
+        mayAsk: false,
+      },
+      context,
+    );
+    if (!('brief' in scoped)) throw new Error('asked');
+    expect(scoped.brief.questions.at(-1)?.tables).toEqual(['broken.json', 'broken.sqlite']);
+    const drafts = await roles.supervise({ brief: scoped.brief, profile: mixed, maxSubAnalyses: 4 }, context);
+    // Four slots, five tables: every slot is a table's; the unreadable files wait for a fifth.
+    expect(drafts.map((draft) => draft.tables)).toEqual([['a.csv'], ['b.csv'], ['c.csv'], ['d.csv']]);
+  });
+});
+
+describe('the files that could not be read, said once', () => {
+  // The mixed workspace's run: each sub-analysis's load cell prints the workspace's inventory, whichever
+  // table it studies; S3 studies the unreadable files (the profile's reasons, then the tolerant reader's).
+  const load = '# offline-analyst step: load\n';
+  const fallback = '# offline-analyst step: load-fallback\n';
+  const correlations = '# offline-analyst step: correlations\n';
+  const holds = (other: string) =>
+    `The workspace holds 5 files: 1 was read, 3 could not be read and 1 ${other}.`;
+  const couldNot =
+    'Could not be read: `broken.json` (not valid JSON); `broken.sqlite` (file is not a database).';
+  const listed =
+    'Every one of the 5 files is listed with its size and shape (or why it was not read) in `datalyst_inventory.csv`.';
+  const inventory = [holds('is not one of the tables this part of the analysis studies'), couldNot, listed];
+  const unreadableQuestion = 'Which files could not be read, and can a tolerant reader read them?';
+  const brief: Brief = {
+    question: 'Report.',
+    questions: [{ question: unreadableQuestion, tables: ['broken.json', 'broken.sqlite'] }],
+    goodAnswer: '',
+  };
+
+  function execution(outputId: string, code: string, findings: string[]): ExecutionRecord {
+    const base = recorded[0]?.executions[0];
+    if (base === undefined) throw new Error('no recorded sub-runs');
+    return {
+      ...base,
+      outputId,
+      code,
+      result: {
+        ...base.result,
+        status: 'ok',
+        stdout: {
+          ...base.result.stdout,
+          text: `Findings:\n${findings.map((line) => `- ${line}`).join('\n')}\n`,
+        },
+        figures: [],
+        charts: [],
+      },
+    };
+  }
+
+  async function evidenceOf(
+    roles: ReturnType<typeof createOfflineDeepRoles>,
+    subs: [SubQuestion, ExecutionRecord[]][],
+  ): Promise<EvidenceItem[]> {
+    const turn = recorded[0]?.turn;
+    if (turn === undefined) throw new Error('no recorded sub-runs');
+    const evidence: EvidenceItem[] = [];
+    for (const [subQuestion, executions] of subs) {
+      const drafts = await roles.compress(
+        { subQuestion, result: turn, executions, askFollowUp: () => Promise.reject(new Error('not asked')) },
+        context,
+      );
+      for (const draft of drafts)
+        evidence.push({
+          id: `EV${evidence.length + 1}`,
+          subAnalysisId: subQuestion.id,
+          claim: draft.claim,
+          numbers: [],
+          outputs: draft.outputs,
+          figures: [],
+        });
+    }
+    return evidence;
+  }
+
+  const ragged = (id: string, findings: string[]): [SubQuestion, ExecutionRecord[]] => [
+    { id, question: 'What does ragged.csv show: how?', tables: ['ragged.csv'], round: 0 },
+    [execution('E1', load, findings)],
+  ];
+  const unreadable = (): [SubQuestion, ExecutionRecord[]] => [
+    { id: 'S3', question: unreadableQuestion, tables: ['broken.json', 'broken.sqlite'], round: 0 },
+    [
+      execution('E1', load, [
+        holds('are not among the tables this part of the analysis studies'),
+        couldNot,
+        listed,
+      ]),
+      execution('E2', fallback, ['`broken.json` could not be loaded (JSONDecodeError).']),
+    ],
+  ];
+
+  it("keeps a table's own shape before the workspace's inventory (the ragged table's section had none of it)", async () => {
+    const shape = [
+      '`ragged.csv`: 1 row × 2 columns (`a`, `b`).',
+      '`ragged.csv`: `a` holds a single value (`1`) in every row.',
+    ];
+    const drafts = await createOfflineDeepRoles().compress(
+      {
+        subQuestion: ragged('S2', [])[0],
+        result: recorded[0]?.turn ?? ({} as never),
+        executions: [execution('E1', load, [...inventory, '1 table loaded from 1 file.', ...shape])],
+        askFollowUp: () => Promise.reject(new Error('not asked')),
+      },
+      context,
+    );
+    // At most 4 about the data's shape: its table's first, then the inventory, in the order printed.
+    expect(drafts.map((draft) => draft.claim)).toEqual([...inventory.slice(0, 2), ...shape]);
+  });
+
+  it("writes a table's inventory claims in the unreadable files' section, an identical one once", async () => {
+    const roles = createOfflineDeepRoles();
+    const orders: [SubQuestion, ExecutionRecord[]] = [
+      { id: 'S1', question: 'What does orders.csv show: how?', tables: ['orders.csv'], round: 0 },
+      [execution('E1', correlations, ['`a` and `b` (`orders.csv`): r = 1.'])],
+    ];
+    const evidence = await evidenceOf(roles, [
+      orders,
+      ragged('S2', [...inventory, '`ragged.csv`: 1 row × 2 columns (`a`, `b`).']),
+      unreadable(),
+    ]);
+    const claimOf = (id: string) => evidence.find((item) => item.id === id)?.claim;
+    const outline = await roles.plan({ brief, evidence, round: 1, maxRounds: 1 }, context);
+    const sections = outline.sections.map((section) => [section.title, section.evidenceIds.map(claimOf)]);
+    expect(sections).toEqual([
+      ['orders.csv', ['`a` and `b` (`orders.csv`): r = 1.']],
+      ['ragged.csv', ['`ragged.csv`: 1 row × 2 columns (`a`, `b`).']],
+      [
+        'The files that could not be read',
+        [
+          holds('are not among the tables this part of the analysis studies'),
+          couldNot,
+          couldNot,
+          listed,
+          listed,
+          '`broken.json` could not be loaded (JSONDecodeError).',
+          holds('is not one of the tables this part of the analysis studies'),
+        ],
+      ],
+    ]);
+    const cited = outline.sections.flatMap((section) => section.evidenceIds);
+    expect([...cited].sort()).toEqual(evidence.map((item) => item.id).sort());
+    const section = outline.sections[2];
+    if (section === undefined) throw new Error('no section');
+    const written = await roles.write(
+      {
+        brief,
+        section: { id: 'SEC3', ...section },
+        evidence: evidence.filter((item) => section.evidenceIds.includes(item.id)),
+      },
+      context,
+    );
+    expect(written.split(couldNot)).toHaveLength(2);
+    expect(written.split(listed)).toHaveLength(2);
+  });
+
+  it('writes them in "The data", after the tables, when no sub-analysis studied the unreadable files', async () => {
+    const roles = createOfflineDeepRoles();
+    const evidence = await evidenceOf(roles, [
+      [
+        { id: 'S1', question: 'What does orders.csv show: how?', tables: ['orders.csv'], round: 0 },
+        [
+          execution('E1', load, [...inventory.slice(0, 2), '`orders.csv`: 5 rows.']),
+          execution('E2', correlations, ['`a` and `b` (`orders.csv`): r = 1.']),
+        ],
+      ],
+      ragged('S2', [...inventory.slice(0, 2), '`ragged.csv`: 1 row × 2 columns (`a`, `b`).']),
+    ]);
+    const outline = await roles.plan({ brief, evidence, round: 1, maxRounds: 1 }, context);
+    expect(outline.sections.map((section) => [section.title, section.evidenceIds])).toEqual([
+      // EV5 and EV6 repeat EV1 and EV2 word for word: each is written once, citing both.
+      ['The data', ['EV3', 'EV1', 'EV5', 'EV2', 'EV6']],
+      ['orders.csv', ['EV4']],
+      ['ragged.csv', ['EV7']],
+    ]);
   });
 });
 
