@@ -17,6 +17,9 @@ export class SseWriter {
   constructor(response: ServerResponse, heartbeatMs = 15_000) {
     this.#response = response;
     this.#corkBurst = burstCork(response);
+    // The headers leave with the events already there (a live turn's so far): one write, and a reader that
+    // wakes once, not twice; with none there, they still go at once (process.nextTick).
+    this.#corkBurst();
     response.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
