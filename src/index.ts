@@ -150,6 +150,7 @@ export type {
   RenderedReport,
 } from './report/render-report.ts';
 export type { ConversationGrounding } from './report/prepared-report.ts';
+export type { ReportAudience } from './report/outcome-look.ts';
 export { ChartPool } from './report/chart-pool.ts';
 export type { ChartPoolOptions, ChartJobOptions } from './report/chart-pool.ts';
 export type { RenderedChart } from './report/rendered-chart.ts';

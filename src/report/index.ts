@@ -5,6 +5,7 @@ export type {
   RenderRunFolderOptions,
   RenderedReport,
 } from './render-report.ts';
+export type { ReportAudience } from './outcome-look.ts';
 export { prepareReport, outputAnchor } from './prepared-report.ts';
 export { groundingSources } from '../trace/grounding-sources.ts';
 export type {
