@@ -100,26 +100,33 @@ export class TurnLog {
   /** Events after `afterSeq`, then each new one as it comes, until the turn ends or `signal` aborts. */
   async *follow(afterSeq: number, signal: AbortSignal): AsyncGenerator<TurnEvent, void, undefined> {
     let next = Math.max(0, afterSeq - this.#firstSeq + 1);
-    while (!signal.aborted) {
-      while (next < this.#events.length) {
-        yield this.#events[next] as TurnEvent;
-        next += 1;
+    // One waker and one abort listener for the whole follow, not one of each per wait (EventTarget work at
+    // every burst of events, for every reader).
+    let resume: (() => void) | null = null;
+    const wake = (): void => {
+      const resolve = resume;
+      resume = null;
+      resolve?.();
+    };
+    this.#waiters.add(wake);
+    signal.addEventListener('abort', wake, { once: true });
+    try {
+      while (!signal.aborted) {
+        while (next < this.#events.length) {
+          yield this.#events[next] as TurnEvent;
+          next += 1;
+        }
+        if (this.#ended) return;
+        await new Promise<void>((resolve) => (resume = resolve));
       }
-      if (this.#ended) return;
-      await new Promise<void>((resolve) => {
-        const wake = (): void => {
-          this.#waiters.delete(wake);
-          signal.removeEventListener('abort', wake);
-          resolve();
-        };
-        this.#waiters.add(wake);
-        signal.addEventListener('abort', wake, { once: true });
-      });
+    } finally {
+      this.#waiters.delete(wake);
+      signal.removeEventListener('abort', wake);
     }
   }
 
   #wake(): void {
-    for (const wake of [...this.#waiters]) wake();
+    for (const wake of this.#waiters) wake();
   }
 }
 
