@@ -168,7 +168,9 @@ describe('what the offline analyst finds', () => {
       expect(new Set(shapes).size, name).toBe(shapes.length);
     }
     const sales = findings.get('sales')?.result.answer ?? '';
-    expect(sales).toContain('- `orders.csv` (4 number, 4 category, 1 datetime, 1 id columns): 49 missing values in 1 column;');
+    expect(sales).toContain(
+      '- `orders.csv` (4 number, 4 category, 1 datetime, 1 id columns): 49 missing values in 1 column;',
+    );
     // README.md is in the "Not read" line with why; its profile note ("A text file of …") is not a second line.
     expect(sales).toContain('Not read: `README.md` (text, not a table)');
     expect(sales).not.toContain('`README.md`: A text file');

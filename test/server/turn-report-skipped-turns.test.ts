@@ -106,4 +106,3 @@ describe("the report of a thread's turns when some never reached the analysis", 
     expect(again.body).not.toBe('kept');
   });
 });
-
