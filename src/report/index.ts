@@ -1,4 +1,10 @@
-export { renderReport, renderRunFolder, allReportFormats, readEmbeddableImages } from './render-report.ts';
+export {
+  renderReport,
+  renderRunFolder,
+  allReportFormats,
+  readEmbeddableImages,
+  findTrace,
+} from './render-report.ts';
 export type {
   ReportFormat,
   RenderReportOptions,

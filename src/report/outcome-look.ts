@@ -66,7 +66,7 @@ export function outcomePresentation(view: RunView, audience: ReportAudience = 'c
     look: 'failed',
     verdict: 'Failed',
     happened,
-    todo: reason === null ? null : server ? serverFailureTodo(reason) : failureTodo(reason),
+    todo: reason === null ? null : failureTodo(reason, audience),
   };
 }
 
@@ -128,41 +128,56 @@ function sentence(text: string): string {
   return /[.!?]$/.test(text) ? text : `${text}.`;
 }
 
-function failureTodo(reason: Parameters<typeof terminationLabel>[0]): string {
-  switch (reason) {
-    case 'max-rounds':
-      return 'Ask a narrower question or allow more rounds (--max-rounds); the partial results below are kept.';
-    case 'context-budget':
-      return 'Ask a narrower question or allow a larger context budget; the partial results below are kept.';
-    case 'deadline':
-      return 'Allow more time (--deadline) or ask a narrower question; the partial results below are kept.';
-    case 'no-progress':
-    case 'repeated-failure':
-      return 'Open the last rounds of the process below to see what failed, then rephrase the instruction or fix the data and run again.';
-    case 'model-unavailable':
-      return 'Check the model endpoint, its key and the network (datalyst analyze --help), then run again.';
-    case 'sandbox-failure':
-      return 'Check that Docker is running and the runner image is built (npm run setup), then run again.';
-    default:
-      return 'Open the process below to see what happened, then run again.';
-  }
-}
-
-/** The same advice for someone asking a server: the limits, the model and the sandbox are its operator's. */
-function serverFailureTodo(reason: Parameters<typeof terminationLabel>[0]): string {
-  switch (reason) {
-    case 'max-rounds':
-    case 'context-budget':
-    case 'deadline':
-      return "Ask a narrower question in the thread; the partial results below are kept. The limits are the server's settings.";
-    case 'no-progress':
-    case 'repeated-failure':
-      return 'Open the last rounds of the process below to see what failed, then ask again in other words, or upload a repaired file.';
-    case 'model-unavailable':
-      return "The server could not reach its model: ask again later, or ask the server's operator to check its model endpoint and key.";
-    case 'sandbox-failure':
-      return "The server's sandbox failed: ask again later, or ask the server's operator to check Docker and the runner image.";
-    default:
-      return 'Open the process below to see what happened, then ask again in the thread.';
-  }
+/**
+ * What to do after a run that ended without an answer, for each audience: the
+ * command line's user can change its flags and setup; someone asking a server
+ * asks again (the limits, the model and the sandbox are its operator's).
+ */
+function failureTodo(reason: Parameters<typeof terminationLabel>[0], audience: ReportAudience): string {
+  const serverLimits =
+    "Ask a narrower question in the thread; the partial results below are kept. The limits are the server's settings.";
+  const advice = ((): Record<ReportAudience, string> => {
+    switch (reason) {
+      case 'max-rounds':
+        return {
+          cli: 'Ask a narrower question or allow more rounds (--max-rounds); the partial results below are kept.',
+          server: serverLimits,
+        };
+      case 'context-budget':
+        return {
+          cli: 'Ask a narrower question or allow a larger context budget; the partial results below are kept.',
+          server: serverLimits,
+        };
+      case 'deadline':
+        return {
+          cli: 'Allow more time (--deadline) or ask a narrower question; the partial results below are kept.',
+          server: serverLimits,
+        };
+      case 'no-progress':
+      case 'repeated-failure':
+        return {
+          cli: 'Open the last rounds of the process below to see what failed, then rephrase the instruction or fix the data and run again.',
+          server:
+            'Open the last rounds of the process below to see what failed, then ask again in other words, or upload a repaired file.',
+        };
+      case 'model-unavailable':
+        return {
+          cli: 'Check the model endpoint, its key and the network (datalyst analyze --help), then run again.',
+          server:
+            "The server could not reach its model: ask again later, or ask the server's operator to check its model endpoint and key.",
+        };
+      case 'sandbox-failure':
+        return {
+          cli: 'Check that Docker is running and the runner image is built (npm run setup), then run again.',
+          server:
+            "The server's sandbox failed: ask again later, or ask the server's operator to check Docker and the runner image.",
+        };
+      default:
+        return {
+          cli: 'Open the process below to see what happened, then run again.',
+          server: 'Open the process below to see what happened, then ask again in the thread.',
+        };
+    }
+  })();
+  return advice[audience];
 }

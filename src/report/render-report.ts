@@ -195,7 +195,8 @@ export async function renderRunFolder(
   });
 }
 
-async function findTrace(runDir: string): Promise<string> {
+/** A run folder's trace: `trace.jsonl` as the library appends it, else `trace.json` (older runs); a TraceError when neither is there. */
+export async function findTrace(runDir: string): Promise<string> {
   for (const name of ['trace.jsonl', 'trace.json']) {
     const path = join(runDir, name);
     if (

@@ -1,6 +1,6 @@
 import { mkdir, readFile, readlink, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ChartPool, renderReport, type ReportFormat } from '../report/index.ts';
+import { ChartPool, findTrace, renderReport, type ReportFormat } from '../report/index.ts';
 import { readTrace, type TraceRecord } from '../trace/index.ts';
 import { VERSION } from '../version.ts';
 
@@ -92,7 +92,7 @@ export class ReportCache {
   }
 
   async #render(request: ReportRequest, formats: readonly ReportFormat[]): Promise<void> {
-    const trace = await readTrace(await tracePath(request.runDir));
+    const trace = await readTrace(await findTrace(request.runDir));
     const records = traceAsOfTurn(trace.records, request.traceTurn);
     await mkdir(request.outDir, { recursive: true });
     // renderReport embeds the images the code saved from `<outDir>/artifacts` (and the Markdown links there):
@@ -150,12 +150,6 @@ export function traceAsOfTurn(records: readonly TraceRecord[], turn: number): Tr
     }
   }
   return [...records];
-}
-
-/** The run folder's trace: `trace.jsonl` as the library appends it (`trace.json` from older runs). */
-async function tracePath(runDir: string): Promise<string> {
-  const jsonl = path.join(runDir, 'trace.jsonl');
-  return (await exists(jsonl)) ? jsonl : path.join(runDir, 'trace.json');
 }
 
 async function exists(file: string): Promise<boolean> {

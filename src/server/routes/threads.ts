@@ -95,8 +95,8 @@ export function registerThreadRoutes(app: FastifyInstance, context: RouteContext
   app.get('/v1/threads/:threadId/turns/:index/report', async (request, reply) => {
     const { threadId, index } = parseWith(turnParams, request.params, 'path');
     const { format } = parseWith(reportQuery, request.query, 'query');
-    const turn = await findTurn(threads, threadId, index);
-    await sendReport(context, threadId, turn, format, reply);
+    const { turns } = await threads.get(threadId);
+    await sendReport(context, threadId, turns, turnOf(turns, threadId, index), format, reply);
   });
 
   /** The report of the thread's latest turn that has ended (the thread as it stood then). */
@@ -110,7 +110,7 @@ export function registerThreadRoutes(app: FastifyInstance, context: RouteContext
         fix: 'Ask a question and let it end (follow its events until `turn-end`), then ask for the report.',
       });
     }
-    await sendReport(context, threadId, turn, format, reply);
+    await sendReport(context, threadId, turns, turn, format, reply);
   });
 
   app.get('/v1/threads/:threadId/turns/:index/artifacts/*', async (request, reply) => {
@@ -136,7 +136,10 @@ export function registerThreadRoutes(app: FastifyInstance, context: RouteContext
 }
 
 async function findTurn(threads: ThreadService, threadId: string, index: number): Promise<TurnRecord> {
-  const { turns } = await threads.get(threadId);
+  return turnOf((await threads.get(threadId)).turns, threadId, index);
+}
+
+function turnOf(turns: readonly TurnRecord[], threadId: string, index: number): TurnRecord {
   const turn = turns.find((candidate) => candidate.index === index);
   if (turn === undefined) throw notFound('turn', `${threadId}/${index}`);
   return turn;
@@ -145,6 +148,7 @@ async function findTurn(threads: ThreadService, threadId: string, index: number)
 async function sendReport(
   context: RouteContext,
   threadId: string,
+  turns: readonly TurnRecord[],
   turn: TurnRecord,
   format: z.infer<typeof reportFormatSchema>,
   reply: FastifyReply,
@@ -155,11 +159,8 @@ async function sendReport(
     });
   }
   const runDir = context.threads.store.runDir(threadId);
-  // A thread whose every turn ended before its analysis started (cancelled while queued, no sandbox) has no trace yet.
-  const traces = ['trace.jsonl', 'trace.json'].map((name) => stat(path.join(runDir, name)).catch(() => null));
-  const hasTrace = (await Promise.all(traces)).some((found) => found !== null);
-  const { turns } = await context.threads.get(threadId);
-  const traceTurn = hasTrace ? await reportTraceTurn(context.threads, threadId, turns, turn.index) : null;
+  // Null too for a thread whose every turn ended before its analysis started (cancelled while queued): no trace yet.
+  const traceTurn = await reportTraceTurn(context.threads, threadId, turns, turn.index);
   if (traceTurn === null) {
     throw new ServerRequestError(
       404,
