@@ -172,6 +172,15 @@ export const turnEventSchema = z
       answer: z.string(),
       grounding: answerGroundingSchema.nullable().optional(),
     }),
+    /** A cell began; `started_ms` (Unix ms, the server's clock) lets a client that attaches mid-cell count its time from the start. */
+    z.looseObject({
+      type: z.literal('execution-start'),
+      seq: z.number().int(),
+      round: z.number().int(),
+      outputId: z.string(),
+      code: z.string(),
+      started_ms: z.number().int().optional(),
+    }),
     z.looseObject({
       type: z.enum([
         'run-start',
@@ -181,7 +190,6 @@ export const turnEventSchema = z
         'turn-restart',
         'step-end',
         'code-end',
-        'execution-start',
         'execution-output',
         'execution-end',
         'ask',

@@ -572,6 +572,8 @@ function toTurnEvent(event: AgentEvent): UnnumberedTurnEvent {
     const { code, message, fix, fault } = event.error;
     return { type: 'error', error: { code, message, fix, fault } };
   }
+  // When the cell began, by the server's clock: a client that attaches mid-cell (a reload) counts from it.
+  if (event.type === 'execution-start') return { ...event, started_ms: Date.now() };
   return event as UnnumberedTurnEvent;
 }
 

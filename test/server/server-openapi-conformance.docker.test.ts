@@ -127,6 +127,13 @@ describe('the served /openapi.json describes what the server sends', () => {
       );
       expect(problems, event.data.slice(0, 200)).toEqual([]);
     }
+    // The cell's start by the server's clock, so that a client attaching mid-cell counts from it.
+    const parsed = events.events.map((event) => JSON.parse(event.data) as Record<string, unknown>);
+    const running = parsed.find((event) => event.type === 'turn-running');
+    const cellStart = parsed.find((event) => event.type === 'execution-start');
+    expect(typeof cellStart?.started_ms).toBe('number');
+    expect(Number(cellStart?.started_ms)).toBeGreaterThanOrEqual(Number(running?.started_at) * 1000);
+    expect(Number(cellStart?.started_ms)).toBeLessThanOrEqual(Date.now());
   });
 
   it('error bodies: an unknown thread, a bad body, an unknown route, a body of the wrong type', async () => {

@@ -102,9 +102,14 @@ describe('web UI with a scripted model on the real sandbox', () => {
     await expect
       .poll(() => cell.locator('.elapsed').textContent(), { timeout: 30_000 })
       .toMatch(/^[1-9]\d*\.\d s$/);
-    // A reload mid-cell reopens the thread (its id is in the address) and follows the running turn again.
+    // A reload mid-cell reopens the thread (its id is in the address) and follows the running turn again;
+    // the cell's time goes on from when it began (the server's started_ms), it does not start over at 0.
+    const secondsBeforeReload = parseFloat((await cell.locator('.elapsed').textContent()) ?? '');
     await page.reload({ waitUntil: 'load' });
     await cell.waitFor({ timeout: 30_000 });
+    expect(parseFloat((await cell.locator('.elapsed').textContent()) ?? '')).toBeGreaterThanOrEqual(
+      secondsBeforeReload,
+    );
     await expect
       .poll(() => cell.locator('.live-output').textContent(), { timeout: 30_000 })
       .toContain('tick');

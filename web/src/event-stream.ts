@@ -8,6 +8,8 @@ export interface EventStreamHandlers {
   onRetry(delayMs: number): void;
   /** The server refused the stream (4xx): no retry. */
   onFail(error: ApiError): void;
+  /** The server's clock when it answered (its `Date` header, whole seconds), for times the events carry. */
+  onServerDate?(serverMs: number): void;
 }
 
 const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
@@ -70,6 +72,8 @@ export function followEventStream(
       );
     }
     if (!response.ok || response.body === null) throw new Error(`The server answered ${response.status}.`);
+    const serverDate = Date.parse(response.headers.get('date') ?? '');
+    if (!Number.isNaN(serverDate)) handlers.onServerDate?.(serverDate);
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
     try {
       for (;;) {

@@ -54,6 +54,8 @@ export class TurnView {
   /** The last event drawn: an event is drawn once, whatever a re-attach sends again. */
   private lastSeq = 0;
   private askQuestion: string | null = null;
+  /** The server's clock minus ours, when they differ by more than its `Date` header's whole seconds can tell (else 0). */
+  private serverClockAheadMs = 0;
   /** The event stream was refused with 401: followed again once the key is entered (`keyChanged`). */
   private waitingForKey = false;
   status: string;
@@ -90,6 +92,10 @@ export class TurnView {
           if (seq > 0) this.lastSeq = seq;
           this.handle(event);
           return event.type === 'turn-done';
+        },
+        onServerDate: (serverMs) => {
+          const ahead = serverMs - Date.now();
+          this.serverClockAheadMs = Math.abs(ahead) > 2000 ? ahead : 0;
         },
         onRetry: (delayMs) => {
           this.element.dataset.reattaching = 'true';
@@ -174,7 +180,10 @@ export class TurnView {
         this.codeEnd(num(event.round), str(event.code));
         break;
       case 'execution-start':
-        this.executionStart(str(event.outputId));
+        this.executionStart(
+          str(event.outputId),
+          typeof event.started_ms === 'number' ? event.started_ms : undefined,
+        );
         break;
       case 'execution-output': {
         const cell = this.cells.get(str(event.outputId));
@@ -258,8 +267,14 @@ export class TurnView {
     pre?.replaceChildren(highlightedCode(code));
   }
 
-  private executionStart(outputId: string): void {
-    const elapsed = h('span', { class: 'elapsed' }, '0.0 s');
+  /** `startedMs`: when the cell began by the server's clock (absent from older servers' events: counted from now). */
+  private executionStart(outputId: string, startedMs?: number): void {
+    // After a reload the cell has been running a while: its time counts from its start, not from this event's replay.
+    const runningForMs =
+      startedMs === undefined ? 0 : Math.max(0, Date.now() + this.serverClockAheadMs - startedMs);
+    const started = performance.now() - runningForMs;
+    const elapsedText = (): string => `${((performance.now() - started) / 1000).toFixed(1)} s`;
+    const elapsed = h('span', { class: 'elapsed' }, elapsedText());
     const live = h('pre', { class: 'live-output', 'aria-live': 'off' });
     const element = h(
       'li',
@@ -267,9 +282,8 @@ export class TurnView {
       h('h4', {}, `Output ${outputId}`, h('span', { class: 'cell-state' }, ' · running '), elapsed),
       live,
     );
-    const started = performance.now();
     const timer = window.setInterval(() => {
-      elapsed.textContent = `${((performance.now() - started) / 1000).toFixed(1)} s`;
+      elapsed.textContent = elapsedText();
     }, 200);
     this.cells.set(outputId, { element, live, timer, started });
     this.steps.append(element);
