@@ -85,7 +85,11 @@ describe('web UI: what a first review found', () => {
     await page.setInputFiles('#file-input', numbersCsv);
     await page.getByText('numbers.csv', { exact: true }).waitFor();
     fakeModel.enqueue(code('import time\nfor i in range(600):\n    time.sleep(0.1)', 'A long wait.'));
-    await ask(watch, 'Wait a minute.');
+    // Asked from the keyboard (Enter on the Ask button): the button is disabled while the turn runs,
+    // and the focus goes back to the question box rather than to the page.
+    await page.fill('#composer-question', 'Wait a minute.');
+    await page.getByRole('button', { name: 'Ask' }).press('Enter');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('composer-question');
     const running = page.locator('article.turn[data-turn="1"] .step-execution.running');
     await running.waitFor({ timeout: 60_000 });
     await page.reload({ waitUntil: 'load' });

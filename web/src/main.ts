@@ -231,6 +231,10 @@ async function ask(text: string): Promise<void> {
     const view = addTurn(state.thread, turn.index, true);
     setRunning(view);
     if (view !== null) showLatest(view);
+    // The Ask button is disabled while the turn runs, and a disabled button drops the focus to the page:
+    // it goes back to the question box, where the next question is typed (the turn stays scrolled into view).
+    if (document.activeElement === askButton || document.activeElement === document.body)
+      question.focus({ preventScroll: true });
     say(`Question ${turn.index} sent.`);
   } catch (error) {
     askButton.disabled = false;
