@@ -56,7 +56,7 @@ export { renderChartFiles, chartFileFormats } from './chart-files.ts';
 export type { ChartFileFormat, ChartFileResult, RenderChartFilesOptions } from './chart-files.ts';
 export { PdfPrinter, DEFAULT_CHROMIUM_PATH } from './pdf.ts';
 export type { PdfPrinterOptions, PdfPageSize } from './pdf.ts';
-export { compareNotebooks } from './notebook-diff.ts';
+export { comparableCellCount, compareNotebooks } from './notebook-diff.ts';
 export type { NotebookComparison, NotebookCellDifference } from './notebook-diff.ts';
 export { renderDeepRunFolder, allDeepReportFormats } from './render-deep-report.ts';
 export { renderDeepNotebook } from './deep-notebook.ts';

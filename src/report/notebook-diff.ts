@@ -33,6 +33,11 @@ interface CellFacts {
   chart: string;
 }
 
+/** The code cells `compareNotebooks` compares: those the run executed (not the setup cell). */
+export function comparableCellCount(notebook: Notebook): number {
+  return notebook.cells.filter((cell) => cell.cell_type === 'code' && isComparable(cell.metadata)).length;
+}
+
 export function compareNotebooks(recorded: Notebook, rerun: Notebook): NotebookComparison {
   const rerunCells = new Map(rerun.cells.map((cell) => [cell.id, cell]));
   const differences: NotebookCellDifference[] = [];

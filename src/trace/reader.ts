@@ -31,7 +31,13 @@ export async function readTrace(path: string, options: ReadTraceOptions = {}): P
   } catch (error) {
     throw new TraceError(`Cannot read the trace at ${path}.`, error);
   }
-  return path.endsWith('.jsonl') ? parseTraceLines(text) : parseTraceDocument(text);
+  try {
+    return path.endsWith('.jsonl') ? parseTraceLines(text) : parseTraceDocument(text);
+  } catch (error) {
+    // The parser's message says what is wrong; which file, only the caller knows.
+    if (error instanceof TraceError) throw new TraceError(`${path}: ${error.message}`, error.cause);
+    throw error;
+  }
 }
 
 /** Parses `trace.json`: `{ version, records: [...] }`. */

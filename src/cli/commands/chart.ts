@@ -8,6 +8,7 @@ import { ExitCode, exitCodeForError, exitCodeHelpFor } from '../exit-codes.ts';
 import { handleInterrupts } from '../interrupt.ts';
 import type { ExitCodeSink } from '../program.ts';
 import { printError } from '../program.ts';
+import { displayPath } from '../output-dir.ts';
 import { colorEnabled, createTerminalStyle } from '../terminal-style.ts';
 
 const chartHelp = `
@@ -87,10 +88,7 @@ async function runChart(context: CliContext, specs: string[], rawOptions: unknow
     const { renderChartFiles } = await import('../../report/chart-files.ts');
     const resolve = (file: string): string => path.resolve(context.cwd, file);
     // Relative to where the user is, unless that climbs out of it ("../../tmp/x.svg" for /tmp/x.svg).
-    const shown = (file: string): string => {
-      const relative = path.relative(context.cwd, file);
-      return relative === '' || relative.startsWith('..') || path.isAbsolute(relative) ? file : relative;
-    };
+    const shown = (file: string): string => displayPath(file, context.cwd);
     const started = performance.now();
     const results = await renderChartFiles({
       specPaths: specs.map(resolve),

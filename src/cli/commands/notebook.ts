@@ -9,6 +9,7 @@ import type { RunStartRecord } from '../../trace/schema.ts';
 import type { CliContext } from '../cli-context.ts';
 import { ExitCode, exitCodeForError, exitCodeHelpFor } from '../exit-codes.ts';
 import { handleInterrupts } from '../interrupt.ts';
+import { displayPath } from '../output-dir.ts';
 import type { ExitCodeSink } from '../program.ts';
 import { printError } from '../program.ts';
 import { colorEnabled, createTerminalStyle } from '../terminal-style.ts';
@@ -90,15 +91,17 @@ async function runNotebook(
       throw new ConfigError('Nothing to do.', 'Pass --execute to re-execute the notebook.');
     const runDir = path.resolve(context.cwd, target);
     const notebookPath = path.join(runDir, 'analysis.ipynb');
-    const { notebookSchema, compareNotebooks } = await import('../../report/index.ts');
-    const notebookText = await readFile(notebookPath, 'utf8').catch((error: unknown) => {
-      throw new ConfigError(
-        `There is no analysis.ipynb in ${runDir}.`,
-        `Render it with \`datalyst report ${target} --format ipynb\`.`,
-        error,
-      );
+    const { notebookSchema, compareNotebooks, comparableCellCount } = await import('../../report/index.ts');
+    const notebookText = await readFile(notebookPath, 'utf8').catch(async (error: unknown) => {
+      throw await missingNotebookError(runDir, target, error);
     });
     const recorded = notebookSchema.parse(JSON.parse(notebookText));
+    if (comparableCellCount(recorded) === 0) {
+      out(
+        `${displayPath(notebookPath, context.cwd)} has no cell the run executed (the run ran no code): nothing to re-execute or compare.`,
+      );
+      return ExitCode.answered;
+    }
     const start = await recordedStart(runDir);
     const workspaceDir = path.resolve(context.cwd, options.workspace ?? start.workspace.path);
     for (const line of await workspaceChanges(workspaceDir, start))
@@ -110,7 +113,7 @@ async function runNotebook(
       onProgress: (line) => context.stderr.write(`  ${line}\n`),
       signal: interrupts.signal,
     });
-    out(`Re-executing ${path.relative(context.cwd, notebookPath) || notebookPath} in the runner image…`);
+    out(`Re-executing ${displayPath(notebookPath, context.cwd)} in the runner image…`);
     const started = performance.now();
     const session = await context.createSandbox({
       backend: 'docker',
@@ -150,7 +153,7 @@ async function runNotebook(
     await writeFile(executedPath, `${JSON.stringify(executed, null, 1)}\n`);
     const comparison = compareNotebooks(recorded, executed);
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    out(`Executed in ${seconds} s: ${path.relative(context.cwd, executedPath) || executedPath}`);
+    out(`Executed in ${seconds} s: ${displayPath(executedPath, context.cwd)}`);
     for (const difference of comparison.differences) {
       out(
         `${style.red('≠')} ${difference.cellId}: ${difference.parts.join(', ')} differ${difference.parts.length === 1 ? 's' : ''}`,
@@ -214,6 +217,35 @@ async function traceFile(runDir: string): Promise<string> {
       return candidate;
   }
   throw new TraceError(`The folder ${runDir} holds no trace.jsonl or trace.json.`);
+}
+
+/** Why a folder has no analysis.ipynb, with the fix that works for it: no such folder, a file, not a run folder, or a run whose notebook was not written. */
+async function missingNotebookError(runDir: string, target: string, cause: unknown): Promise<ConfigError> {
+  const info = await stat(runDir).catch(() => null);
+  const runFolderFix =
+    'Give the run folder `datalyst analyze` wrote: the folder of the report.html it printed.';
+  if (info === null) return new ConfigError(`There is no folder ${runDir}.`, runFolderFix, cause);
+  if (!info.isDirectory())
+    return new ConfigError(`${runDir} is a file, not a run folder.`, runFolderFix, cause);
+  const recorded = await Promise.all(
+    ['trace.jsonl', 'trace.json', 'deep.json'].map((name) =>
+      stat(path.join(runDir, name)).then(
+        (found) => found.isFile(),
+        () => false,
+      ),
+    ),
+  );
+  if (!recorded.includes(true))
+    return new ConfigError(
+      `${runDir} is not a run folder: it has no analysis.ipynb, trace.jsonl, trace.json or deep.json.`,
+      runFolderFix,
+      cause,
+    );
+  return new ConfigError(
+    `There is no analysis.ipynb in ${runDir}.`,
+    `Render it with \`datalyst report ${target} --format ipynb\`.`,
+    cause,
+  );
 }
 
 /** Input files that are gone or changed since the run: their outputs will differ, and that is why. */

@@ -85,7 +85,11 @@ async function locateTrace(target: string): Promise<{ tracePath: string; runDir:
   const info = await stat(target).catch((error: unknown) => {
     throw new TraceError(`There is no run folder or trace file at ${target}.`, error);
   });
-  if (info.isFile()) return { tracePath: target, runDir: path.dirname(target) };
+  if (info.isFile()) {
+    if (!/\.jsonl?$/i.test(target))
+      throw new TraceError(`${target} is neither a run folder nor a trace (trace.jsonl or trace.json).`);
+    return { tracePath: target, runDir: path.dirname(target) };
+  }
   for (const name of ['trace.jsonl', 'trace.json']) {
     const candidate = path.join(target, name);
     if (
