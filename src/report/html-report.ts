@@ -9,7 +9,7 @@ import type { PreparedReport } from './prepared-report.ts';
 import { reportStyles } from './report-styles.ts';
 import { markdownPlainText, renderSafeMarkdown } from './safe-markdown.ts';
 import type { ProcessEntry } from './run-view.ts';
-import { stripCodeFence, terminationLabel } from './run-view.ts';
+import { noAnswerText, stripCodeFence } from './run-view.ts';
 import {
   formatBytes,
   formatDuration,
@@ -172,11 +172,7 @@ function renderConversation({ report }: HtmlContext): string {
     } else if (turn.ask !== null) {
       body = `<p class="label">The model asked</p><blockquote class="instruction">${escapeHtml(turn.ask)}</blockquote>`;
     } else {
-      const why =
-        turn.termination === null
-          ? 'the trace ends inside this turn'
-          : `${terminationLabel(turn.termination.reason)}${turn.termination.detail ? `: ${turn.termination.detail}` : ''}`;
-      body = `<p class="note">No answer (${escapeHtml(why)}).</p>`;
+      body = `<p class="note">${escapeHtml(noAnswerText(turn.termination))}</p>`;
     }
     return `<article class="turn" id="conversation-${turn.turn}"><h3>${label} ${turn.turn}</h3><blockquote class="instruction">${escapeHtml(turn.question)}</blockquote>${body}<p class="note"><a href="#turn-${turn.turn}">Its process</a></p></article>`;
   });

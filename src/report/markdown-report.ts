@@ -15,7 +15,7 @@ import {
 } from './report-format.ts';
 import { durationFact, endedFact, roundsFact, terminationFact, totalsScope } from './provenance-facts.ts';
 import type { ProcessEntry } from './run-view.ts';
-import { stripCodeFence } from './run-view.ts';
+import { noAnswerText, stripCodeFence } from './run-view.ts';
 import { readingNotes } from './reading-notes.ts';
 import { dataSectionMarkdown } from './data-section-markdown.ts';
 import { outcomePresentation } from './outcome-look.ts';
@@ -92,11 +92,7 @@ export function renderMarkdownReport(
       );
       if (turn.answer !== null) out.push(neutralizeMarkdown(turn.answer, { nestHeadingsUnder: 3 }), '');
       else if (turn.ask !== null) out.push(`**The model asked:** ${escapeMarkdownText(turn.ask)}`, '');
-      else
-        out.push(
-          `*No answer (${turn.termination === null ? 'the trace ends inside this turn' : escapeMarkdownText(`${turn.termination.reason}: ${turn.termination.detail}`)}).*`,
-          '',
-        );
+      else out.push(`*${escapeMarkdownText(noAnswerText(turn.termination))}*`, '');
     }
   } else out.push('## Answer', '');
   if (report.turns.length > 1) {

@@ -315,6 +315,15 @@ export function terminationLabel(reason: RunEndRecord['termination']['reason']):
   return terminationLabels[reason];
 }
 
+/**
+ * Why a turn has no answer, as one plain-text line: "No answer: cancelled. The run was cancelled." (its
+ * detail is a sentence of its own, not put in brackets inside another one). Escaped by the caller.
+ */
+export function noAnswerText(termination: TurnEndRecord['termination'] | null): string {
+  if (termination === null) return 'No answer: the trace ends inside this turn.';
+  return `No answer: ${terminationLabel(termination.reason)}.${detailSentence(termination.detail)}`;
+}
+
 /** Code steps carry the model's text; the runnable code is inside a ```python fence, if any. */
 export function stripCodeFence(text: string): string {
   const fenced = /```[\w-]*\n([\s\S]*?)(?:```|$)/.exec(text);
