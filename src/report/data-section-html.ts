@@ -2,6 +2,7 @@ import type { ColumnProfile, TableProfile } from '../sandbox/workspace-profile.t
 import { groundSegment } from '../trace/number-grounding.ts';
 import type { NumberIndex } from '../trace/number-grounding.ts';
 import { escapeHtml } from './html-escape.ts';
+import { plural } from '../util/plural.ts';
 import {
   alertLabels,
   count,
@@ -124,7 +125,9 @@ function valuesCell(column: ColumnProfile): string {
       .slice(0, 3)
       .map(
         (top) =>
-          `<span class="top"><span class="mono">${escapeHtml(top.value)}</span> ${top.count.toLocaleString('en-US')}</span>`,
+          // The count in brackets and muted, as report.md writes it: "0 3" read as two values; the title
+          // holds both when a long value is cut off at the cell's edge.
+          `<span class="top" title="${escapeHtml(`${top.value}: ${plural(top.count, 'row')}`)}"><span class="mono">${escapeHtml(top.value)}</span> <span class="stat-name">(${top.count.toLocaleString('en-US')})</span></span>`,
       )
       .join('');
   }

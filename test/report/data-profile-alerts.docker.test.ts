@@ -103,5 +103,9 @@ describe('the in-sandbox profile of a made-up table', () => {
     const skewed = table().columns.find((column) => column.name === 'skewed');
     expect(skewed?.max).toBe('20952.222');
     expect(html).toContain('<span class="stat-name">max</span> 20,952.222</span>');
+    // A top value and its count do not run together ("a 104" read as two values).
+    expect(html).toContain(
+      '<span class="top" title="a: 104 rows"><span class="mono">a</span> <span class="stat-name">(104)</span></span>',
+    );
   });
 });
