@@ -36,12 +36,34 @@ describe("each command's --help shows the exit codes it can end with", () => {
 });
 
 describe('closed sets of values are commander choices', () => {
-  it('names the allowed values of --profile and --sandbox, exit 2', async () => {
-    const profile = await runDatalyst(['analyze', 'data', '--profile', 'llama']);
-    expect(profile.exitCode).toBe(2);
-    expect(profile.stderr).toContain('Allowed choices are deepanalyze, chat.');
-    const sandbox = await runDatalyst(['analyze', 'data', '--sandbox', 'vm']);
-    expect(sandbox.exitCode).toBe(2);
-    expect(sandbox.stderr).toContain('Allowed choices are docker, local.');
-  });
+  it.each(['analyze', 'chat'])(
+    '%s names the allowed values of --profile and --sandbox, exit 2',
+    async (command) => {
+      const profile = await runDatalyst([command, 'data', '--profile', 'llama']);
+      expect(profile.exitCode).toBe(2);
+      expect(profile.stderr).toContain('Allowed choices are deepanalyze, chat.');
+      const sandbox = await runDatalyst([command, 'data', '--sandbox', 'vm']);
+      expect(sandbox.exitCode).toBe(2);
+      expect(sandbox.stderr).toContain('Allowed choices are docker, local.');
+    },
+  );
+});
+
+describe('chat and analyze describe the options they share alike', () => {
+  // chat's help said --format had no pdf and --config was only ./datalyst.config.json, and it had no --runtime,
+  // though both commands read their settings the same way (command-settings.ts).
+  it.each(['--format', '--config', '--runtime', '--profile', '--sandbox', '--memory', '--cpus'])(
+    '%s',
+    async (option) => {
+      const optionHelp = async (command: string): Promise<string> => {
+        const help = (await runDatalyst([command, '--help'])).stdout;
+        // An option's text runs to the next line that starts another option (or the end of the list).
+        const match = new RegExp(`^ {2}${option} [\\s\\S]*?(?=^ {2}-|^\\S|$(?![\\s\\S]))`, 'm').exec(help);
+        return (match?.[0] ?? '').replace(/\s+/g, ' ').trim();
+      };
+      const inAnalyze = await optionHelp('analyze');
+      expect(inAnalyze).not.toBe('');
+      expect(await optionHelp('chat')).toBe(inAnalyze);
+    },
+  );
 });

@@ -1,7 +1,8 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
+import { modelProfileNames, sandboxBackendNames } from '../../config/config-file.ts';
 import { CancelledError, ConfigError, DatalystError } from '../../errors/index.ts';
 import type { AnalyzeSettings } from '../../config/index.ts';
 import type { AgentEvent, LanguageModel, Thread, ThreadSummary, TurnResult } from '../../index.ts';
@@ -86,18 +87,35 @@ export function defineChatCommand(program: Command, context: CliContext, setExit
     .option('--model <name>', 'model name at the endpoint (env DATALYST_MODEL)')
     .option('--base-url <url>', 'OpenAI-compatible endpoint (env DATALYST_BASE_URL, OPENAI_BASE_URL)')
     .option('--api-key <key>', 'API key for the endpoint (env DATALYST_API_KEY, OPENAI_API_KEY)')
-    .option('--profile <profile>', 'protocol profile: deepanalyze or chat')
+    .addOption(
+      new Option(
+        '--profile <profile>',
+        'protocol profile (default: deepanalyze for DeepAnalyze models, else chat)',
+      ).choices(modelProfileNames),
+    )
     .option('--offline', 'use the built-in offline analyst, no language model')
     .option('--out <dir>', 'run folder; must be new or empty (default: runs/<time>-<workspace>)')
-    .option('--format <formats>', 'report formats: html, md, ipynb, json (default: all)', collect)
+    .option(
+      '--format <formats>',
+      'report formats: html, md, ipynb, json, pdf; repeat or comma-separate (default: all but pdf)',
+      collect,
+    )
     .option('--max-rounds <n>', 'model turns at most per question (default: 30)')
     .option('--cell-timeout <duration>', 'limit per code cell, e.g. 90s, 5m (default: 120s)')
     .option('--deadline <duration>', 'limit per question, e.g. 30m (default: none)')
     .option('--memory <size>', 'sandbox memory, e.g. 2g, 512m (default: 2g)')
     .option('--cpus <n>', 'sandbox CPU cores (default: 1.5)')
-    .option('--sandbox <backend>', 'docker or local (local: NO isolation) (default: docker)')
+    .addOption(
+      new Option('--sandbox <backend>', 'sandbox backend; local: NO isolation (default: docker)').choices(
+        sandboxBackendNames,
+      ),
+    )
+    .option('--runtime <name>', 'container runtime: runc, or runsc for gVisor (default: runc)')
     .option('--max-workspace-mb <mb>', 'refuse larger workspaces (default: 2048)')
-    .option('--config <file>', 'config file (default: ./datalyst.config.json if present)')
+    .option(
+      '--config <file>',
+      'config file (default: the nearest datalyst.config.json, here or in a folder above)',
+    )
     .addHelpText('after', chatHelp)
     .action(async (workspace: string, rawOptions: unknown) => {
       setExitCode(await runChat(context, workspace, analyzeOptionsSchema.parse(rawOptions)));
