@@ -13,6 +13,16 @@ import type { KernelProcess, KernelStartRequest, SandboxBackend } from './kernel
  * first Ctrl-C and still collects artifacts) keeps full control; its sessions
  * close in its own `finally`, or go with the process when it exits (the engine
  * removes a container whose owner's connection closed).
+ *
+ * "Nobody else listens" is decided when the signal arrives, so our listener
+ * must run before any other: a `process.once` listener removes itself before
+ * it is called, and a listener after it would count one too few and kill a
+ * process whose application meant to cancel gracefully (the README's
+ * streaming example did exactly that). Ours is prepended, and moved back to
+ * the front after any later `prependListener`/`prependOnceListener` (a
+ * signal is delivered from the event loop, never between a registration and
+ * the microtask that follows it). A second signal after a `once` handler has
+ * gone finds only ours, and removes the sandboxes and exits.
  */
 
 const HANDLED_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
@@ -26,6 +36,20 @@ let cleaning: Promise<void> | undefined;
 function onSignal(signal: NodeJS.Signals): void {
   if (process.listenerCount(signal) > 1) return;
   void cleanUpThenRaise(signal);
+}
+
+function isHandledSignal(event: string | symbol): event is NodeJS.Signals {
+  return (HANDLED_SIGNALS as readonly (string | symbol)[]).includes(event);
+}
+
+/** Puts our listener back in front of one that an application prepended after it. */
+function onNewListener(event: string | symbol): void {
+  if (!isHandledSignal(event)) return;
+  queueMicrotask(() => {
+    if (!installed || process.listeners(event)[0] === onSignal) return;
+    process.off(event, onSignal);
+    process.prependListener(event, onSignal);
+  });
 }
 
 async function cleanUpThenRaise(signal: NodeJS.Signals): Promise<void> {
@@ -54,13 +78,15 @@ async function disposeLiveKernels(signal: NodeJS.Signals): Promise<void> {
 function install(): void {
   if (installed) return;
   installed = true;
-  for (const signal of HANDLED_SIGNALS) process.on(signal, onSignal);
+  for (const signal of HANDLED_SIGNALS) process.prependListener(signal, onSignal);
+  process.on('newListener', onNewListener);
 }
 
 function uninstall(): void {
   if (!installed) return;
   installed = false;
   for (const signal of HANDLED_SIGNALS) process.off(signal, onSignal);
+  process.off('newListener', onNewListener);
 }
 
 /** How many kernels a signal would remove now (for tests and diagnostics). */

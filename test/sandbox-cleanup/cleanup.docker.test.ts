@@ -179,6 +179,28 @@ describe('an application with its own signal handler', () => {
   });
 });
 
+describe('an application whose handler is process.once', () => {
+  // Regression: a `once` listener removes itself before it runs, so the library
+  // counted no other listener, removed the sandboxes and killed the process
+  // (the README's streaming example never wrote its report on Ctrl-C).
+  for (const mode of ['once-before', 'once-after', 'prepend-once-after']) {
+    it(`${mode}: the first SIGINT is the application's; the second removes the sandboxes and exits`, async () => {
+      const { child, held, stdout, stderr } = await startHolder(2, mode);
+      await docker.getContainer(held.created).remove({ force: true });
+      child.kill('SIGINT');
+      await expect.poll(stdout, { timeout: 30_000 }).toContain('{"onceHandled":2}');
+      expect(child.exitCode).toBeNull();
+      expect(stderr()).not.toContain('removing');
+      expect(await containersOwnedBy(held.pid)).toHaveLength(2);
+      child.kill('SIGINT');
+      const result = await child;
+      expect(await containersOwnedBy(held.pid)).toEqual([]);
+      expect(result.signal).toBe('SIGINT');
+      expect(stderr()).toContain('datalyst: SIGINT: removing 2 sandbox(es) before exiting');
+    });
+  }
+});
+
 describe('cancellation', () => {
   it('20 sessions started and cancelled in parallel leave 0 containers', async () => {
     const backend = withExitCleanup(createDockerBackend());
