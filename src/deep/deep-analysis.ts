@@ -1,9 +1,9 @@
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pLimit from 'p-limit';
-import { newRunId, noDataDecision } from '../agent/index.ts';
-import { CancelledError, ConfigError, DatalystError } from '../errors/index.ts';
+import { assertRunFolderIsFree, newRunId, noDataDecision } from '../agent/index.ts';
+import { CancelledError, DatalystError } from '../errors/index.ts';
 import { profileInParts, type WorkspaceProfile } from '../sandbox/index.ts';
 import { DEEP_RECORD_FILE, writeDeepRecord } from './deep-record.ts';
 import type { DeepAnalysisResult, DeepEvent, DeepPhase } from './deep-events.ts';
@@ -528,16 +528,8 @@ class DeepRun {
   }
 
   private async claimFolder(): Promise<void> {
-    const existing = await stat(path.join(this.outDir, DEEP_RECORD_FILE)).then(
-      () => true,
-      () => false,
-    );
-    if (existing) {
-      throw new ConfigError(
-        `The folder ${this.outDir} already holds a deep run.`,
-        'Pass a new or empty folder as the run folder.',
-      );
-    }
+    // A folder holding anything (a deep run, a user's files) is refused, untouched.
+    await assertRunFolderIsFree(this.outDir);
     await mkdir(this.outDir, { recursive: true });
   }
 }

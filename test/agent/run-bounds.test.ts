@@ -1,4 +1,5 @@
-import { mkdir, readFile, stat } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultMaxTraceFigureBytes } from '../../src/agent/trace-figure-budget.ts';
@@ -140,8 +141,12 @@ describe('the end of the trace', () => {
   it('when trace.json cannot be written, the run still ends with run-end and trace.jsonl says why', async () => {
     const run = await runLoop({
       server: { script: [answerTurn('42')] },
-      // A folder where trace.json should go: the rename onto it fails.
-      beforeRun: (runDir) => mkdir(path.join(runDir, 'trace.json', 'in-the-way'), { recursive: true }),
+      // A folder where trace.json should go: the rename onto it fails. Made once the run
+      // has its folder (a run folder that holds anything beforehand is refused).
+      onEvent: (event) => {
+        if (event.type === 'run-start')
+          mkdirSync(path.join(event.outDir, 'trace.json', 'in-the-way'), { recursive: true });
+      },
     });
     expect(eventTypes(run.events).slice(-2)).toEqual(['notice', 'run-end']);
     expect(run.result).toMatchObject({ answer: '42', termination: { reason: 'answered' } });

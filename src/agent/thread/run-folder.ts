@@ -1,6 +1,37 @@
 import { mkdirSync } from 'node:fs';
-import { rmdir } from 'node:fs/promises';
+import { readdir, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { ConfigError } from '../../errors/index.ts';
+import { isMissingFile } from '../../util/fs-errors.ts';
+
+/**
+ * Refuses a run folder that is a file or already holds anything, before
+ * anything is written: Datalyst writes trace.jsonl, trace.json, artifacts/
+ * and reports into it, and a user's own files there (an `outDir` that is the
+ * data folder, a folder of earlier results) must never be replaced. The CLI
+ * refuses a non-empty --out the same way (src/cli/output-dir.ts).
+ */
+export async function assertRunFolderIsFree(outDir: string): Promise<void> {
+  const fix = `Pass a new or empty folder as outDir, or leave outDir out for a new runs/<id> folder.`;
+  let entries: string[];
+  try {
+    if (!(await stat(outDir)).isDirectory()) {
+      throw new ConfigError(`The run folder (outDir) ${outDir} is a file.`, fix);
+    }
+    entries = await readdir(outDir);
+  } catch (error) {
+    if (isMissingFile(error)) return;
+    if (error instanceof ConfigError) throw error;
+    throw new ConfigError(`The run folder (outDir) ${outDir} cannot be read.`, fix, error);
+  }
+  if (entries.length === 0) return;
+  const shown = entries.slice(0, 5).join(', ') + (entries.length > 5 ? ', …' : '');
+  throw new ConfigError(
+    `The run folder (outDir) ${outDir} already holds files; Datalyst writes only into a new or empty folder, so that no file of yours is replaced.`,
+    fix,
+    new Error(`${outDir} holds ${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}: ${shown}`),
+  );
+}
 
 /**
  * Creates a thread's run folder when it is missing and returns the outermost

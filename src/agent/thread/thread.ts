@@ -29,7 +29,7 @@ import { defaultMaxTraceFigureBytes } from '../trace-figure-budget.ts';
 import { TraceRecorder } from '../trace-recorder.ts';
 import { TurnHandler, type ExecutedCell } from '../turn-handler.ts';
 import { replayCells, replayTexts } from './replay.ts';
-import { createRunFolder, removeUnusedRunFolder } from './run-folder.ts';
+import { assertRunFolderIsFree, createRunFolder, removeUnusedRunFolder } from './run-folder.ts';
 import type { AskOptions, ThreadOptions } from './thread-options.ts';
 import { ThreadTurn } from './thread-turn.ts';
 
@@ -695,7 +695,7 @@ export class Thread implements AsyncDisposable {
  * claimed (its trace.jsonl created) now; the sandbox opens with the first
  * question, whose events begin with `run-start`. Throws, before anything is
  * written, ConfigError when an option is wrong (naming it) or the run folder
- * already holds a trace, WorkspaceError when the workspace folder is missing.
+ * is a file or already holds anything, WorkspaceError when the workspace folder is missing.
  *
  * @example
  * await using thread = await openThread({ workspaceDir: 'data', model });
@@ -710,6 +710,7 @@ export async function openThread(options: ThreadOptions): Promise<Thread> {
   const inputFiles = hashInputFiles(listed, options.signal);
   const runId = options.runId ?? newRunId();
   const outDir = path.resolve(options.outDir ?? path.join(options.runsDir ?? 'runs', runId));
+  await assertRunFolderIsFree(outDir);
   const createdDir = createRunFolder(outDir);
   let recorder: TraceRecorder;
   try {
