@@ -34,6 +34,75 @@ describe('carrying an answer’s numbers over to a re-run’s outputs', () => {
     expect(updated.numbers[0]?.outputId).toBe('E2');
   });
 
+  it('marks a ranking sentence stale when its words changed (Thu → Wed), never taking the number from a raw row that merely prints it', () => {
+    const before = [
+      execution(
+        'E9',
+        'By weekday: Mon 740.7, Tue 951.0, Wed 1061.1, Thu 1121.8\n' +
+          '- By weekday in `orders.csv`, the total revenue per day is highest on Thu (1121.8) and lowest on Mon (740.7).',
+      ),
+    ];
+    // New data: Wednesday leads. The raw line still prints a Thu value (1607.4), which is not the highest.
+    const after = [
+      execution(
+        'E9',
+        'By weekday: Mon 1122.4, Tue 1542.5, Wed 1665.3, Thu 1607.4\n' +
+          '- By weekday in `orders.csv`, the total revenue per day is highest on Wed (1665.3) and lowest on Mon (1122.4).',
+      ),
+    ];
+    const answer =
+      '- By weekday in `orders.csv`, the total revenue per day is highest on Thu (1121.8) and lowest on Mon (740.7).';
+    const updated = updateAnswerNumbers(answer, before, after);
+    expect(updated.text).toBe(
+      '- By weekday in `orders.csv`, the total revenue per day is highest on Thu (1121.8 \\[stale\\]) and lowest on Mon (740.7 \\[stale\\]).',
+    );
+    // Anchored to the sentence the answer quotes, not to the raw row printed before it.
+    const findings =
+      '- By weekday in `orders.csv`, the total revenue per day is highest on Thu (#) and lowest on Mon (#).';
+    expect(updated.numbers.map((number) => [number.status, number.label])).toEqual([
+      ['stale', findings],
+      ['stale', findings],
+    ]);
+    expect(updated.numbers[0]?.reason).toBe(`E9 no longer prints the line "${findings}"`);
+  });
+
+  it('updates a number whose own clause reads the same, and marks stale one whose clause changed, on the same line', () => {
+    const line = (leader: string, total: string, share: string, top: string, mean: string, low: string) =>
+      `- By \`region\` in \`orders.csv\`: \`${leader}\` brings the largest total \`revenue\` (${total}, ${share} of it); the mean per row is highest for \`${top}\` (${mean}) and lowest for \`South\` (${low}).`;
+    const before = [
+      execution(
+        'E12',
+        `region count sum mean share\nNorth 373 103131 276.5 28.9%\nWest 233 89781 385.3 25.1%\n${line('North', '103131', '28.9%', 'West', '385.3', '268.0')}\n` +
+          '- By `channel` in `orders.csv`: `Online` brings the largest total `revenue` (194720, 54.5% of it); the mean per row is highest for `Online` (325.6) and lowest for `Store` (255.0).',
+      ),
+    ];
+    // West's revenue tripled: West leads now (the first clause changed), and still has the highest mean (the second did not).
+    // Online still brings the most, but Partner has the highest mean now.
+    const after = [
+      execution(
+        'E12',
+        `region count sum mean share\nWest 233 269344 1156.0 50.2%\nNorth 373 103131 276.5 19.2%\n${line('West', '269344', '50.2%', 'West', '1156.0', '268.0')}\n` +
+          '- By `channel` in `orders.csv`: `Online` brings the largest total `revenue` (293520, 54.7% of it); the mean per row is highest for `Partner` (500.8) and lowest for `Store` (364.7).',
+      ),
+    ];
+    const answer = [
+      line('North', '103131', '28.9%', 'West', '385.3', '268.0'),
+      '- By `channel` in `orders.csv`: `Online` brings the largest total `revenue` (194720, 54.5% of it); the mean per row is highest for `Online` (325.6) and lowest for `Store` (255.0).',
+    ].join('\n');
+    const updated = updateAnswerNumbers(answer, before, after);
+    expect(updated.text).toBe(
+      [
+        line('North', '103131 \\[stale\\]', '28.9% \\[stale\\]', 'West', '1156.0', '268.0'),
+        '- By `channel` in `orders.csv`: `Online` brings the largest total `revenue` (293520, 54.7% of it); the mean per row is highest for `Online` (325.6 \\[stale\\]) and lowest for `Store` (255.0 \\[stale\\]).',
+      ].join('\n'),
+    );
+    expect(updated.numbers.find((number) => number.oldText === '385.3')).toMatchObject({
+      status: 'updated',
+      label:
+        '- By `region` in `orders.csv`: …; the mean per row is highest for `West` (#) and lowest for `South` (#).',
+    });
+  });
+
   it('marks a number stale when its line is gone or its cell failed, and keeps its old value', () => {
     const before = [execution('E1', 'mean revenue 297.7'), execution('E2', 'top region North 31.1%')];
     const after = [execution('E1', 'average revenue 310.2'), execution('E2', '', 'error')];
@@ -140,12 +209,10 @@ describe('carrying an answer’s numbers over to a re-run’s outputs', () => {
         '- `unit_price` (`orders.csv`): 57 values (4.8%) outside the IQR fences\norders.csv / discount_pct: mean 4',
       ),
     ];
-    // The top regions reordered: E8's line has another label now, and E11 still prints numbers after "orders.csv".
+    // The regions are now equally common: E8's line has other words (the 4's clause too), and E11 still
+    // prints numbers after "orders.csv".
     const after = [
-      execution(
-        'E8',
-        '- `region` (`orders.csv`): 4 distinct values; the top ones are `East` 31.0%, `North` 29.9%.',
-      ),
+      execution('E8', '- `region` (`orders.csv`): 4 distinct values, all equally common (25.0% each).'),
       execution(
         'E11',
         '- `unit_price` (`orders.csv`): 52 values (4.7%) outside the IQR fences\norders.csv / discount_pct: mean 5',

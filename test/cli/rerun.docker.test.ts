@@ -151,6 +151,50 @@ async function makeWorkspace(dir: string, quarter: Quarter): Promise<void> {
   await writeFile(path.join(dir, 'orders.csv'), quarter.csv);
 }
 
+/**
+ * The sales example's own orders with West's revenue tripled and one more unit on every South order
+ * (what a reviewer tried): West now leads the regions, Wednesday the weekdays, Partner the channels'
+ * mean, while West still has the highest mean per row. Returns what the test checks against.
+ */
+async function makeShiftedWorkspace(dir: string): Promise<{ westMean: number; meanUnits: number }> {
+  await mkdir(dir, { recursive: true });
+  for (const name of await readdir(salesDir)) {
+    if (name !== 'orders.csv') await copyFile(path.join(salesDir, name), path.join(dir, name));
+  }
+  const [header = '', ...rows] = (await readFile(path.join(salesDir, 'orders.csv'), 'utf8'))
+    .trimEnd()
+    .split('\n');
+  const columns = header.split(',');
+  const at = (name: string) => columns.indexOf(name);
+  let westRevenue = 0;
+  let westRows = 0;
+  let units = 0;
+  const shifted = rows.map((row) => {
+    const cells = row.split(',');
+    if (cells[at('region')] === 'West') {
+      const revenue = Math.round(Number(cells[at('revenue')]) * 3 * 100) / 100;
+      cells[at('revenue')] = revenue.toFixed(2);
+      westRevenue += revenue;
+      westRows += 1;
+    }
+    if (cells[at('region')] === 'South') cells[at('units')] = String(Number(cells[at('units')]) + 1);
+    units += Number(cells[at('units')]);
+    return cells.join(',');
+  });
+  await writeFile(path.join(dir, 'orders.csv'), `${[header, ...shifted].join('\n')}\n`);
+  return { westMean: westRevenue / westRows, meanUnits: units / rows.length };
+}
+
+/** The line of an answer that starts so. */
+function answerLine(answer: string, start: string): string {
+  const line = answer.split('\n').find((candidate) => candidate.startsWith(start));
+  if (line === undefined) throw new Error(`no line starting ${start} in:\n${answer}`);
+  return line;
+}
+
+/** The line with each of its numbers marked stale. */
+const allStale = (line: string) => line.replace(/\d+(?:\.\d+)?%?/g, (number) => `${number} \\[stale\\]`);
+
 // ---- The scripted model: code that names its columns, and an answer from what the code printed. ----
 
 const loadCode = [
@@ -201,10 +245,22 @@ let modelRun: string;
 let q2Dir: string;
 let renamedDir: string;
 let unitsRenamedDir: string;
+let revenueRenamedDir: string;
+let shiftedDir: string;
+let shifted: { westMean: number; meanUnits: number };
 let quarter: Quarter;
 let server: FakeOpenAIServer;
 let before: Map<string, Map<string, string>>;
-const watched = () => [salesDir, offlineRun, modelRun, q2Dir, renamedDir, unitsRenamedDir];
+const watched = () => [
+  salesDir,
+  offlineRun,
+  modelRun,
+  q2Dir,
+  renamedDir,
+  unitsRenamedDir,
+  revenueRenamedDir,
+  shiftedDir,
+];
 
 async function hashAll(): Promise<Map<string, Map<string, string>>> {
   return new Map(await Promise.all(watched().map(async (dir) => [dir, await hashTree(dir)] as const)));
@@ -221,6 +277,18 @@ beforeAll(async () => {
   await makeWorkspace(q2Dir, quarter);
   await makeWorkspace(renamedDir, secondQuarter('area'));
   await makeWorkspace(unitsRenamedDir, secondQuarter('region', 'quantity'));
+  revenueRenamedDir = path.join(root, 'sales-revenue-renamed');
+  await mkdir(revenueRenamedDir);
+  for (const name of await readdir(salesDir)) {
+    const text = await readFile(path.join(salesDir, name));
+    // The sales example's own orders, with its revenue column called sales.
+    await writeFile(
+      path.join(revenueRenamedDir, name),
+      name === 'orders.csv' ? text.toString('utf8').replace(/,revenue\n/, ',sales\n') : text,
+    );
+  }
+  shiftedDir = path.join(root, 'sales-shifted');
+  shifted = await makeShiftedWorkspace(shiftedDir);
   server = await startFakeOpenAIServer({
     models: ['scripted'],
     script: [
@@ -340,6 +408,78 @@ describe('datalyst rerun', () => {
     expect(markdown).toMatch(
       /^- \*\*Re-run of:\*\* run .* \(folder offline-run\), trace SHA-256 `[0-9a-f]{64}`/m,
     );
+  }, 120_000);
+
+  it('marks stale the numbers of a sentence whose words the new data changed (a ranking with a new leader), and updates those whose sentence reads the same', async () => {
+    const out = path.join(root, 'offline-shifted');
+    const run = await datalyst(['rerun', offlineRun, shiftedDir, '-o', out, '--json', '--format', 'md']);
+    expect(run.exitCode, run.all).toBe(0);
+    const before = runEndOf(await readTrace(offlineRun)).answer ?? '';
+    const after = runEndOf(await readTrace(out)).answer ?? '';
+    const newOutputs = (await readTrace(out))
+      .filter((record) => record.type === 'execution')
+      .map((record) => record.executeText)
+      .join('\n');
+    // The new outputs rank other days, months and channels first ...
+    const weekday = '- By weekday in `orders.csv`, the total revenue per day is highest on ';
+    expect(answerLine(before, weekday)).toContain('highest on Thu');
+    expect(answerLine(newOutputs, weekday)).not.toContain('highest on Thu');
+    const month = '- By calendar month in `orders.csv`, the total revenue per month is highest in ';
+    expect(answerLine(newOutputs, month).slice(month.length, month.length + 3)).not.toBe(
+      answerLine(before, month).slice(month.length, month.length + 3),
+    );
+    const channel = '- By `channel` in `orders.csv`: ';
+    expect(answerLine(newOutputs, channel)).not.toContain('highest for `Online`');
+    // ... so the answer's sentences that rank them keep their old numbers, marked stale, not the new
+    // Thursday, April or Online values that a raw table row still prints.
+    expect(answerLine(after, weekday)).toBe(allStale(answerLine(before, weekday)));
+    expect(answerLine(after, month)).toBe(allStale(answerLine(before, month)));
+    expect(answerLine(after, channel)).toMatch(
+      /the mean per row is highest for `Online` \([\d.]+ \\\[stale\\\]\) and lowest for `Store` \([\d.]+ \\\[stale\\\]\)\.$/,
+    );
+    // A sentence that still reads the same takes the new number: West still has the highest mean per row.
+    const region = answerLine(after, '- By `region` in `orders.csv`: ');
+    // (Its first clause, "`North` brings the largest total …", no longer holds: all its numbers are stale.)
+    const leader = region.split(';')[0] ?? '';
+    expect(leader).toContain('`North` brings the largest');
+    expect(leader).toBe(allStale(leader.replaceAll(' \\[stale\\]', '')));
+    expect(statedNumber(region, /highest for `West` \(([\d.]+)\)/)).toBeCloseTo(shifted.westMean, 0);
+    const units = answerLine(after, '- `units` (`orders.csv`) ranges from ');
+    expect(Math.abs(statedNumber(units, /mean ([\d.]+)\)/) - shifted.meanUnits)).toBeLessThanOrEqual(0.005);
+    // --json says the same, anchored to the sentence the answer quotes, not to the raw "Mon #, …" row.
+    const summary = run.stdout
+      .trimEnd()
+      .split('\n')
+      .map(
+        (line) =>
+          JSON.parse(line) as {
+            type: string;
+            numbers?: { oldText: string; status: string; label: string }[];
+          },
+      )
+      .find((line) => line.type === 'rerun-summary');
+    const thursday = /highest on Thu \(([\d.]+)\)/.exec(before)?.[1];
+    expect(summary?.numbers?.find((number) => number.oldText === thursday)).toMatchObject({
+      status: 'stale',
+      label: expect.stringContaining('is highest on Thu (#) and lowest on Mon (#)') as unknown,
+    });
+  }, 120_000);
+
+  it('marks stale the weekday and month sentences about revenue when revenue is renamed sales (never the units lines printed in their place)', async () => {
+    const out = path.join(root, 'offline-revenue-renamed');
+    const run = await datalyst(['rerun', offlineRun, revenueRenamedDir, '-o', out, '--format', 'md']);
+    // `revenue`, which the answer names, is gone: the run says so (rerun-cell-failed) ...
+    expect(run.exitCode, run.all).toBe(3);
+    expect(run.all).toContain('The answer names `revenue`, which the new outputs never print');
+    const before = runEndOf(await readTrace(offlineRun)).answer ?? '';
+    const after = runEndOf(await readTrace(out)).answer ?? '';
+    // ... and the sentences about revenue per day and month keep their old numbers, marked, instead of
+    // the units per day and month that the new outputs print on lines of the same shape.
+    for (const start of [
+      '- By weekday in `orders.csv`, the total revenue per day is highest on ',
+      '- By calendar month in `orders.csv`, the total revenue per month is highest in ',
+    ])
+      expect(answerLine(after, start)).toBe(allStale(answerLine(before, start)));
   }, 120_000);
 
   it('fails the cell that reads a renamed column, shows its error and ends rerun-cell-failed (exit 3)', async () => {

@@ -9,6 +9,7 @@ import {
   printedNumbers,
   type GroundingSource,
   type NumberMention,
+  type PrintedNumber,
 } from '../../trace/number-grounding.ts';
 import type { ExecutionRecord } from '../../trace/schema.ts';
 
@@ -20,19 +21,29 @@ import type { ExecutionRecord } from '../../trace/schema.ts';
  * number has an anchor in the output that printed it:
  *
  * - the output id (cells keep their ids in a re-run: `E4` is the same code);
- * - the *label* of the line that printed it: the line with every printed
- *   number replaced by `#` and runs of spaces collapsed, e.g. `revenue # # # #`
- *   or `region: North # (#%), East # (#%), …`;
- * - which line with that label it was (usually the only one), and which
- *   number of that line.
+ * - the *label* of its place: the clause of the line that printed it (the
+ *   part between semicolons), with every printed number replaced by `#` and
+ *   runs of spaces collapsed, after the line's lead when the clause is not the
+ *   line's first, e.g. `revenue # # # #`, or
+ *   `- By \`region\` in \`orders.csv\`: …; the mean per row is highest for \`West\` (#)`;
+ * - which place with that label it was (usually the only one), and which
+ *   number of the clause.
  *
- * The label, not the position among all the output's numbers, because new
- * data moves numbers: a table sorted by value reorders its rows, a category
- * that appears adds a row, a wider number shifts pandas' column alignment.
- * The label follows the row; a position would silently pick a neighbour's
- * value. When the label is not in the new output (the row is gone, the order
- * of categories on one line changed, the cell failed) the number is stale:
- * it keeps its old value, marked, rather than a guessed one.
+ * The number is carried over only when the new output prints a place with
+ * the same label, that is the same words (everything but the numbers): then
+ * the sentence the answer quoted still says the same thing of the new number.
+ * When the words changed ("highest on Thu" is now "highest on Wed"), the
+ * number is stale, even though another line (the raw "Mon #, …, Thu #") still
+ * prints a number for Thu: that number is not the highest, and taking it
+ * would make the answer's words false with a verified-looking number.
+ *
+ * Labels, not the position among all the output's numbers, because new data
+ * moves numbers: a table sorted by value reorders its rows, a category that
+ * appears adds a row, a wider number shifts pandas' column alignment. The
+ * label follows the row; a position would silently pick a neighbour's value.
+ * When the label is not in the new output (the row is gone, the words of the
+ * sentence changed, the cell failed) the number is stale: it keeps its old
+ * value, marked, rather than a guessed one.
  */
 
 /** What became of one stated number. */
@@ -214,35 +225,145 @@ function hasStandaloneSign(line: string, start: number): boolean {
   return !/[\p{L}\p{N}_.)\]]/u.test(line[start - 2] ?? '');
 }
 
-/** A line as a label: its printed numbers (with a sign of their own) replaced by `#`, spaces collapsed. */
-export function lineLabel(line: string): string {
+/** The text of a line from `from` to `to` with its printed numbers (and a sign of their own) replaced by `#`. */
+function labelOf(line: string, from: number, to: number, numbers: readonly PrintedNumber[]): string {
   let label = '';
-  let position = 0;
-  for (const number of printedNumbers(line)) {
+  let position = from;
+  for (const number of numbers) {
+    if (number.start < from || number.end > to) continue;
     // A sign that stands alone before the number is the number's: "-3.3% change" and "+2.1% change" share a label.
     const signed = hasStandaloneSign(line, number.start) ? number.start - 1 : number.start;
     label += `${line.slice(position, Math.max(position, signed))}#`;
     position = number.end;
   }
-  return (label + line.slice(position)).replace(/\s+/g, ' ').trim();
+  return label + line.slice(position, to);
+}
+
+const collapseSpaces = (text: string): string => text.replace(/\s+/g, ' ').trim();
+
+/** A line as a label: its printed numbers (with a sign of their own) replaced by `#`, spaces collapsed. */
+export function lineLabel(line: string): string {
+  return collapseSpaces(labelOf(line, 0, line.length, printedNumbers(line)));
+}
+
+/**
+ * One place of an output that prints numbers: a clause of a line, the part
+ * between semicolons. "`North` brings the largest total `revenue` (#, #% of
+ * it); the mean per row is highest for `West` (#)" is two claims, and new data
+ * may make one false and leave the other true (West now leads too: the first
+ * clause reads "`West` brings …", the second is unchanged). A number is tied
+ * to the words of its own clause, and to the line's lead (up to the first
+ * clause's first colon, "- By `region` in `orders.csv`:", or the whole first
+ * clause when it has none), which says what the clause is about.
+ */
+interface Place {
+  outputId: string;
+  /** The line that printed it. */
+  line: string;
+  /** The lead, then the clause (a first clause is its own lead), numbers as `#`: what is looked up in the new output. */
+  label: string;
+  /** The clause alone, numbers as `#`, without a list marker: what an answer that quotes the output contains. */
+  clauseLabel: string;
+  /** Which place with this label in its output (0 = the first). */
+  occurrence: number;
+  /** Places of the same output with the same label. */
+  occurrences: number;
+  /** The words of the whole line. */
+  words: string[];
+  /** The printed numbers and ISO dates of the clause, with offsets into `line`. */
+  numbers: PrintedNumber[];
+  dates: ReturnType<typeof datesIn>;
+}
+
+type LinePlace = Omit<Place, 'outputId' | 'occurrence' | 'occurrences'>;
+
+/** The places of one line that print a number, in order. */
+function placesOfLine(line: string): LinePlace[] {
+  const numbers = printedNumbers(line);
+  if (numbers.length === 0) return [];
+  const dates = datesIn(line);
+  const clauses: { start: number; end: number }[] = [];
+  let start = 0;
+  for (const match of line.matchAll(/;/g)) {
+    clauses.push({ start, end: match.index });
+    start = match.index + 1;
+  }
+  clauses.push({ start, end: line.length });
+  const first = clauses[0] ?? { start: 0, end: line.length };
+  const colon = /:(?=\s|$)/.exec(line.slice(0, first.end));
+  const leadEnd = colon === null ? first.end : colon.index + 1;
+  const places: LinePlace[] = [];
+  for (const [index, clause] of clauses.entries()) {
+    const inClause = (item: { start: number; end: number }) =>
+      item.start >= clause.start && item.end <= clause.end;
+    const clauseNumbers = numbers.filter(inClause);
+    if (clauseNumbers.length === 0) continue;
+    const clauseText = labelOf(line, clause.start, clause.end, numbers);
+    let label = clauseText;
+    if (index > 0) {
+      // The clause with its semicolon, after the lead; "…" for what stands between them.
+      const gap = line.slice(leadEnd, clause.start - 1).trim() === '' ? '' : ' …';
+      label = `${labelOf(line, 0, leadEnd, numbers)}${gap}${labelOf(line, clause.start - 1, clause.end, numbers)}`;
+    }
+    places.push({
+      line,
+      label: collapseSpaces(label),
+      clauseLabel: collapseSpaces(clauseText).replace(/^[-*+•]\s+/u, ''),
+      words: words(line),
+      numbers: clauseNumbers,
+      dates: dates.filter(inClause),
+    });
+  }
+  return places;
+}
+
+interface OutputPlaces {
+  /** In the order printed. */
+  list: Place[];
+  byLabel: Map<string, Place[]>;
+}
+
+/** Each output's places, found once: a re-run looks labels up once per candidate place. */
+const placeIndexes = new WeakMap<GroundingSource, OutputPlaces>();
+
+function placesOf(source: GroundingSource): OutputPlaces {
+  let places = placeIndexes.get(source);
+  if (places === undefined) {
+    const list: Place[] = [];
+    const byLabel = new Map<string, Place[]>();
+    for (const text of source.text.split('\n')) {
+      for (const found of placesOfLine(text)) {
+        const same = byLabel.get(found.label) ?? [];
+        const place: Place = { ...found, outputId: source.outputId, occurrence: same.length, occurrences: 0 };
+        same.push(place);
+        byLabel.set(found.label, same);
+        list.push(place);
+      }
+    }
+    for (const place of list) place.occurrences = byLabel.get(place.label)?.length ?? 0;
+    places = { list, byLabel };
+    placeIndexes.set(source, places);
+  }
+  return places;
 }
 
 interface Anchor {
   outputId: string;
+  /** The label of its place (see Place). */
   label: string;
-  /** Which line with this label (0 = the first). */
+  /** Which place with this label (0 = the first). */
   occurrence: number;
   /**
-   * How many lines of the output had this label. A new output with another
+   * How many places of the output had this label. A new output with another
    * count (a table gone, so its "region has # distinct values" line too) no
-   * longer says which line is which: the n-th could be another table's.
+   * longer says which place is which: the n-th could be another table's.
    */
   occurrences: number;
-  /** Which printed number of the line. */
+  /** Which printed number of the place. */
   position: number;
   /** The stated number is a percent that the output printed as a ratio (24.5% for 0.245). */
   ratio: boolean;
-  /** A number, or an ISO date (then `position` counts the line's dates). */
+  /** A number, or an ISO date (then `position` counts the place's dates). */
   kind: 'number' | 'date';
 }
 
@@ -272,9 +393,11 @@ function wordsAfter(line: string, offset: number, count = 1): string[] {
   return words(line.slice(offset)).slice(0, count);
 }
 
-/** Where a mention stands in the answer: its line's words and the words right before and after it. */
+/** Where a mention stands in the answer: its line's words and label, and the words right before and after it. */
 export interface MentionContext {
   lineWords: string[];
+  /** The answer's line as a label (numbers as `#`): a place whose clause it contains is quoted by the answer. */
+  lineLabel: string;
   nearWords: string[];
   nextWords: string[];
 }
@@ -285,6 +408,7 @@ function contextOf(answer: string, start: number, end: number): MentionContext {
   const line = answer.slice(lineStart, lineEndIndex === -1 ? answer.length : lineEndIndex);
   return {
     lineWords: words(line),
+    lineLabel: lineLabel(line),
     nearWords: wordsBefore(line, start - lineStart),
     nextWords: wordsAfter(line, end - lineStart),
   };
@@ -327,82 +451,29 @@ class PrintedMatcher {
   }
 }
 
-interface OutputLine {
-  outputId: string;
-  text: string;
-  label: string;
-  occurrence: number;
-  /** Lines of the same output with the same label. */
-  occurrences: number;
-  words: string[];
-  numbers: ReturnType<typeof printedNumbers>;
-  dates: ReturnType<typeof datesIn>;
-}
-
-/** Every line of every output with its label and numbers, in order. */
-function outputLines(sources: readonly GroundingSource[]): OutputLine[] {
-  const lines: OutputLine[] = [];
-  for (const source of sources) {
-    const seen = new Map<string, number>();
-    for (const text of source.text.split('\n')) {
-      const numbers = printedNumbers(text);
-      if (numbers.length === 0) continue;
-      const label = lineLabel(text);
-      const occurrence = seen.get(label) ?? 0;
-      seen.set(label, occurrence + 1);
-      lines.push({
-        outputId: source.outputId,
-        text,
-        label,
-        occurrence,
-        occurrences: labelCount(source, label),
-        words: words(text),
-        numbers,
-        dates: datesIn(text),
-      });
-    }
-  }
-  return lines;
-}
-
-/** Each output's count of lines per label, made once: a re-run looks labels up once per candidate place. */
-const labelCounts = new WeakMap<GroundingSource, Map<string, number>>();
-
-/** Lines of an output with this label. */
-function labelCount(source: GroundingSource, label: string): number {
-  let counts = labelCounts.get(source);
-  if (counts === undefined) {
-    counts = new Map();
-    for (const line of source.text.split('\n')) {
-      if (printedNumbers(line).length === 0) continue;
-      const label = lineLabel(line);
-      counts.set(label, (counts.get(label) ?? 0) + 1);
-    }
-    labelCounts.set(source, counts);
-  }
-  return counts.get(label) ?? 0;
-}
-
 /**
- * Where the earlier outputs printed a stated number, best first. Every place
- * that grounds it is scored by how much its line reads like the answer's line
- * (shared words) plus how many of the three words right before the answer's
- * number stand right before it: the answer's "has 49 missing values" is the
- * output's "has 49 missing values", not the "49 rows" of another table that
- * happened to be printed first. Ties keep the order printed (the grounding's
- * own first choice comes first).
+ * Where the earlier outputs printed a stated number, best first: the place
+ * most like the answer's sentence. Every place that grounds it is scored by
+ * whether the answer quotes its clause word for word (the offline analyst's
+ * answer quotes its findings lines: "highest on Thu (#)" is that sentence of
+ * the output, not the raw "Mon #, …, Thu #" row that also prints the number),
+ * how much its line reads like the answer's line (shared words), and how many
+ * of the three words right before the answer's number stand right before it:
+ * the answer's "has 49 missing values" is the output's "has 49 missing
+ * values", not the "49 rows" of another table that happened to be printed
+ * first. Ties keep the order printed (the grounding's own first choice).
  */
 function anchorsOf(
   value: LocatedMention,
   context: MentionContext,
-  lines: readonly OutputLine[],
+  places: readonly Place[],
   matcher: PrintedMatcher,
-): ScoredAnchor[] {
-  const scored: ScoredAnchor[] = [];
-  for (const line of lines) {
-    let lineScore: number | null = null;
-    const places = value.kind === 'date' ? line.dates : line.numbers;
-    for (const [position, number] of places.entries()) {
+): Anchor[] {
+  const scored: { anchor: Anchor; score: number }[] = [];
+  for (const place of places) {
+    let placeScore: number | null = null;
+    const printed = value.kind === 'date' ? place.dates : place.numbers;
+    for (const [position, number] of printed.entries()) {
       const how =
         value.kind === 'date'
           ? number.text === value.text
@@ -410,26 +481,26 @@ function anchorsOf(
             : null
           : matcher.match(value.mention, number.text);
       if (how === null) continue;
-      lineScore ??= overlap(context.lineWords, line.words);
-      const near = wordsBefore(line.text, number.start);
+      const near = wordsBefore(place.line, number.start);
+      if (
+        value.kind === 'number' &&
+        value.small &&
+        !smallCountSource(context, near, wordsAfter(place.line, number.end))
+      )
+        continue;
+      const quoted = /\p{L}/u.test(place.clauseLabel) && context.lineLabel.includes(place.clauseLabel);
+      placeScore ??= (quoted ? 1 : 0) + overlap(context.lineWords, place.words);
       const nearScore =
         context.nearWords.length === 0
           ? 0
           : context.nearWords.filter((word) => near.includes(word)).length / context.nearWords.length;
-      if (
-        value.kind === 'number' &&
-        value.small &&
-        !smallCountSource(context, near, wordsAfter(line.text, number.end))
-      )
-        continue;
       scored.push({
-        score: lineScore + nearScore,
-        nearScore,
+        score: placeScore + nearScore,
         anchor: {
-          outputId: line.outputId,
-          label: line.label,
-          occurrence: line.occurrence,
-          occurrences: line.occurrences,
+          outputId: place.outputId,
+          label: place.label,
+          occurrence: place.occurrence,
+          occurrences: place.occurrences,
           position,
           ratio: how === 'ratio',
           kind: value.kind,
@@ -438,48 +509,42 @@ function anchorsOf(
     }
   }
   // Array.prototype.sort is stable: equal scores keep the printed order.
-  return scored.sort((left, right) => right.score - left.score);
-}
-
-interface ScoredAnchor {
-  anchor: Anchor;
-  score: number;
-  nearScore: number;
+  return scored.sort((left, right) => right.score - left.score).map((entry) => entry.anchor);
 }
 
 function placeIn(
   anchor: Anchor,
-  newById: ReadonlyMap<string, GroundingSource>,
+  byId: ReadonlyMap<string, GroundingSource>,
 ): { text: string; sign: string } | null {
-  const source = newById.get(anchor.outputId);
+  const source = byId.get(anchor.outputId);
   return source === undefined ? null : numberAt(anchor, source);
 }
 
-/** The number at the anchor's place in the new output, with its sign; null when the place is gone. */
+/**
+ * The number at the anchor's place in an output, with its sign; null when the
+ * place is gone: no place with the label's words, or another count of them.
+ */
 function numberAt(anchor: Anchor, source: GroundingSource): { text: string; sign: string } | null {
-  if (labelCount(source, anchor.label) !== anchor.occurrences) return null;
-  let occurrence = 0;
-  for (const line of source.text.split('\n')) {
-    if (lineLabel(line) !== anchor.label) continue;
-    if (occurrence++ !== anchor.occurrence) continue;
-    if (anchor.kind === 'date') {
-      const date = datesIn(line)[anchor.position];
-      return date === undefined ? null : { text: date.text, sign: '' };
-    }
-    const number = printedNumbers(line)[anchor.position];
-    if (number === undefined) return null;
-    return {
-      text: number.text,
-      sign: hasStandaloneSign(line, number.start) ? (line[number.start - 1] ?? '') : '',
-    };
+  const same = placesOf(source).byLabel.get(anchor.label) ?? [];
+  if (same.length !== anchor.occurrences) return null;
+  const place = same[anchor.occurrence];
+  if (place === undefined) return null;
+  if (anchor.kind === 'date') {
+    const date = place.dates[anchor.position];
+    return date === undefined ? null : { text: date.text, sign: '' };
   }
-  return null;
+  const number = place.numbers[anchor.position];
+  if (number === undefined) return null;
+  return {
+    text: number.text,
+    sign: hasStandaloneSign(place.line, number.start) ? (place.line[number.start - 1] ?? '') : '',
+  };
 }
 
-/** Why an anchor's line is not found in a new output that ran: gone, or printed a different number of times. */
+/** Why an anchor's place is not found in a new output that ran: its words changed or are gone, or are printed a different number of times. */
 function staleLineReason(anchor: Anchor, newById: ReadonlyMap<string, GroundingSource>): string {
   const source = newById.get(anchor.outputId);
-  const count = source === undefined ? 0 : labelCount(source, anchor.label);
+  const count = source === undefined ? 0 : (placesOf(source).byLabel.get(anchor.label)?.length ?? 0);
   if (count === 0) return `${anchor.outputId} no longer prints the line "${anchor.label}"`;
   const times = (n: number) => (n === 1 ? 'once' : `${n} times`);
   return `${anchor.outputId} prints the line "${anchor.label}" ${times(count)}, not ${times(anchor.occurrences)}: which one is this number's cannot be told`;
@@ -545,7 +610,7 @@ export function updateAnswerNumbers(
 ): UpdatedAnswer {
   const oldSources = groundingSources(oldExecutions);
   const oldIndex = buildNumberIndex(oldSources);
-  const oldLines = outputLines(oldSources);
+  const oldPlaces = oldSources.flatMap((source) => placesOf(source).list);
   const matcher = new PrintedMatcher();
   const newById = new Map(
     groundingSources(newExecutions.filter((execution) => execution.result.status === 'ok')).map((source) => [
@@ -564,7 +629,7 @@ export function updateAnswerNumbers(
       located,
       contextOf(answer, start, end),
       oldIndex,
-      oldLines,
+      oldPlaces,
       matcher,
       { oldById, newById },
       ranById,
@@ -584,7 +649,7 @@ function updateOne(
   located: LocatedMention,
   context: MentionContext,
   oldIndex: ReturnType<typeof buildNumberIndex>,
-  oldLines: readonly OutputLine[],
+  oldPlaces: readonly Place[],
   matcher: PrintedMatcher,
   outputs: { oldById: ReadonlyMap<string, GroundingSource>; newById: ReadonlyMap<string, GroundingSource> },
   ranById: ReadonlyMap<string, string>,
@@ -595,42 +660,25 @@ function updateOne(
   const grounded = located.kind === 'date' || groundMention(located.mention, oldIndex).verified;
   const small = located.kind === 'number' && located.small;
   // A small count's places are only those with the same words around it (see anchorsOf).
-  const candidates = grounded ? anchorsOf(located, context, oldLines, matcher) : [];
-  const best = candidates[0];
-  if (best === undefined) {
+  const anchor = grounded ? anchorsOf(located, context, oldPlaces, matcher)[0] : undefined;
+  if (anchor === undefined) {
     if (located.kind === 'date' || small) return null;
     return { ...kept, status: 'not-grounded', outputId: null, label: null, reason: null };
   }
-  // The best place, or else the next best that the new outputs still print, as long as the
-  // words right before it agree with the answer's (never a mere coincidence of value). Not for
-  // a small count: the same few words stand before a 4 on many lines ("`orders.csv`: 4"), so it
-  // is taken only from the line it came from, and is stale when that line is gone.
-  let anchor = best.anchor;
-  let found = placeIn(anchor, newById);
-  for (const candidate of small ? [] : candidates.slice(1)) {
-    if (found !== null) break;
-    if (candidate.nearScore === 0) continue;
-    const placed = placeIn(candidate.anchor, newById);
-    if (placed !== null) {
-      anchor = candidate.anchor;
-      found = placed;
-    }
-  }
+  // Only the best place, the one most like the answer's sentence: when the new output no longer
+  // prints its words, the number is stale. Never the next best that still prints a number there
+  // (the raw "Thu #" row when "highest on Thu (#)" now reads "highest on Wed (#)"): that number
+  // is real, but the answer's words around it would no longer hold.
+  const found = placeIn(anchor, newById);
   if (found === null) {
-    const status = ranById.get(best.anchor.outputId);
+    const status = ranById.get(anchor.outputId);
     const reason =
       status === undefined
-        ? `${best.anchor.outputId} was not run`
+        ? `${anchor.outputId} was not run`
         : status !== 'ok'
-          ? `${best.anchor.outputId} ended ${status}`
-          : staleLineReason(best.anchor, outputs.newById);
-    return {
-      ...kept,
-      status: 'stale',
-      outputId: best.anchor.outputId,
-      label: best.anchor.label,
-      reason,
-    };
+          ? `${anchor.outputId} ended ${status}`
+          : staleLineReason(anchor, newById);
+    return { ...kept, status: 'stale', outputId: anchor.outputId, label: anchor.label, reason };
   }
   const before = located.kind === 'number' ? placeIn(anchor, outputs.oldById) : null;
   if (located.kind === 'number' && !/^[-\u2212]/.test(located.mention.text)) {

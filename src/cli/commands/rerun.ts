@@ -35,16 +35,17 @@ run folder (default runs/<time>-<workspace>) with its own trace, report,
 charts and provenance; the earlier run and the workspace are only read.
 
 The answer is the earlier one with every number it took from an output taken
-again from the same place in the new outputs (the same cell, the line with
-the same words, the same number on it), written as the new output prints it
-(rounded only where the earlier answer had rounded); a count up to 10 is taken
-only from the line whose words around it are the answer's. A number whose
-place is gone is kept and marked [stale]; one that no output ever printed is marked [not grounded];
-one whose printed sign flipped where the answer wrote none is the new value
-with its sign, marked [sign changed] (the words around it may say the opposite).
-With --rewrite-answer a model (--model, the config file or DATALYST_MODEL)
-gets the question, the earlier answer and the new outputs in one turn and
-writes the answer instead.
+again from the same place in the new outputs (the same cell, the sentence the
+answer quotes with the same words, the same number in it), written as the new
+output prints it (rounded only where the earlier answer had rounded); a count
+up to 10 is taken only from the line whose words around it are the answer's.
+A number whose place is gone, or whose sentence now has other words ("highest
+on Thu" is now "highest on Wed"), is kept and marked [stale]; one that no
+output ever printed is marked [not grounded]; one whose printed sign flipped
+where the answer wrote none is the new value with its sign, marked [sign
+changed] (the words around it may say the opposite). With --rewrite-answer a
+model (--model, the config file or DATALYST_MODEL) gets the question, the
+earlier answer and the new outputs in one turn and writes the answer instead.
 
 A cell that ran in the earlier run and fails on the new data (a renamed
 column, say) is shown in the report with its error; the cells after it are
