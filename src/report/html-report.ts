@@ -10,6 +10,7 @@ import { reportStyles } from './report-styles.ts';
 import { markdownPlainText, renderSafeMarkdown } from './safe-markdown.ts';
 import type { ProcessEntry } from './run-view.ts';
 import { noAnswerText, stripCodeFence } from './run-view.ts';
+import { madeBy } from './made-by.ts';
 import {
   formatBytes,
   formatDuration,
@@ -27,7 +28,6 @@ import { outcomePresentation } from './outcome-look.ts';
 import type { OutcomePresentation } from './outcome-look.ts';
 import { rerunOfFacts } from './rerun-of.ts';
 import { emptyGalleryNote } from './empty-gallery-note.ts';
-import { plural } from '../util/plural.ts';
 
 /** Images of artifacts (PNG/JPEG/GIF/WebP the code saved), embedded as data: URIs. */
 export type ArtifactImages = ReadonlyMap<string, { mimeType: string; base64: string }>;
@@ -122,25 +122,29 @@ export function contentsBar(links: readonly (readonly [string, string])[], verdi
   return `<nav class="toc" aria-label="Contents"><div class="toc-inner"><a class="toc-top" href="#top">Datalyst</a>${verdictHtml}${links.map(([href, label]) => `<a href="${href}">${label}</a>`).join('')}</div></nav>`;
 }
 
+/** Plain text whose `backticked` names (a column, a command) are shown as code: escaped first, so only the backticks make markup. */
+function inlineCodeHtml(text: string): string {
+  return escapeHtml(text).replace(/`([^`\n]+)`/g, '<code>$1</code>');
+}
+
 function renderHeader({ report }: HtmlContext, outcome: OutcomePresentation): string {
   const { view } = report;
-  const model = view.start.model;
   const banners: string[] = [];
   if (outcome.happened !== null) {
     banners.push(
-      `<div class="banner banner-outcome banner-${outcome.look}" role="alert"><p><strong>What happened.</strong> ${escapeHtml(outcome.happened)}</p>${outcome.todo === null ? '' : `<p><strong>What to do.</strong> ${escapeHtml(outcome.todo)}</p>`}</div>`,
+      `<div class="banner banner-outcome banner-${outcome.look}" role="alert"><p><strong>What happened.</strong> ${inlineCodeHtml(outcome.happened)}</p>${outcome.todo === null ? '' : `<p><strong>What to do.</strong> ${inlineCodeHtml(outcome.todo)}</p>`}</div>`,
     );
   }
-  if (model.offline) {
+  const made = madeBy(view);
+  if (made.noModelNote !== null) {
     banners.push(
-      `<div class="banner banner-offline" role="note"><strong>No language model was used.</strong> This analysis was made by Datalyst's built-in offline analyst: deterministic rules that read the execution results and choose the next cell.</div>`,
+      `<div class="banner banner-offline" role="note"><strong>No language model was used.</strong> ${escapeHtml(made.noModelNote)}</div>`,
     );
   }
   const subtitle = [
     escapeHtml(`Run ${view.start.runId}`),
     `started ${timeHtml(view.start.startedAt)}`,
-    escapeHtml(model.offline ? 'offline analyst' : `model ${model.id}`),
-    escapeHtml(plural(view.rounds, 'round')),
+    ...made.subtitle.map((part) => escapeHtml(part)),
   ];
   const question = firstLine(view.start.instruction, 140);
   const fullQuestion =

@@ -16,12 +16,12 @@ import {
 import { durationFact, endedFact, roundsFact, terminationFact, totalsScope } from './provenance-facts.ts';
 import type { ProcessEntry } from './run-view.ts';
 import { noAnswerText, stripCodeFence } from './run-view.ts';
+import { madeBy } from './made-by.ts';
 import { readingNotes } from './reading-notes.ts';
 import { dataSectionMarkdown } from './data-section-markdown.ts';
 import { outcomePresentation } from './outcome-look.ts';
 import { rerunOfFacts } from './rerun-of.ts';
 import { emptyGalleryNote } from './empty-gallery-note.ts';
-import { plural } from '../util/plural.ts';
 
 /** A file the Markdown report links to, relative to the report's folder. */
 export interface ReportAsset {
@@ -57,16 +57,17 @@ export function renderMarkdownReport(
     `# ${outcome.verdict === '' ? '' : `${outcome.verdict}: `}${escapeMarkdownText(instructionTitle.slice(0, 140))}`,
     '',
   );
+  const made = madeBy(view);
   out.push(
-    `Run ${escapeMarkdownText(view.start.runId)} · started ${escapeMarkdownText(formatUtcTime(view.start.startedAt))} · ${view.start.model.offline ? 'offline analyst' : `model ${escapeMarkdownText(view.start.model.id)}`} · ${plural(view.rounds, 'round')}`,
+    [
+      `Run ${escapeMarkdownText(view.start.runId)}`,
+      `started ${escapeMarkdownText(formatUtcTime(view.start.startedAt))}`,
+      ...made.subtitle.map((part) => escapeMarkdownText(part)),
+    ].join(' · '),
     '',
   );
-  if (view.start.model.offline) {
-    out.push(
-      "> **No language model was used.** This analysis was made by Datalyst's built-in offline analyst: deterministic rules that read the execution results and choose the next cell.",
-      '',
-    );
-  }
+  if (made.noModelNote !== null)
+    out.push(`> **No language model was used.** ${escapeMarkdownText(made.noModelNote)}`, '');
   if (outcome.happened !== null)
     out.push(
       `> **${outcome.verdict}. What happened:** ${escapeMarkdownText(outcome.happened)}`,

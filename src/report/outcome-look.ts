@@ -172,6 +172,12 @@ function failureTodo(reason: Parameters<typeof terminationLabel>[0], audience: R
           server:
             "The server's sandbox failed: ask again later, or ask the server's operator to check Docker and the runner image.",
         };
+      case 'rerun-cell-failed':
+        return {
+          cli: 'See in the process below where the new data stopped fitting the recorded cells: a cell that failed names what it lacks (a renamed or missing column, another type). Give the new files the recorded shape and re-run, or analyse them afresh with `datalyst analyze`.',
+          server:
+            'See in the process below where the new data stopped fitting the recorded cells: a cell that failed names what it lacks (a renamed or missing column, another type).',
+        };
       default:
         return {
           cli: 'Open the process below to see what happened, then run again.',

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { madeBy } from '../../src/report/made-by.ts';
+import { buildRunView } from '../../src/report/run-view.ts';
+import { renderReport } from '../../src/report/index.ts';
+import type { RunStartRecord } from '../../src/trace/schema.ts';
+import { makeSyntheticTrace } from '../fixtures/traces/synthetic-trace.ts';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** A re-run's report does not say it was made by the offline analyst in 0 rounds, choosing cells. */
+function rerunTrace() {
+  const trace = makeSyntheticTrace({ rounds: 2, charts: 0, figures: 0, offline: true });
+  const start = trace.records[0] as RunStartRecord;
+  start.rerunOf = {
+    runId: 'run-earlier',
+    runDir: '/runs/earlier',
+    traceSha256: 'a'.repeat(64),
+    workspacePath: '/data/sales',
+  };
+  return trace;
+}
+
+describe('madeBy', () => {
+  it('an offline run: the offline analyst, its rounds, the rules that chose each cell', () => {
+    const made = madeBy(buildRunView(makeSyntheticTrace({ rounds: 2, offline: true }).records));
+    expect(made.subtitle).toEqual(['offline analyst', '3 rounds']);
+    expect(made.noModelNote).toContain('choose the next cell');
+  });
+
+  it('a run with a model: no note', () => {
+    const made = madeBy(buildRunView(makeSyntheticTrace({ rounds: 2 }).records));
+    expect(made.subtitle[0]).toBe('model DeepAnalyze-8B');
+    expect(made.noModelNote).toBeNull();
+  });
+
+  it('a re-run: the run it re-ran and its cells, and nothing "chose" anything', async () => {
+    const trace = rerunTrace();
+    const made = madeBy(buildRunView(trace.records));
+    expect(made.subtitle).toEqual(['re-run of run-earlier', 'no model', '2 recorded cells executed again']);
+    expect(made.noModelNote).toMatch(/^This is a re-run of run run-earlier on new data/);
+    expect(made.noModelNote).not.toContain('choose');
+    const outDir = await mkdtemp(join(tmpdir(), 'datalyst-made-by-'));
+    try {
+      await renderReport(trace, { outDir, formats: ['html', 'md'] });
+      for (const file of ['report.html', 'report.md']) {
+        const text = await readFile(join(outDir, file), 'utf8');
+        expect(text).toContain('re-run of run-earlier');
+        expect(text).not.toContain('offline analyst ·');
+        expect(text).not.toContain('choose the next cell');
+      }
+    } finally {
+      await rm(outDir, { recursive: true, force: true });
+    }
+  });
+
+  it("a re-run whose cell failed: backticked names in what happened are code, and the advice is a re-run's", async () => {
+    const trace = rerunTrace();
+    const end = trace.records.at(-1);
+    if (end?.type !== 'run-end') throw new Error('the synthetic trace ends with run-end');
+    end.termination = {
+      reason: 'rerun-cell-failed',
+      detail: 'The answer names `revenue`, which the new outputs never print.',
+    };
+    end.answer = null;
+    const outDir = await mkdtemp(join(tmpdir(), 'datalyst-made-by-'));
+    try {
+      await renderReport(trace, { outDir, formats: ['html'] });
+      const html = await readFile(join(outDir, 'report.html'), 'utf8');
+      expect(html).toContain('The answer names <code>revenue</code>, which the new outputs never print.');
+      expect(html).toContain('analyse them afresh with <code>datalyst analyze</code>.');
+      expect(html).not.toContain('then run again.');
+    } finally {
+      await rm(outDir, { recursive: true, force: true });
+    }
+  });
+});
