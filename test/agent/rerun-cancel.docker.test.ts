@@ -2,7 +2,14 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import Docker from 'dockerode';
 import { afterEach, expect, it } from 'vitest';
-import { analyze, createOpenAIChatModel, rerunAnalysis, type RerunResult } from '../../src/index.ts';
+import {
+  analyze,
+  createOpenAIChatModel,
+  rerunAnalysis,
+  streamAnalysis,
+  type AnalysisResult,
+  type RerunResult,
+} from '../../src/index.ts';
 import { containerLabels } from '../../src/sandbox/index.ts';
 import { startFakeOpenAIServer } from '../support/fake-openai-server.ts';
 import { cleanUpHarness, makeRunsDir, makeWorkspace, readTrace } from './support/loop-harness.ts';
@@ -98,6 +105,65 @@ it('reads a version 1 trace, and Ctrl-C mid-cell ends the re-run cancelled with 
     expect(result.cells).toEqual([
       { outputId: 'E1', status: 'cancelled', recordedStatus: 'ok', detail: 'cancelled' },
     ]);
+  } finally {
+    await server.close();
+  }
+}, 120_000);
+
+it('re-running a run that was cancelled ends with its own outcome (no-progress: no answer to carry over), not "cancelled", when nobody cancels the re-run', async () => {
+  const quick = "print('rows 2')";
+  const slow = ['import time', "print('slow', flush=True)", 'time.sleep(120)'].join('\n');
+  const server = await startFakeOpenAIServer({
+    script: [
+      { type: 'text', text: `<Code>\n${quick}\n</Code>` },
+      { type: 'text', text: `<Code>\n${slow}\n</Code>` },
+    ],
+  });
+  try {
+    const runsDir = await makeRunsDir();
+    const workspace = await makeWorkspace();
+    // The recorded run: Ctrl-C while its second cell sleeps. No answer.
+    const controller = new AbortController();
+    let recorded: AnalysisResult | null = null;
+    for await (const event of streamAnalysis({
+      instruction: 'How many rows?',
+      workspaceDir: workspace,
+      model: createOpenAIChatModel({ baseUrl: server.baseUrl, model: 'm' }),
+      outDir: path.join(runsDir, 'recorded'),
+      signal: controller.signal,
+    })) {
+      if (event.type === 'execution-start' && event.outputId === 'E2')
+        setTimeout(() => controller.abort(), 1000);
+      if (event.type === 'run-end') recorded = event.result;
+    }
+    if (recorded === null) throw new Error('no run-end');
+    expect(recorded.termination.reason).toBe('cancelled');
+    expect(recorded.answer).toBeNull();
+
+    // Its re-run: nobody cancels it.
+    const result = await rerunAnalysis({
+      runDir: recorded.outDir,
+      workspaceDir: workspace,
+      outDir: path.join(runsDir, 'rerun'),
+    });
+    expect(result.termination.reason).toBe('no-progress');
+    expect(result.termination.detail).toContain(
+      'The recorded run has no answer to carry over (it ended cancelled',
+    );
+    expect(result.answer).toBeNull();
+    expect(result.answerSource).toBe('none');
+    expect(result.cells).toEqual([
+      { outputId: 'E1', status: 'ok', recordedStatus: 'ok', detail: null },
+      {
+        outputId: 'E2',
+        status: 'not-run',
+        recordedStatus: 'cancelled',
+        detail: 'not run: it ended cancelled in the recorded run',
+      },
+    ]);
+    const records = await readTrace(result.outDir);
+    expect(records.at(-1)).toMatchObject({ type: 'run-end', termination: { reason: 'no-progress' } });
+    expect(await ownContainers()).toEqual([]);
   } finally {
     await server.close();
   }

@@ -206,7 +206,9 @@ function carriedOverPreamble(
  * new run folder is the earlier one or inside it. Afterwards failures are
  * results: a cell that fails on the new data ends the run
  * `rerun-cell-failed`, a broken sandbox `sandbox-failure`, a model that
- * fails the rewrite `model-unavailable`, a cancel `cancelled`. As with
+ * fails the rewrite `model-unavailable`, a cancel `cancelled`, and a recorded
+ * run with no answer to carry over `no-progress` (never the recorded run's
+ * own ending: this run was not cancelled because that one was). As with
  * `analyze()`, `result.error` is the error behind a `sandbox-failure` or
  * `model-unavailable` ending (the one the `error` event carried) and is
  * absent otherwise: a cell that fails on the new data is a result
@@ -493,9 +495,16 @@ export async function rerunAnalysis(options: RerunOptions): Promise<RerunResult>
           detail: `Re-ran ${newExecutions.length} recorded cells on the new data; the earlier answer's numbers were carried over.`,
         };
       } else {
+        // Not the recorded run's ending: this re-run was not cancelled, nor out of rounds. Every cell it
+        // had ran and none failed, but with no model and no recorded answer it can go no further: of the
+        // endings a run has, "no progress" (no answer, nothing left to try) is the one that is true of it.
+        const how =
+          recorded.termination === null
+            ? 'its trace ends before an answer'
+            : `it ended ${recorded.termination.reason}${recorded.termination.detail === '' ? '' : `: ${recorded.termination.detail.replace(/\.$/, '')}`}`;
         termination = {
-          reason: recorded.termination?.reason ?? 'cancelled',
-          detail: `The recorded run had no answer (${recorded.termination?.detail ?? 'its trace ends early'}); its cells were re-run on the new data.`,
+          reason: 'no-progress',
+          detail: `The recorded run has no answer to carry over (${how}). Its recorded cells ran on the new data (${cells.filter((cell) => cell.status !== 'not-run').length} of ${cells.length}); with no model a re-run goes no further. For an answer, analyse the new data anew.`,
         };
       }
       if (answerSource === 'carried-over')

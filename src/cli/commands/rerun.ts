@@ -75,7 +75,11 @@ ${exitCodeHelpFor([
     ExitCode.usage,
     'usage or input error (run folder, missing file, output folder, no model for --rewrite-answer)',
   ],
-  [ExitCode.notAnswered, 'a recorded cell failed on the new data (rerun-cell-failed)'],
+  [
+    ExitCode.notAnswered,
+    'a recorded cell failed on the new data (rerun-cell-failed), or the earlier run had no answer to carry over (no-progress)',
+  ],
+
   [ExitCode.sandboxUnavailable, 'sandbox unavailable (Docker engine, runner image, local Python)'],
   [ExitCode.modelUnavailable, 'model unavailable (--rewrite-answer)'],
   [ExitCode.cancelled, 'cancelled (Ctrl-C)'],
