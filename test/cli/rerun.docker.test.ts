@@ -248,6 +248,7 @@ let unitsRenamedDir: string;
 let revenueRenamedDir: string;
 let shiftedDir: string;
 let shifted: { westMean: number; meanUnits: number };
+let dataOnlyDir: string;
 let quarter: Quarter;
 let server: FakeOpenAIServer;
 let before: Map<string, Map<string, string>>;
@@ -260,6 +261,7 @@ const watched = () => [
   unitsRenamedDir,
   revenueRenamedDir,
   shiftedDir,
+  dataOnlyDir,
 ];
 
 async function hashAll(): Promise<Map<string, Map<string, string>>> {
@@ -289,6 +291,11 @@ beforeAll(async () => {
   }
   shiftedDir = path.join(root, 'sales-shifted');
   shifted = await makeShiftedWorkspace(shiftedDir);
+  // Only the files the recorded runs read as data: no README.md, no instruction.txt.
+  dataOnlyDir = path.join(root, 'sales-q2-data-only');
+  await mkdir(dataOnlyDir);
+  await writeFile(path.join(dataOnlyDir, 'orders.csv'), quarter.csv);
+  await copyFile(path.join(salesDir, 'sales_plan.xlsx'), path.join(dataOnlyDir, 'sales_plan.xlsx'));
   server = await startFakeOpenAIServer({
     models: ['scripted'],
     script: [
@@ -480,6 +487,16 @@ describe('datalyst rerun', () => {
       '- By calendar month in `orders.csv`, the total revenue per month is highest in ',
     ])
       expect(answerLine(after, start)).toBe(allStale(answerLine(before, start)));
+  }, 120_000);
+
+  it('re-runs on a workspace without the text files the recorded run did not read as data (README.md, instruction.txt), and says so', async () => {
+    const out = path.join(root, 'offline-data-only');
+    const run = await datalyst(['rerun', offlineRun, dataOnlyDir, '-o', out, '--format', 'md']);
+    expect(run.exitCode, run.all).toBe(0);
+    expect(run.all).toContain(
+      'README.md, instruction.txt are not in the new workspace; the recorded run did not read them as data',
+    );
+    expect(runEndOf(await readTrace(out)).termination.reason).toBe('answered');
   }, 120_000);
 
   it('fails the cell that reads a renamed column, shows its error and ends rerun-cell-failed (exit 3)', async () => {

@@ -17,7 +17,10 @@ import type { NumberUpdate } from './answer-numbers.ts';
 export interface RerunOptions {
   /** The earlier run folder (its `trace.jsonl`, or `trace.json`). */
   runDir: string;
-  /** The new data: a folder holding every file the earlier run's workspace held, under the same names. */
+  /**
+   * The new data: a folder holding, under the same names, every file the earlier run read as data (its
+   * profile found a table in it); text files it did not read as data may be missing.
+   */
   workspaceDir: string;
   /** The new run folder; must not hold a trace. Default `<runsDir>/<runId>`. */
   outDir?: string;

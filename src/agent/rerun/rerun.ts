@@ -28,7 +28,7 @@ import { collectArtifacts } from '../artifacts.ts';
 import { errorText } from '../clip-text.ts';
 import { runErrorOf, type AgentEvent, type RunError } from '../events.ts';
 import { formatExecuteText } from '../execute-text.ts';
-import { hashWorkspaceFiles, sha256File } from '../input-files.ts';
+import { hashInputFiles, listInputFiles, sha256File } from '../input-files.ts';
 import { defaultLiveOutputLimits, LiveCellOutput } from '../live-output.ts';
 import type { LanguageModel } from '../language-model.ts';
 import { resolveModelProfile } from '../model-profile.ts';
@@ -108,6 +108,28 @@ async function readRecordedRun(runDir: string, signal: AbortSignal): Promise<Rec
     termination: runEnd?.termination ?? turns.at(-1)?.end?.termination ?? null,
     profile: trace.records.find((record) => record.type === 'workspace-profile')?.profile ?? null,
   };
+}
+
+/**
+ * Which files of the earlier workspace a re-run needs: those the recorded run
+ * read as data, that is, in which its profile found a table. A file it read as
+ * text or could not read ("Not read: README.md (text, not a table)") is not
+ * needed: the analysis used no data of it. A file the profile left out, or
+ * every file when the trace holds no profile, is needed, since what the run
+ * made of it cannot be told. Code that opens a text file by itself (a model's
+ * `open('README.md')`) fails on the new data when it is gone, and the re-run
+ * ends `rerun-cell-failed` naming the error.
+ */
+function filesNeeded(recorded: RecordedRun): { needed: string[]; notRead: string[] } {
+  const profiled = new Map(recorded.profile?.files.map((file) => [file.path, file]) ?? []);
+  const needed: string[] = [];
+  const notRead: string[] = [];
+  for (const file of recorded.start.workspace.files) {
+    const profile = profiled.get(file.path);
+    if (profile === undefined || profile.tables.length > 0) needed.push(file.path);
+    else notRead.push(file.path);
+  }
+  return { needed, notRead };
 }
 
 /** The earlier model, for the trace's run-start: the code was its, even though no model runs now. */
@@ -202,9 +224,9 @@ function carriedOverPreamble(
  * in one turn.
  *
  * Throws before anything is written when the trace cannot be read, the new
- * workspace lacks a file the earlier one had (the error names it), or the
- * new run folder is the earlier one or inside it. Afterwards failures are
- * results: a cell that fails on the new data ends the run
+ * workspace lacks a file the earlier run read as data (the error names it),
+ * or the new run folder is the earlier one or inside it. Afterwards failures
+ * are results: a cell that fails on the new data ends the run
  * `rerun-cell-failed`, a broken sandbox `sandbox-failure`, a model that
  * fails the rewrite `model-unavailable`, a cancel `cancelled`, and a recorded
  * run with no answer to carry over `no-progress` (never the recorded run's
@@ -221,16 +243,17 @@ export async function rerunAnalysis(options: RerunOptions): Promise<RerunResult>
   const emit = (event: AgentEvent) => options.onEvent?.(event);
   const recorded = await readRecordedRun(path.resolve(options.runDir), signal);
   const workspaceDir = path.resolve(options.workspaceDir);
-  const inputFiles = await hashWorkspaceFiles(workspaceDir, signal, options.sandbox?.excludeDirs);
-  const present = new Set(inputFiles.map((file) => file.path));
-  const missing = recorded.start.workspace.files.filter((file) => !present.has(file.path));
+  const listed = await listInputFiles(workspaceDir, options.sandbox?.excludeDirs);
+  const present = new Set(listed.map((file) => file.path));
+  const { needed, notRead } = filesNeeded(recorded);
+  const missing = needed.filter((file) => !present.has(file));
   if (missing.length > 0) {
-    const names = missing.map((file) => file.path).join(', ');
     throw new WorkspaceError(
-      `The new workspace ${workspaceDir} has no ${names}: the recorded run read ${missing.length === 1 ? 'this file' : 'these files'}, and a re-run expects every file of the earlier workspace under the same name.`,
-      `Put the new data in ${workspaceDir} under the earlier names (${recorded.start.workspace.files.map((file) => file.path).join(', ')}).`,
+      `The new workspace ${workspaceDir} has no ${missing.join(', ')}: the recorded run ${recorded.profile === null ? 'had' : 'read'} ${missing.length === 1 ? 'this file' : 'these files'}${recorded.profile === null ? '' : ' as data'}, and a re-run expects each under the same name.`,
+      `Put the new data in ${workspaceDir} under the earlier names (${needed.join(', ')}).`,
     );
   }
+  const absent = notRead.filter((file) => !present.has(file));
   const runId = options.runId ?? newRunId();
   const outDir = path.resolve(options.outDir ?? path.join(options.runsDir ?? 'runs', runId));
   if (isSameOrInside(outDir, recorded.runDir)) {
@@ -239,6 +262,7 @@ export async function rerunAnalysis(options: RerunOptions): Promise<RerunResult>
       'Pass another folder for the new run.',
     );
   }
+  const inputFiles = await hashInputFiles(listed, signal);
   const recorder = TraceRecorder.open(outDir, {
     maxFigureBytes: options.maxTraceFigureBytes ?? defaultMaxTraceFigureBytes,
   });
@@ -345,6 +369,16 @@ export async function rerunAnalysis(options: RerunOptions): Promise<RerunResult>
           `Re-run of run ${recorded.start.runId} (${recorded.runDir}) on the files of ${workspaceDir}: its ${recorded.executions.length} recorded cells run again in order, with no model.`,
         ),
       );
+      if (absent.length > 0) {
+        const one = absent.length === 1;
+        emit(
+          recorder.notice(
+            0,
+            'warning',
+            `${absent.join(', ')} ${one ? 'is' : 'are'} not in the new workspace; the recorded run did not read ${one ? 'it' : 'them'} as data, so the re-run goes on without ${one ? 'it' : 'them'}.`,
+          ),
+        );
+      }
       for (const old of recorded.executions) {
         const recordedStatus = old.result.status;
         if (failedCell !== null) {

@@ -29,8 +29,9 @@ import { earlyRunChecks } from '../early-run-checks.ts';
 
 const rerunHelp = `
 Runs the recorded cells of an earlier run again, in order, on the files of
-<new-workspace> (the same file names as the earlier workspace; a missing one
-is an error that names it), in a fresh sandbox, with no model. Writes a NEW
+<new-workspace> (the same file names as the earlier workspace; a missing file
+that the earlier run read as data is an error that names it, a text file it
+did not read may be left out), in a fresh sandbox, with no model. Writes a NEW
 run folder (default runs/<time>-<workspace>) with its own trace, report,
 charts and provenance; the earlier run and the workspace are only read.
 
