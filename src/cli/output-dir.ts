@@ -28,18 +28,31 @@ export async function claimOutDir(outDir: string, isDefault: boolean): Promise<C
       const created = await mkdir(candidate, { recursive: true });
       return { dir: candidate, created: created ?? null };
     }
-    if (!isDefault) {
-      throw new ConfigError(
-        state === 'file'
-          ? `The output path ${candidate} is a file.`
-          : `The output folder ${candidate} already holds files (a previous report is never overwritten).`,
-        'Pass a new folder to --out, or leave --out out to get a new runs/<time>-<workspace> folder.',
-      );
-    }
+    if (!isDefault) throw outDirTaken(candidate, state);
   }
   throw new ConfigError(
     `Could not find a free run folder next to ${outDir}.`,
     'Pass a new folder with --out.',
+  );
+}
+
+/**
+ * Refuses an --out that `claimOutDir` would refuse (a file, a folder that holds files), without creating
+ * anything: called before the slow checks (the Docker engine, the runner image, the model), so a mistyped
+ * --out is said at once. `claimOutDir` checks again when it takes the folder.
+ */
+export async function checkOutDir(outDir: string, isDefault: boolean): Promise<void> {
+  if (isDefault) return;
+  const state = await folderState(outDir);
+  if (state === 'file' || state === 'non-empty') throw outDirTaken(outDir, state);
+}
+
+function outDirTaken(candidate: string, state: 'file' | 'non-empty'): ConfigError {
+  return new ConfigError(
+    state === 'file'
+      ? `The output path ${candidate} is a file.`
+      : `The output folder ${candidate} already holds files (a previous report is never overwritten).`,
+    'Pass a new folder to --out, or leave --out out to get a new runs/<time>-<workspace> folder.',
   );
 }
 

@@ -140,13 +140,22 @@ describe('datalyst analyze (bad input)', () => {
     expect(run.stderr).toContain('holds 2.0 MB in 1 files, above the cap of 1.0 MB');
   });
 
-  it('never overwrites an existing report folder', async () => {
+  it('never overwrites an existing report folder, and says so before the slow checks (Docker, the image)', async () => {
     const ws = await workspace();
     const out = await temporaryDir();
     await writeFile(path.join(out, 'report.html'), 'previous');
-    const run = await runDatalyst(['analyze', ws, '--offline', '--out', out]);
-    expect(run.exitCode).toBe(2);
-    expect(run.stderr).toContain('already holds files');
+    for (const deep of [[], ['--deep']]) {
+      let sandboxPrepared = false;
+      const run = await runDatalyst(['analyze', ws, '--offline', '--out', out, ...deep], {
+        prepareSandbox: () => {
+          sandboxPrepared = true;
+          return Promise.resolve(undefined);
+        },
+      });
+      expect(run.exitCode).toBe(2);
+      expect(run.stderr).toContain('already holds files');
+      expect(sandboxPrepared).toBe(false);
+    }
     expect(await readFile(path.join(out, 'report.html'), 'utf8')).toBe('previous');
   });
 

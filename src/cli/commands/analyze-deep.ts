@@ -7,7 +7,7 @@ import type { CliContext } from '../cli-context.ts';
 import { exitCodeForDeepTermination } from '../exit-codes.ts';
 import { handleCommandInterrupts } from '../command-interrupts.ts';
 import type { toJsonLine } from '../json-lines.ts';
-import { displayPath, prepareOutDir } from '../output-dir.ts';
+import { checkOutDir, displayPath, prepareOutDir } from '../output-dir.ts';
 import type { ProgressRenderer } from '../progress-renderer.ts';
 import type { WorkspaceCheck } from '../workspace-check.ts';
 import {
@@ -144,6 +144,7 @@ export async function runDeepAnalyze(input: DeepCommandInput): Promise<number> {
   try {
     let result: DeepAnalysisResult;
     try {
+      await checkOutDir(settings.outDir, settings.outDirIsDefault);
       const image = await preflightRun(context, settings, renderer, writeJson, interrupts.signal);
       const outDir = await prepareOutDir(settings.outDir, settings.outDirIsDefault);
       const run = runOptionsFor(settings, context, image, check);

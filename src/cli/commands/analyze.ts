@@ -15,7 +15,7 @@ import { handleCommandInterrupts } from '../command-interrupts.ts';
 import { checkModelBeforeRun } from '../model-preflight.ts';
 import { findOwnOutput } from '../own-output.ts';
 import type { toJsonLine } from '../json-lines.ts';
-import { displayPath, prepareOutDir } from '../output-dir.ts';
+import { checkOutDir, displayPath, prepareOutDir } from '../output-dir.ts';
 import type { ExitCodeSink } from '../program.ts';
 import { printError } from '../program.ts';
 import { ProgressRenderer } from '../progress-renderer.ts';
@@ -411,6 +411,7 @@ async function runAnalyze(
   try {
     let result: AnalysisResult | null = null;
     try {
+      await checkOutDir(settings.outDir, settings.outDirIsDefault);
       const image = await preflightRun(
         context,
         settings,
