@@ -529,7 +529,7 @@ class DeepRun {
 
   private async claimFolder(): Promise<void> {
     // A folder holding anything (a deep run, a user's files) is refused, untouched.
-    await assertRunFolderIsFree(this.outDir);
+    assertRunFolderIsFree(this.outDir);
     await mkdir(this.outDir, { recursive: true });
   }
 }

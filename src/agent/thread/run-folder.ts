@@ -1,5 +1,5 @@
-import { mkdirSync } from 'node:fs';
-import { readdir, rmdir, stat } from 'node:fs/promises';
+import { mkdirSync, readdirSync, statSync } from 'node:fs';
+import { rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../../errors/index.ts';
 import { isMissingFile } from '../../util/fs-errors.ts';
@@ -9,16 +9,17 @@ import { isMissingFile } from '../../util/fs-errors.ts';
  * anything is written: Datalyst writes trace.jsonl, trace.json, artifacts/
  * and reports into it, and a user's own files there (an `outDir` that is the
  * data folder, a folder of earlier results) must never be replaced. The CLI
- * refuses a non-empty --out the same way (src/cli/output-dir.ts).
+ * refuses a non-empty --out the same way (src/cli/output-dir.ts). Synchronous,
+ * as the folder's creation and the trace's opening that follow it.
  */
-export async function assertRunFolderIsFree(outDir: string): Promise<void> {
+export function assertRunFolderIsFree(outDir: string): void {
   const fix = `Pass a new or empty folder as outDir, or leave outDir out for a new runs/<id> folder.`;
   let entries: string[];
   try {
-    if (!(await stat(outDir)).isDirectory()) {
+    if (!statSync(outDir).isDirectory()) {
       throw new ConfigError(`The run folder (outDir) ${outDir} is a file.`, fix);
     }
-    entries = await readdir(outDir);
+    entries = readdirSync(outDir);
   } catch (error) {
     if (isMissingFile(error)) return;
     if (error instanceof ConfigError) throw error;

@@ -710,7 +710,7 @@ export async function openThread(options: ThreadOptions): Promise<Thread> {
   const inputFiles = hashInputFiles(listed, options.signal);
   const runId = options.runId ?? newRunId();
   const outDir = path.resolve(options.outDir ?? path.join(options.runsDir ?? 'runs', runId));
-  await assertRunFolderIsFree(outDir);
+  assertRunFolderIsFree(outDir);
   const createdDir = createRunFolder(outDir);
   let recorder: TraceRecorder;
   try {
