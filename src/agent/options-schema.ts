@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors/index.ts';
+import { unknownOptionsText } from '../util/option-names.ts';
 import { defaultSandboxLimits, sandboxRuntimeNames } from '../sandbox/index.ts';
 import type { AnalyzeOptions } from './analyze-options.ts';
 import { modelProfileNames } from './model-profile.ts';
@@ -12,6 +13,11 @@ import type { ResumeThreadOptions, ThreadOptions } from './thread/thread-options
  * (`maxRounds: -1` broke the trace's run-start record; `profile: 'gpt'` a
  * TypeError blamed on the sandbox). Each error names what it expected; the
  * schemas only check, the caller's objects are used as given.
+ *
+ * The options objects a person spells (the options, sandbox, its limits,
+ * executeText, firstMessageLimits) are strict: `maxRound: 3` ran with the
+ * default before, silently. Objects Datalyst hands out and the caller passes
+ * back (a LanguageModel, a ModelProfile, a WorkspaceProfile) may carry more.
  */
 
 const wholeAbove0 = 'a whole number above 0';
@@ -56,12 +62,12 @@ const profileSchema = z.union(
   { error: profileText },
 );
 
-const sandboxLimitsSchema = z.object(
+const sandboxLimitsSchema = z.strictObject(
   Object.fromEntries(Object.keys(defaultSandboxLimits).map((key) => [key, positiveNumber.optional()])),
   { error: 'an object of limits, e.g. { cellTimeoutMs: 60000 }' },
 );
 
-const sandboxSchema = z.object(
+const sandboxSchema = z.strictObject(
   {
     backend: z.enum(['docker', 'local'], { error: "'docker' or 'local'" }).optional(),
     image: text.optional(),
@@ -75,7 +81,9 @@ const sandboxSchema = z.object(
 );
 
 const wholeRecord = (keys: readonly string[], expected: string) =>
-  z.object(Object.fromEntries(keys.map((key) => [key, nonNegativeWhole.optional()])), { error: expected });
+  z.strictObject(Object.fromEntries(keys.map((key) => [key, nonNegativeWhole.optional()])), {
+    error: expected,
+  });
 
 const runOptionsShape = {
   workspaceDir: text,
@@ -122,9 +130,12 @@ const threadShape = {
 };
 
 const optionsObject = 'an options object';
-const analyzeOptionsSchema = z.object({ ...runOptionsShape, instruction: text }, { error: optionsObject });
-const threadOptionsSchema = z.object(threadShape, { error: optionsObject });
-const resumeThreadOptionsSchema = z.object(
+const analyzeOptionsSchema = z.strictObject(
+  { ...runOptionsShape, instruction: text },
+  { error: optionsObject },
+);
+const threadOptionsSchema = z.strictObject(threadShape, { error: optionsObject });
+const resumeThreadOptionsSchema = z.strictObject(
   { ...threadShape, workspaceDir: text.optional() },
   { error: optionsObject },
 );
@@ -153,11 +164,37 @@ function valueAt(root: unknown, keys: readonly PropertyKey[]): unknown {
 /** Options without which nothing can run: their fix cannot be "leave it out". */
 const required = new Set(['instruction', 'workspaceDir', 'model']);
 
+/** The option names of the object schema at `keys` (through optional and nullable), for a misspelling's message. */
+function optionNamesAt(schema: z.ZodType, keys: readonly PropertyKey[]): string[] {
+  let current: z.ZodType = schema;
+  for (let index = 0; ;) {
+    if (current instanceof z.ZodOptional || current instanceof z.ZodNullable) {
+      current = current.unwrap() as z.ZodType;
+      continue;
+    }
+    if (!(current instanceof z.ZodObject)) return [];
+    const key = keys[index];
+    if (key === undefined) return Object.keys(current.shape);
+    const next: unknown = current.shape[String(key)];
+    if (!(next instanceof z.ZodType)) return [];
+    current = next;
+    index++;
+  }
+}
+
 function check(schema: z.ZodType, options: unknown, entryPoint: string): void {
   const parsed = schema.safeParse(options);
   if (parsed.success) return;
   const issue = parsed.error.issues[0];
   if (issue === undefined) return;
+  if (issue.code === 'unrecognized_keys') {
+    const { problem, fix } = unknownOptionsText(issue.keys, optionNamesAt(schema, issue.path));
+    const where =
+      issue.path.length === 0
+        ? entryPoint
+        : `The option ${issue.path.map(String).join('.')} of ${entryPoint}`;
+    throw new ConfigError(`${where} ${problem}.`, fix, parsed.error);
+  }
   const got = describeValue(valueAt(options, issue.path));
   if (issue.path.length === 0) {
     throw new ConfigError(

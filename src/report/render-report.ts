@@ -13,6 +13,7 @@ import type { GroundingSummary } from '../trace/number-grounding.ts';
 import { withPdfPrinterStarting, type PdfPrinter } from './pdf.ts';
 import type { ReportAudience } from './outcome-look.ts';
 import { prepareReport } from './prepared-report.ts';
+import { assertRenderReportOptions, assertRenderRunFolderOptions } from './report-options.ts';
 import type { ConversationGrounding } from './prepared-report.ts';
 
 export type ReportFormat = 'html' | 'md' | 'ipynb' | 'json' | 'pdf';
@@ -73,6 +74,7 @@ export async function renderReport(
   trace: TraceDocument | readonly TraceRecord[],
   options: RenderReportOptions,
 ): Promise<RenderedReport> {
+  assertRenderReportOptions(options);
   return withPdfPrinterStarting(
     (options.formats ?? allReportFormats).includes('pdf'),
     options.chromiumPath,
@@ -181,11 +183,15 @@ export interface RenderRunFolderOptions extends Omit<RenderReportOptions, 'outDi
   outDir?: string;
 }
 
-/** Re-renders a run folder's report from its `trace.jsonl` (or `trace.json`). */
+/**
+ * Re-renders a run folder's report from its `trace.jsonl` (or `trace.json`).
+ * An unknown option or format is a ConfigError naming it, before anything is written.
+ */
 export async function renderRunFolder(
   runDir: string,
   options: RenderRunFolderOptions = {},
 ): Promise<RenderedReport> {
+  assertRenderRunFolderOptions(options);
   const tracePath = await findTrace(runDir);
   const trace = await readTrace(tracePath, options.signal ? { signal: options.signal } : {});
   return renderReport(trace, {
