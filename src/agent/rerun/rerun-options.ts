@@ -33,6 +33,16 @@ export interface RerunOptions {
   /** Passed to `createSandbox` (backend, image, limits, folders left out of the workspace). */
   sandbox?: Omit<SandboxOptions, 'workspaceDir' | 'signal'> | undefined;
   /**
+   * Makes the sandbox ready once the cheap checks have passed (the run folder
+   * and its trace, the new workspace's files, the new run folder) and before
+   * anything is written: the place for slow ones (the CLI checks the Docker
+   * engine and the runner image here), so that a mistyped folder is named
+   * before them. Resolves to the runner image to use, or undefined for
+   * `sandbox.image` (or the default). A rejection rejects `rerunAnalysis`,
+   * with nothing written. Default: none.
+   */
+  prepareSandbox?: (signal: AbortSignal) => Promise<string | undefined>;
+  /**
    * Rewrites the answer with this model in one turn (question, earlier answer,
    * new outputs) instead of carrying its numbers over. Default: no model.
    */

@@ -80,6 +80,19 @@ async function exists(file: string): Promise<boolean> {
 
 /** Reads the earlier run's trace (`trace.jsonl`, else `trace.json`; versions 1 and 2). */
 async function readRecordedRun(runDir: string, signal: AbortSignal): Promise<RecordedRun> {
+  const folder = await stat(runDir).catch(() => null);
+  if (folder === null) {
+    throw new ConfigError(
+      `The run folder ${runDir} does not exist.`,
+      'Pass the folder an earlier `datalyst analyze` wrote (it holds trace.jsonl), e.g. runs/<time>-<workspace>.',
+    );
+  }
+  if (!folder.isDirectory()) {
+    throw new ConfigError(
+      `${runDir} is not a folder: a re-run takes the run folder an earlier \`datalyst analyze\` wrote.`,
+      'Pass the run folder (it holds trace.jsonl), not a file in it.',
+    );
+  }
   const jsonl = path.join(runDir, 'trace.jsonl');
   const json = path.join(runDir, 'trace.json');
   const tracePath = (await exists(jsonl)) ? jsonl : (await exists(json)) ? json : null;
@@ -223,11 +236,12 @@ function carriedOverPreamble(
  * answer-numbers.ts), or, with `rewriteAnswer`, a model rewrites the answer
  * in one turn.
  *
- * Throws before anything is written when the trace cannot be read, the new
- * workspace lacks a file the earlier run read as data (the error names it),
- * or the new run folder is the earlier one or inside it. Afterwards failures
- * are results: a cell that fails on the new data ends the run
- * `rerun-cell-failed`, a broken sandbox `sandbox-failure`, a model that
+ * Throws before anything is written when the run folder is missing or its
+ * trace cannot be read, the new workspace lacks a file the earlier run read
+ * as data (the error names it), the new run folder is the earlier one or
+ * inside it, or `prepareSandbox` (called after those checks) fails.
+ * Afterwards failures are results: a cell that fails on the new data ends the
+ * run `rerun-cell-failed`, a broken sandbox `sandbox-failure`, a model that
  * fails the rewrite `model-unavailable`, a cancel `cancelled`, and a recorded
  * run with no answer to carry over `no-progress` (never the recorded run's
  * own ending: this run was not cancelled because that one was). As with
@@ -262,6 +276,9 @@ export async function rerunAnalysis(options: RerunOptions): Promise<RerunResult>
       'Pass another folder for the new run.',
     );
   }
+  // The slow checks (Docker, the runner image) after the cheap ones, and before anything is written.
+  const image = await options.prepareSandbox?.(signal);
+  const sandboxOptions = image === undefined ? options.sandbox : { ...options.sandbox, image };
   const inputFiles = await hashInputFiles(listed, signal);
   const recorder = TraceRecorder.open(outDir, {
     maxFigureBytes: options.maxTraceFigureBytes ?? defaultMaxTraceFigureBytes,
@@ -311,7 +328,7 @@ export async function rerunAnalysis(options: RerunOptions): Promise<RerunResult>
           instruction: recorded.start.instruction,
           workspaceDir,
           model: recordedModel(recorded.start),
-          ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
+          ...(sandboxOptions === undefined ? {} : { sandbox: sandboxOptions }),
         },
         runId,
         startedAt,
@@ -332,7 +349,7 @@ export async function rerunAnalysis(options: RerunOptions): Promise<RerunResult>
       phase = 'sandbox';
       try {
         session = await (options.createSandbox ?? createSandbox)({
-          ...options.sandbox,
+          ...sandboxOptions,
           workspaceDir,
           signal,
         });

@@ -1,4 +1,3 @@
-import { rmdir } from 'node:fs/promises';
 import { isSameOrInside } from '../../util/path-inside.ts';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
@@ -12,7 +11,7 @@ import { loadCommandSettings } from '../command-settings.ts';
 import { cliFailure, jsonLineWriter } from '../cli-failure.ts';
 import { ExitCode, exitCodeHelpFor } from '../exit-codes.ts';
 import { handleCommandInterrupts } from '../command-interrupts.ts';
-import { displayPath, prepareOutDir } from '../output-dir.ts';
+import { claimOutDir, displayPath, releaseUnusedOutDir, type ClaimedOutDir } from '../output-dir.ts';
 import type { ExitCodeSink } from '../program.ts';
 import type { ProgressRenderer } from '../progress-renderer.ts';
 import type { WorkspaceCheck } from '../workspace-check.ts';
@@ -80,7 +79,6 @@ ${exitCodeHelpFor([
     ExitCode.notAnswered,
     'a recorded cell failed on the new data (rerun-cell-failed), or the earlier run had no answer to carry over (no-progress)',
   ],
-
   [ExitCode.sandboxUnavailable, 'sandbox unavailable (Docker engine, runner image, local Python)'],
   [ExitCode.modelUnavailable, 'model unavailable (--rewrite-answer)'],
   [ExitCode.cancelled, 'cancelled (Ctrl-C)'],
@@ -197,34 +195,38 @@ async function runRerun(
   );
   const charts = new ChartPool({ cache: true });
   const chartPng = settings.formats.some((format) => format === 'md' || format === 'ipynb');
-  let outDir: string | null = null;
+  let claimed: ClaimedOutDir | null = null;
   let started = false;
   try {
     let result: RerunResult;
     try {
-      const image = await preflightRun(
-        context,
-        settings,
-        renderer,
-        json ? writeJson : null,
-        interrupts.signal,
-        options.rewriteAnswer === true,
-      );
-      outDir = await prepareOutDir(settings.outDir, settings.outDirIsDefault);
+      // The cheap checks first: the new run folder is free (here), the run folder and its trace, the
+      // new workspace's files (the engine's, before prepareSandbox); then Docker and the runner image.
+      claimed = await claimOutDir(settings.outDir, settings.outDirIsDefault);
+      const outDir = claimed.dir;
       charts.persistTo(path.join(outDir, '.chart-cache'));
-      charts.warm();
-      const { createSandbox, sandbox } = runOptionsFor(settings, context, image, check);
+      const { createSandbox, sandbox } = runOptionsFor(settings, context, undefined, check);
       result = await rerunAnalysis({
         runDir: path.resolve(context.cwd, runFolder),
         workspaceDir: settings.workspaceDir,
         outDir,
         createSandbox,
         sandbox,
+        prepareSandbox: (signal) =>
+          preflightRun(
+            context,
+            settings,
+            renderer,
+            json ? writeJson : null,
+            signal,
+            options.rewriteAnswer === true,
+          ),
         ...(options.rewriteAnswer === true ? { rewriteAnswer: { model: createModel(settings.model) } } : {}),
         signal: interrupts.signal,
         onEvent: (event) => {
           if (event.type === 'run-start') {
             started = true;
+            charts.warm();
             renderer.info('Starting the sandbox and profiling the new workspace…');
           }
           if (json) {
@@ -243,8 +245,8 @@ async function runRerun(
         },
       });
     } catch (error) {
-      // Refused before the run began (a bad trace, a missing file): the empty folder made for it goes again.
-      if (outDir !== null && !started) await rmdir(outDir).catch(() => undefined);
+      // Refused before the run began (a missing run folder or file, Docker down): the folders made for it go again.
+      if (claimed !== null && !started) await releaseUnusedOutDir(claimed);
       if (interrupts.interrupted && !DatalystError.isInstance(error)) return fail(new CancelledError(error));
       return fail(error);
     }
