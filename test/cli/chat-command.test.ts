@@ -30,6 +30,23 @@ async function chat(lines: string[], flags: string[], cwd?: string) {
 }
 
 describe('datalyst chat', () => {
+  it('refuses an --out that holds files before preparing the sandbox', async () => {
+    const out = await temporaryDir();
+    await writeFile(path.join(out, 'report.html'), 'previous');
+    let sandboxPrepared = false;
+    const run = await runDatalyst(['chat', await workspace(), '--offline', '--out', out], {
+      stdin: Readable.from([]),
+      prepareSandbox: () => {
+        sandboxPrepared = true;
+        return Promise.resolve(undefined);
+      },
+    });
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toContain('already holds files');
+    expect(sandboxPrepared).toBe(false);
+    expect(await readdir(out)).toEqual(['report.html']);
+  });
+
   it('/report before any question says there is nothing to report yet', async () => {
     const out = path.join(await temporaryDir(), 'run');
     const { run } = await chat(['/report', '/exit'], ['--out', out]);

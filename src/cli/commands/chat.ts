@@ -13,7 +13,13 @@ import { formatBytes } from '../format.ts';
 import { plural } from '../../util/plural.ts';
 import { handleInterrupts } from '../interrupt.ts';
 import { toJsonLine } from '../json-lines.ts';
-import { claimOutDir, displayPath, releaseUnusedOutDir, type ClaimedOutDir } from '../output-dir.ts';
+import {
+  checkOutDir,
+  claimOutDir,
+  displayPath,
+  releaseUnusedOutDir,
+  type ClaimedOutDir,
+} from '../output-dir.ts';
 import type { ExitCodeSink } from '../program.ts';
 import { printError } from '../program.ts';
 import type { ProgressRenderer } from '../progress-renderer.ts';
@@ -228,6 +234,7 @@ async function runChat(
   let claimed: ClaimedOutDir | null = null;
   const setup = new AbortController();
   try {
+    await checkOutDir(settings.outDir, settings.outDirIsDefault);
     const image = await context.prepareSandbox({
       backend: settings.sandbox,
       image: settings.image,
