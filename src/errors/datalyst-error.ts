@@ -56,7 +56,8 @@ export class ImageMissingError extends DatalystError {
   ) {
     super('IMAGE_MISSING', `The runner image ${image} is not built.`, {
       fault: 'system',
-      fix: 'Run `datalyst setup` (or `npm run demo`, which does it) to build the runner image.',
+      // Not `npm run demo`: that is a script of the repository, not of a project that installed the package.
+      fix: 'Run `datalyst setup` to build the runner image. An image of your own (DATALYST_IMAGE, sandbox.image) is yours to build: setup builds only the one Datalyst ships.',
       cause,
     });
   }

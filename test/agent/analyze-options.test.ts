@@ -154,6 +154,9 @@ describe('the result of a run ended by an error carries that error', () => {
     });
     // JSON-safe: it survives the CLI's --json lines as it is.
     expect(JSON.parse(JSON.stringify(run.result.error))).toEqual(run.result.error);
+    // A library user has no `npm run demo` (a script of the repository), and setup builds only Datalyst's image.
+    expect(run.result.error?.fix).not.toContain('npm run demo');
+    expect(run.result.error?.fix).toContain('An image of your own');
   });
 
   it('an answered run has no error', async () => {
