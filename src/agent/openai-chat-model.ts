@@ -6,6 +6,7 @@ import type {
 import { z } from 'zod';
 import { CancelledError, ModelUnavailableError } from '../errors/index.ts';
 import type { ChatMessage, LanguageModel, ModelChunk, ModelRequest } from './language-model.ts';
+import { assertOpenAIChatModelOptions } from './openai-model-options.ts';
 import {
   defaultRetryPolicy,
   parseRetryAfterMs,
@@ -201,6 +202,7 @@ function unavailableError(
 }
 
 export function createOpenAIChatModel(options: OpenAIChatModelOptions): LanguageModel {
+  assertOpenAIChatModelOptions(options);
   const policy: RetryPolicy = { ...defaultRetryPolicy, ...options.retry };
   const idleTimeoutMs = options.idleTimeoutMs ?? 180_000;
   const baseUrl = options.baseUrl.replace(/\/+$/, '');

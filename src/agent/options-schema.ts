@@ -185,7 +185,9 @@ function optionNamesAt(schema: z.ZodType, keys: readonly PropertyKey[]): string[
 function check(schema: z.ZodType, options: unknown, entryPoint: string): void {
   const parsed = schema.safeParse(options);
   if (parsed.success) return;
-  const issue = parsed.error.issues[0];
+  // A misspelt name first: it usually also leaves the right one missing, and the misspelling is the news.
+  const issue =
+    parsed.error.issues.find((candidate) => candidate.code === 'unrecognized_keys') ?? parsed.error.issues[0];
   if (issue === undefined) return;
   if (issue.code === 'unrecognized_keys') {
     const { problem, fix } = unknownOptionsText(issue.keys, optionNamesAt(schema, issue.path));

@@ -59,7 +59,9 @@ function describe(value: unknown): string {
 function check(schema: z.ZodObject, options: unknown, entryPoint: string): void {
   const parsed = schema.safeParse(options);
   if (parsed.success) return;
-  const issue = parsed.error.issues[0];
+  // A misspelt name first: it usually also leaves the right one missing, and the misspelling is the news.
+  const issue =
+    parsed.error.issues.find((candidate) => candidate.code === 'unrecognized_keys') ?? parsed.error.issues[0];
   if (issue === undefined) return;
   if (issue.code === 'unrecognized_keys') {
     const { problem, fix } = unknownOptionsText(issue.keys, Object.keys(schema.shape));

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { CancelledError } from '../errors/index.ts';
+import { CancelledError, ConfigError } from '../errors/index.ts';
 import { createDockerBackend } from './docker-backend.ts';
 import { withExitCleanup } from './exit-cleanup.ts';
 import { KernelConnection } from './kernel-connection.ts';
@@ -41,7 +41,16 @@ function backendNamed(name: SandboxBackendName): SandboxBackend {
  * result.value; // '(120, 5)'
  */
 export async function createSandbox(options: SandboxOptions = {}): Promise<SandboxSession> {
-  const backend = backendNamed(options.backend ?? sandboxEnvironment().backend ?? 'docker');
+  const name: unknown = options.backend ?? sandboxEnvironment().backend ?? 'docker';
+  // Checked here: 'podman' was a TypeError from inside backendNamed.
+  if (name !== 'docker' && name !== 'local') {
+    throw new ConfigError(
+      `The option backend of createSandbox() must be 'docker' or 'local'; got ${JSON.stringify(name)}.`,
+      "Pass backend: 'docker' (the default, a hardened container) or 'local' (a process on this machine, no isolation).",
+      new Error(`unknown sandbox backend ${JSON.stringify(name)}`),
+    );
+  }
+  const backend = backendNamed(name);
   return createSandboxWithBackend(backend, options);
 }
 
