@@ -9,6 +9,7 @@ import { DEFAULT_MAX_CHART_ROWS, failedChart } from './rendered-chart.ts';
 import type { RenderedChart } from './rendered-chart.ts';
 import { chartWorkerMessageSchema } from './chart-worker-protocol.ts';
 import { unlessAborted } from '../util/unless-aborted.ts';
+import { CancelledError } from '../errors/index.ts';
 import type { ChartJob, ChartSource } from './chart-worker-protocol.ts';
 
 export interface ChartPoolOptions {
@@ -167,14 +168,14 @@ export class ChartPool {
 
   /** Draws one spec. Never rejects for a bad or hostile spec (that is an error chart); rejects when aborted or closed. */
   render(spec: unknown, options: ChartJobOptions = {}): Promise<RenderedChart> {
-    if (options.signal?.aborted) return Promise.reject(options.signal.reason as Error);
+    if (options.signal?.aborted) return Promise.reject(cancelled(options.signal.reason));
     const key = this.drawn === null ? null : chartCacheKey(spec, options);
     if (this.drawn === null || key === null) return this.enqueue(spec, options);
     const png = options.png ?? true;
     const known = this.drawn.get(key);
     if (known && (known.png || !png)) {
       this.stats.reused += 1;
-      return unlessAborted(known.chart, options.signal);
+      return unlessAborted(known.chart, options.signal, cancelled);
     }
     // Drawn for whoever asks next, so one caller's abort does not stop it.
     const { signal: _signal, ...shared } = options;
@@ -205,7 +206,7 @@ export class ChartPool {
         });
     this.drawn.set(key, { png, chart });
     chart.catch(() => this.forget(key, chart));
-    return unlessAborted(chart, options.signal);
+    return unlessAborted(chart, options.signal, cancelled);
   }
 
   /** The kept chart with a PNG rasterized from its SVG in a worker (under the same limits), with what that noted. */
@@ -225,7 +226,7 @@ export class ChartPool {
    * this process. Not cached. Never rejects for a bad file (that is an error chart).
    */
   renderSource(source: ChartSource, options: ChartJobOptions = {}): Promise<RenderedChart> {
-    if (options.signal?.aborted) return Promise.reject(options.signal.reason as Error);
+    if (options.signal?.aborted) return Promise.reject(cancelled(options.signal.reason));
     return this.enqueue(null, options, undefined, source);
   }
 
@@ -480,7 +481,7 @@ export class ChartPool {
     const queued = this.queue.indexOf(entry);
     if (queued >= 0) this.queue.splice(queued, 1);
     const slot = [...this.slots].find((candidate) => chartsOf(candidate).includes(entry));
-    this.settle(entry, () => entry.reject(reason));
+    this.settle(entry, () => entry.reject(cancelled(reason)));
     if (slot) this.endWorker(slot, entry, null);
     else this.pump();
   }
@@ -589,4 +590,9 @@ function contentHash(value: unknown): string | null {
 
 function lastLine(text: string): string {
   return text.trim().split('\n').at(-1)?.slice(0, 300) ?? '';
+}
+
+/** What an aborted chart rejects with: the library's CancelledError (a CancelledError given as the abort's reason is kept). */
+function cancelled(reason: unknown): CancelledError {
+  return reason instanceof CancelledError ? reason : new CancelledError(reason);
 }

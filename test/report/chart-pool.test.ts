@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CancelledError } from '../../src/errors/index.ts';
 import { ChartPool, workerEnvironment } from '../../src/report/chart-pool.ts';
 import { renderChart } from '../../src/report/chart-renderer.ts';
 import { MAX_CHART_PNG_PIXELS, MAX_CHART_SVG_BYTES } from '../../src/report/rendered-chart.ts';
@@ -70,11 +71,20 @@ describe('ChartPool', () => {
     expect(chart.error).toContain(`more than the ${MAX_CHART_SVG_BYTES / 1024 / 1024} MB a report holds`);
   });
 
-  it('rejects on abort, queued or running, and stays usable', async () => {
+  it('rejects on abort, queued or running, with the CancelledError the rest of the library throws, and stays usable', async () => {
     const controller = new AbortController();
     const pending = [1, 2, 3].map(() => pool.render(sequenceSpec(40_000), { signal: controller.signal }));
-    controller.abort(new Error('stop the charts'));
-    for (const chart of pending) await expect(chart).rejects.toThrow('stop the charts');
+    const reason = new Error('stop the charts');
+    controller.abort(reason);
+    for (const chart of pending)
+      await expect(chart).rejects.toMatchObject({ code: 'CANCELLED', cause: reason });
+    // Aborted before it is asked (no reason given: a DOMException): CancelledError too.
+    await expect(pool.render(pointSpec(10), { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(
+      CancelledError,
+    );
+    // A CancelledError given as the reason is kept as it is.
+    const own = new CancelledError('SIGINT');
+    await expect(pool.render(pointSpec(10), { signal: AbortSignal.abort(own) })).rejects.toBe(own);
     expect((await pool.render(pointSpec(10), { png: false })).error).toBeNull();
   });
 
