@@ -37,6 +37,7 @@ import { newRunId } from '../run-metadata.ts';
 import { runStartRecord } from '../run-start-record.ts';
 import { defaultMaxTraceFigureBytes } from '../trace-figure-budget.ts';
 import { TraceRecorder } from '../trace-recorder.ts';
+import { assertRunFolderIsFree } from '../thread/run-folder.ts';
 import { cancelledResult } from '../turn-handler.ts';
 import {
   NOT_GROUNDED_MARK,
@@ -276,6 +277,8 @@ export async function rerunAnalysis(options: RerunOptions): Promise<RerunResult>
       'Pass another folder for the new run.',
     );
   }
+  // A folder that holds anything is never written into (the user's files are not overwritten), as openThread's.
+  assertRunFolderIsFree(outDir);
   // The slow checks (Docker, the runner image) after the cheap ones, and before anything is written.
   const image = await options.prepareSandbox?.(signal);
   const sandboxOptions = image === undefined ? options.sandbox : { ...options.sandbox, image };
