@@ -1,7 +1,7 @@
 import type { Table } from '../sandbox/cell-result.ts';
 import type { ExecutionRecord, StepRecord } from '../trace/schema.ts';
 import { tableToCsv } from './csv-export.ts';
-import { escapeMarkdownText, fencedBlock, neutralizeMarkdown } from './markdown-text.ts';
+import { escapeMarkdownText, fencedBlock, inlineCodeMarkdown, neutralizeMarkdown } from './markdown-text.ts';
 import { cleanOutputText } from '../trace/output-text.ts';
 import { chartKey, figureKey, missingVisualNote, outputAnchor } from './prepared-report.ts';
 import type { PreparedReport } from './prepared-report.ts';
@@ -70,8 +70,8 @@ export function renderMarkdownReport(
     out.push(`> **No language model was used.** ${escapeMarkdownText(made.noModelNote)}`, '');
   if (outcome.happened !== null)
     out.push(
-      `> **${outcome.verdict}. What happened:** ${escapeMarkdownText(outcome.happened)}`,
-      ...(outcome.todo === null ? [] : ['>', `> **What to do:** ${escapeMarkdownText(outcome.todo)}`]),
+      `> **${outcome.verdict}. What happened:** ${inlineCodeMarkdown(outcome.happened)}`,
+      ...(outcome.todo === null ? [] : ['>', `> **What to do:** ${inlineCodeMarkdown(outcome.todo)}`]),
       '',
     );
 

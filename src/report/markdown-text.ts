@@ -120,6 +120,18 @@ export function escapeMarkdownText(text: string): string {
     );
 }
 
+/**
+ * Plain text whose `backticked` names (a column, a command) stay code spans: the rest is escaped as
+ * `escapeMarkdownText` does, so no raw HTML can begin outside them and take a backtick away; inside
+ * a code span (no backtick in it) markdown and HTML are not read.
+ */
+export function inlineCodeMarkdown(text: string): string {
+  return text
+    .split(/(`[^`\n]+`)/)
+    .map((part, index) => (index % 2 === 1 ? part : escapeMarkdownText(part)))
+    .join('');
+}
+
 /** A fenced code block whose fence no backtick run in the content can close. */
 export function fencedBlock(content: string, language: string): string {
   const longestRun = Math.max(2, ...Array.from(content.matchAll(/`+/g), (match) => match[0].length));

@@ -62,11 +62,16 @@ export function outcomePresentation(view: RunView, audience: ReportAudience = 'c
     };
   }
   if (reason === 'no-data') return { look: 'no-data', verdict: 'No data', ...noDataStory(view, audience) };
+  const rerunWithoutAnswer = view.start.rerunOf !== undefined && reason === 'no-progress';
   return {
     look: 'failed',
     verdict: 'Failed',
     happened,
-    todo: reason === null ? null : failureTodo(reason, audience),
+    todo: rerunWithoutAnswer
+      ? 'Analyse the new data afresh (`datalyst analyze`): a re-run carries an earlier answer over, and the run it re-ran had none.'
+      : reason === null
+        ? null
+        : failureTodo(reason, audience),
   };
 }
 

@@ -16,7 +16,9 @@ export function terminationFact(view: RunView): [label: string, text: string] {
   if (!thread) {
     return [
       'Termination',
-      ending === null ? 'none recorded (the trace ends before the run did)' : describe(ending),
+      ending === null
+        ? 'none recorded (the trace ends before the run did)'
+        : describe(ending, view.start.rerunOf !== undefined),
     ];
   }
   const open = view.open ? ' The conversation is still open: more questions can follow.' : '';
@@ -52,11 +54,16 @@ export function endedFact(view: RunView): string {
   return view.open ? 'not yet: the conversation is still open' : 'unknown';
 }
 
-function describe(termination: { reason: Parameters<typeof terminationLabel>[0]; detail: string }): string {
+function describe(
+  termination: { reason: Parameters<typeof terminationLabel>[0]; detail: string },
+  rerun = false,
+): string {
   const { reason, detail } = termination;
   // "Answered in round 19." says it all; "answered: Answered in round 19." said it twice.
   if (reason === 'answered' && /^answered\b/i.test(detail)) return `a${detail.slice(1)}`;
-  const label = reason === 'answered' ? 'answered' : `${reason} (${terminationLabel(reason)})`;
+  // A re-run ends no-progress when the run it re-ran had no answer: nothing stalled (run-view.ts says the same).
+  const meaning = rerun && reason === 'no-progress' ? 'nothing to carry over' : terminationLabel(reason);
+  const label = reason === 'answered' ? 'answered' : `${reason} (${meaning})`;
   return `${label}${detail ? `: ${detail}` : ''}`;
 }
 

@@ -218,7 +218,7 @@ export function buildRunView(records: readonly TraceRecord[]): RunView {
     end?.rounds ?? Math.max(0, ...records.map((record) => ('round' in record ? record.round : 0)));
   const ending =
     end ?? (lastTurn?.termination ? { termination: lastTurn.termination, answer: lastTurn.answer } : null);
-  const { outcome, outcomeMessage } = describeOutcome(ending, answer);
+  const { outcome, outcomeMessage } = describeOutcome(ending, answer, start.rerunOf !== undefined);
   return {
     start,
     end,
@@ -263,6 +263,7 @@ function detailSentence(detail: string): string {
 function describeOutcome(
   end: Pick<RunEndRecord, 'termination' | 'answer'> | null,
   answer: string | null,
+  rerun: boolean,
 ): { outcome: RunOutcome; outcomeMessage: string | null } {
   if (end === null) {
     return {
@@ -286,6 +287,10 @@ function describeOutcome(
       outcome: 'cancelled',
       outcomeMessage: `This run was cancelled before it finished.${because}${answer === null ? ' There is no answer.' : ''}`,
     };
+  }
+  if (rerun && reason === 'no-progress') {
+    // A re-run of a run with no answer: nothing "made no progress", there was nothing to carry over (its detail says why).
+    return { outcome: 'not-answered', outcomeMessage: `This re-run has no answer.${detailSentence(detail)}` };
   }
   if (reason !== 'answered' || answer === null) {
     return {

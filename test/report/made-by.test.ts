@@ -74,4 +74,30 @@ describe('madeBy', () => {
       await rm(outDir, { recursive: true, force: true });
     }
   });
+
+  it('a re-run of a run that had no answer: not "no progress was being made", and the advice is to analyse afresh', async () => {
+    const trace = rerunTrace();
+    const end = trace.records.at(-1);
+    if (end?.type !== 'run-end') throw new Error('the synthetic trace ends with run-end');
+    end.termination = {
+      reason: 'no-progress',
+      detail: 'The recorded run has no answer to carry over (it ended cancelled).',
+    };
+    end.answer = null;
+    const outDir = await mkdtemp(join(tmpdir(), 'datalyst-made-by-'));
+    try {
+      await renderReport(trace, { outDir, formats: ['html', 'md'] });
+      const html = await readFile(join(outDir, 'report.html'), 'utf8');
+      expect(html).toContain(
+        'This re-run has no answer. The recorded run has no answer to carry over (it ended cancelled).',
+      );
+      expect(html).not.toContain('no progress was being made');
+      expect(html).toContain('Analyse the new data afresh (<code>datalyst analyze</code>)');
+      const markdown = await readFile(join(outDir, 'report.md'), 'utf8');
+      // The command stays a code span in report.md (the brackets around it are escaped text).
+      expect(markdown).toMatch(/\*\*What to do:\*\* Analyse the new data afresh \\\(`datalyst analyze`\\\)/);
+    } finally {
+      await rm(outDir, { recursive: true, force: true });
+    }
+  });
 });

@@ -1,7 +1,12 @@
 import Papa from 'papaparse';
 import { describe, expect, it } from 'vitest';
 import { tableToCsv } from '../../src/report/csv-export.ts';
-import { escapeMarkdownText, fencedBlock, neutralizeMarkdown } from '../../src/report/markdown-text.ts';
+import {
+  escapeMarkdownText,
+  fencedBlock,
+  inlineCodeMarkdown,
+  neutralizeMarkdown,
+} from '../../src/report/markdown-text.ts';
 import MarkdownIt from 'markdown-it';
 import { cleanOutputText } from '../../src/trace/output-text.ts';
 import { nestedHeadingLevels } from '../../src/report/safe-markdown.ts';
@@ -141,6 +146,22 @@ describe('neutralizeMarkdown fences a renderer does not see as fences', () => {
   it('closes a fence the text left open, so the report after it is not code', () => {
     expect(live('```\ncode')).toMatch(/<\/code><\/pre>\s*$/);
     expect(neutralizeMarkdown('```\ncode').split('\n').at(-1)).toBe('```');
+  });
+});
+
+describe('inlineCodeMarkdown', () => {
+  const commonMark = new MarkdownIt({ html: true });
+  it('keeps backticked names as code spans and escapes the rest (a renderer that passes raw HTML still shows text)', () => {
+    const text =
+      'The answer names `revenue` and `<img src=x onerror=alert(1)>`; <b>bold</b> *not emphasis* <a href="`">` and `datalyst analyze`.';
+    const html = commonMark.renderInline(inlineCodeMarkdown(text));
+    expect(html).toContain('<code>revenue</code>');
+    expect(html).toContain('<code>&lt;img src=x onerror=alert(1)&gt;</code>');
+    expect(html).toContain('<code>datalyst analyze</code>');
+    expect(html).not.toContain('<b>');
+    expect(html).not.toContain('<img');
+    expect(html).not.toContain('<a ');
+    expect(html).not.toContain('<em>');
   });
 });
 
