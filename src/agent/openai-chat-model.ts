@@ -137,10 +137,7 @@ function describeFailure(error: unknown, idleTimedOut: boolean, idleTimeoutMs: n
   // APIConnectionError, APIConnectionTimeoutError, a reset while reading the
   // body (fetch's "terminated"), an unparseable chunk: transport trouble.
   const message = error instanceof Error ? error.message : String(error);
-  const code =
-    error instanceof Error && error.cause instanceof Error
-      ? (error.cause as NodeJS.ErrnoException).code
-      : undefined;
+  const code = systemErrorCode(error);
   return {
     retryable: true,
     status: null,
@@ -148,6 +145,21 @@ function describeFailure(error: unknown, idleTimedOut: boolean, idleTimeoutMs: n
     retryAfterMs: null,
     cause: error,
   };
+}
+
+/**
+ * The system error code under a transport failure (ECONNREFUSED, ENOTFOUND, ECONNRESET): the SDK's
+ * "Connection error." wraps fetch's "fetch failed", which wraps the socket's error, so the code is two
+ * causes down, not one.
+ */
+function systemErrorCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth += 1) {
+    const code = (current as NodeJS.ErrnoException).code;
+    if (typeof code === 'string' && /^E[A-Z0-9_]+$/.test(code)) return code;
+    current = current.cause;
+  }
+  return undefined;
 }
 
 function unavailableError(

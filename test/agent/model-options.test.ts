@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createOpenAIChatModel, type OpenAIChatModelOptions } from '../../src/agent/index.ts';
 import { ConfigError, DatalystError } from '../../src/errors/index.ts';
@@ -60,5 +62,33 @@ describe('createSandbox options', () => {
     expect(DatalystError.isInstance(error) && error.message).toContain(
       "must be 'docker' or 'local'; got \"podman\"",
     );
+  });
+});
+
+describe('a model endpoint nothing listens at', () => {
+  it("names the system error (ECONNREFUSED) under the SDK's 'Connection error.'", async () => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const model = createOpenAIChatModel({
+      baseUrl: `http://127.0.0.1:${port}/v1`,
+      model: 'm',
+      retry: { maxRetries: 1, initialDelayMs: 10 },
+    });
+    const error = await (async () => {
+      try {
+        for await (const _chunk of model.stream({ messages: [{ role: 'user', content: 'hi' }], stop: [] })) {
+          // nothing arrives
+        }
+      } catch (caught) {
+        return caught;
+      }
+      return null;
+    })();
+    expect(DatalystError.isInstance(error)).toBe(true);
+    if (!DatalystError.isInstance(error)) return;
+    expect(error.code).toBe('MODEL_UNAVAILABLE');
+    expect(error.message).toContain('(ECONNREFUSED)');
   });
 });
