@@ -667,6 +667,13 @@ describe('datalyst serve: persistence', () => {
     const doneThread = (done.choices[0]?.message as unknown as { thread_id: string }).thread_id;
     const { threadId } = await startSlowTurn(first);
     await waitForTurn(first, threadId, 1, 'running');
+    // A crashed server writes nothing more; this one, still running, writes the turn's first events (flushed
+    // every TURN_LOG_FLUSH_MS) until its cell starts, then nothing until the cell ends: had those lines come
+    // after the second server's turn-done, the log would end with them (1 run in 5).
+    const firstEvents = path.join(first.dataDir, 'threads', threadId, 'turns', '1', 'events.jsonl');
+    await expect
+      .poll(() => readFile(firstEvents, 'utf8').catch(() => ''), { timeout: 10_000 })
+      .toContain('"type":"execution-start"');
     // A second server on the same folder is what a restart after a crash sees: the first never ended its turn,
     // and its lock names a process that is gone (a dead pid put in it, as a crash leaves it).
     await playCrashedLock(first.dataDir);
