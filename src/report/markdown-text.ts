@@ -126,8 +126,10 @@ export function escapeMarkdownText(text: string): string {
  * a code span (no backtick in it) markdown and HTML are not read.
  */
 export function inlineCodeMarkdown(text: string): string {
+  // A lone \r is a line ending to CommonMark, found before code spans are: a span holding one would end the
+  // paragraph (or the blockquote) and what follows it would be read as blocks, raw HTML included.
   return text
-    .split(/(`[^`\n]+`)/)
+    .split(/(`[^`\r\n]+`)/)
     .map((part, index) => (index % 2 === 1 ? part : escapeMarkdownText(part)))
     .join('');
 }

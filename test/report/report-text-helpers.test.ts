@@ -163,6 +163,20 @@ describe('inlineCodeMarkdown', () => {
     expect(html).not.toContain('<a ');
     expect(html).not.toContain('<em>');
   });
+
+  it('a carriage return or newline inside backticks does not end the line (the text after it became blocks: raw HTML, a heading, a fence)', () => {
+    for (const breaker of ['\r', '\n', '\r\n']) {
+      const detail = `KeyError: column \`x${breaker}<div><img src=https://evil.example/t.png></div>\` missing; \`y${breaker}# Heading\`; \`z${breaker}~~~\``;
+      const line = `> **Failed. What happened:** ${inlineCodeMarkdown(detail)}`;
+      expect(line).not.toMatch(/[\r\n]/);
+      const html = commonMark.render(`${line}\n\nafter`);
+      expect(html).not.toContain('<img');
+      expect(html).not.toContain('<div>');
+      expect(html).not.toContain('<h1>');
+      expect(html).not.toContain('<pre>');
+      expect(html).toContain('<p>after</p>');
+    }
+  });
 });
 
 describe('formatUtcTime', () => {
