@@ -83,6 +83,29 @@ describe('a run folder (outDir) that already holds files', () => {
     );
   });
 
+  it('a refusal leaves no work behind that fails later (an aborted signal: the hashing rejected unhandled)', async () => {
+    const { workspaceDir } = await workspace();
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => {
+      unhandled.push(reason);
+    };
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      await expect(
+        openThread({
+          workspaceDir,
+          model: createOfflineAnalyst(),
+          outDir: workspaceDir,
+          signal: AbortSignal.abort(),
+        }),
+      ).rejects.toBeInstanceOf(ConfigError);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it('a file as outDir is refused', async () => {
     const { workspaceDir } = await workspace();
     const file = path.join(workspaceDir, 'sales.csv');

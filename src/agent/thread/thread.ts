@@ -707,10 +707,12 @@ export async function openThread(options: ThreadOptions): Promise<Thread> {
   // Listed now (a missing workspace throws before the run folder exists); hashed
   // in the background, so a large workspace's SHA-256 overlaps the sandbox's start.
   const listed = await listInputFiles(options.workspaceDir, options.sandbox?.excludeDirs);
-  const inputFiles = hashInputFiles(listed, options.signal);
   const runId = options.runId ?? newRunId();
   const outDir = path.resolve(options.outDir ?? path.join(options.runsDir ?? 'runs', runId));
+  // Refused before the hashing starts: a hash left running when this throws rejected unhandled later
+  // (an aborted signal, a file gone meanwhile) and took the caller's process down.
   assertRunFolderIsFree(outDir);
+  const inputFiles = hashInputFiles(listed, options.signal);
   const createdDir = createRunFolder(outDir);
   let recorder: TraceRecorder;
   try {
@@ -719,6 +721,8 @@ export async function openThread(options: ThreadOptions): Promise<Thread> {
       maxFigureBytes: options.maxTraceFigureBytes ?? defaultMaxTraceFigureBytes,
     });
   } catch (error) {
+    // The thread that would have awaited the hashes is not made: theirs is nobody's failure now.
+    inputFiles.catch(() => undefined);
     await removeUnusedRunFolder(outDir, createdDir);
     throw error;
   }
