@@ -20,15 +20,18 @@ export function madeBy(view: RunView): MadeBy {
   const { model } = view.start;
   const rerunOf = rerunOfFacts(view.start);
   if (rerunOf !== null) {
+    // A re-run's run-start names the earlier run's model, which it never asks; a model asked to rewrite
+    // the answer (--rewrite-answer) leaves the one model turn of the re-run (its name is in the answer).
+    const rewritten = view.modelTurns.length > 0;
     return {
       subtitle: [
         `re-run of ${rerunOf.runId}`,
-        model.offline ? 'no model' : `answer rewritten by ${model.id}`,
+        rewritten ? 'answer rewritten by a model' : 'no model',
         `${plural(view.executions.length, 'recorded cell')} executed again`,
       ],
-      noModelNote: model.offline
-        ? `This is a re-run of run ${rerunOf.runId} on new data: the cells it recorded were executed again, and the numbers of its answer were taken again from the new outputs. No rule or model chose anything.`
-        : null,
+      noModelNote: rewritten
+        ? null
+        : `This is a re-run of run ${rerunOf.runId} on new data: the cells it recorded were executed again, and the numbers of its answer were taken again from the new outputs. No rule or model chose anything.`,
     };
   }
   return {

@@ -9,8 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** A re-run's report does not say it was made by the offline analyst in 0 rounds, choosing cells. */
-function rerunTrace() {
-  const trace = makeSyntheticTrace({ rounds: 2, charts: 0, figures: 0, offline: true });
+/** A re-run's trace: a re-run asks no model, so it has no model turn unless one rewrote the answer. */
+function rerunTrace(offline = true, rewritten = false) {
+  const trace = makeSyntheticTrace({ rounds: 2, charts: 0, figures: 0, offline });
   const start = trace.records[0] as RunStartRecord;
   start.rerunOf = {
     runId: 'run-earlier',
@@ -18,6 +19,10 @@ function rerunTrace() {
     traceSha256: 'a'.repeat(64),
     workspacePath: '/data/sales',
   };
+  const lastModelTurn = trace.records.findLast((record) => record.type === 'model-turn');
+  trace.records = trace.records.filter(
+    (record) => record.type !== 'model-turn' || (rewritten && record === lastModelTurn),
+  );
   return trace;
 }
 
@@ -32,6 +37,16 @@ describe('madeBy', () => {
     const made = madeBy(buildRunView(makeSyntheticTrace({ rounds: 2 }).records));
     expect(made.subtitle[0]).toBe('model DeepAnalyze-8B');
     expect(made.noModelNote).toBeNull();
+  });
+
+  it("a re-run of a model's run names no model (its run-start names the earlier run's, never asked)", () => {
+    const made = madeBy(buildRunView(rerunTrace(false).records));
+    expect(made.subtitle).toContain('no model');
+    expect(made.noModelNote).toMatch(/^This is a re-run of run run-earlier/);
+    // --rewrite-answer leaves the model turn that rewrote the answer.
+    const rewritten = madeBy(buildRunView(rerunTrace(false, true).records));
+    expect(rewritten.subtitle).toContain('answer rewritten by a model');
+    expect(rewritten.noModelNote).toBeNull();
   });
 
   it('a re-run: the run it re-ran and its cells, and nothing "chose" anything', async () => {
