@@ -77,8 +77,16 @@ export function assertOpenAIChatModelOptions(options: unknown): void {
   }
   const name = issue.path.map(String).join('.');
   const value: unknown = (options as Record<string, unknown>)[String(issue.path[0])];
+  // A URL or a key can hold a secret (user:password@, ?api_key=): errors are printed and logged, so it is not echoed.
+  const secretive = name === 'baseUrl' || name === 'apiKey';
   const got =
-    value === undefined ? 'nothing' : typeof value === 'string' ? JSON.stringify(value) : typeof value;
+    value === undefined
+      ? 'nothing'
+      : typeof value === 'string'
+        ? secretive
+          ? 'a string (not repeated here: it may hold a key)'
+          : JSON.stringify(value)
+        : typeof value;
   const required = name === 'baseUrl' || name === 'model';
   throw new ConfigError(
     `The option ${name} of ${entryPoint} must be ${issue.message}; got ${got}.`,

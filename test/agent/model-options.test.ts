@@ -51,6 +51,11 @@ describe('createOpenAIChatModel options', () => {
     }
     expect(() => createOpenAIChatModel({ baseUrl: 'https://example.invalid/v1', model: 'm' })).not.toThrow();
   });
+
+  it('does not repeat a refused URL, which may hold a key', () => {
+    const error = refusal(make({ baseUrl: 'localhost:8000/v1?api_key=sk-SECRET', model: 'm' }));
+    expect(`${error.message} ${error.fix}`).not.toContain('sk-SECRET');
+  });
 });
 
 describe('createSandbox options', () => {
