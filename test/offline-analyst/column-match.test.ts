@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { parseDataSection } from '../../src/agent/first-message.ts';
-import { matchInstructionColumns, normalizeName } from '../../src/agent/offline-analyst/column-match.ts';
+import {
+  matchInstructionColumns,
+  nameableColumns,
+  normalizeName,
+} from '../../src/agent/offline-analyst/column-match.ts';
 import { column, csvFile, firstMessage } from './support/canned-conversation.ts';
 
 const salesEntries = parseDataSection(
@@ -88,5 +92,29 @@ describe('file names in the instruction', () => {
       'school',
       'month',
     ]);
+  });
+});
+
+describe('the columns a follow-up can name', () => {
+  it('lists as nameable only the columns whose own name, asked, selects them', () => {
+    const entries = parseDataSection(
+      firstMessage('x', [
+        csvFile('budget.csv', [
+          column('Gasto total 2011', 'number'),
+          column('GF', 'category'),
+          column('value', 'number'),
+          column('Unnamed: 3', 'number'),
+        ]),
+      ]),
+    );
+    // "GF" is too short to match, "value" is a word of the task, and the kernel calls "Unnamed: 3" `column_4`.
+    expect(nameableColumns(entries)).toEqual(['gastototal2011']);
+    expect(nameableColumns(salesEntries)).toEqual(
+      matchInstructionColumns(
+        'order_id order_date region channel product category units unit_price discount_pct revenue',
+        salesEntries,
+        20,
+      ),
+    );
   });
 });

@@ -35,11 +35,26 @@ describe('the offline analyst in a thread', () => {
     expect(answer).toContain('- By `region`: North brings the largest total.');
   });
 
-  it('describes a table the follow-up names, from the profile', () => {
-    const answer = steps([...answered, { role: 'user', content: 'What is in orders?' }]).find(
-      (step) => step.kind === 'answer',
-    );
-    expect(answer?.text).toMatch(/`orders\.csv`: \d+ rows, 2 columns: `unit_price`, `region`/);
+  it('describes a table the follow-up names with a cell in the kernel, then quotes what it printed, not the profile', () => {
+    const question: ChatMessage = { role: 'user', content: 'What is in orders?' };
+    const first = steps([...answered, question]);
+    expect(first.some((step) => step.kind === 'answer')).toBe(false);
+    const code = first.find((step) => step.kind === 'code')?.text ?? '';
+    expect(code).toContain('("orders.csv", None),');
+    expect(code).toContain('nameable = set(["unitprice", "region"])');
+
+    const result =
+      'orders.csv: 29 rows × 2 columns\nFindings:\n- `orders.csv`: 29 rows × 2 columns, as loaded in this conversation.\n- `orders.csv`: a follow-up can name `unit_price`, `region`.\n';
+    const second = steps([
+      ...answered,
+      question,
+      { role: 'assistant', content: `<Code>${code}</Code>` },
+      { role: 'user', content: `<Execute>\n${result}</Execute>` },
+    ]);
+    const answer = second.find((step) => step.kind === 'answer')?.text ?? '';
+    expect(answer).toContain('- `orders.csv`: 29 rows × 2 columns, as loaded in this conversation.');
+    // The profile's row count (canned: 100) is not the answer's.
+    expect(answer).not.toMatch(/\b100 rows/);
   });
 
   it('says plainly that it cannot answer a follow-up that names neither a column nor a table', () => {
@@ -48,6 +63,17 @@ describe('the offline analyst in a thread', () => {
     );
     expect(answer?.text).toContain('cannot answer it');
     expect(answer?.text).toContain('`unit_price`, `region`');
+  });
+
+  it('offers, when it cannot answer, only column names a question can use', () => {
+    const padded = [csvFile('padded.csv', [column('Unnamed: 0', 'text'), column('region', 'category')])];
+    const answer = steps([
+      { role: 'user', content: firstMessage('Give me an overview.', padded) },
+      { role: 'assistant', content: '<Answer>Overview.</Answer>' },
+      { role: 'user', content: 'Why did sales fall?' },
+    ]).find((step) => step.kind === 'answer');
+    expect(answer?.text).toContain('The columns of the data are `region`.');
+    expect(answer?.text).not.toContain('Unnamed');
   });
 
   it('reads the question after a replay note the loop put before it', () => {

@@ -133,15 +133,13 @@ function describeColumn(name: string): ColumnName {
   return { name, normalized, singular: singular(normalized), parts };
 }
 
-/**
- * The normalized names of the columns the instruction names, in the order the
- * instruction names them, without repeats, at most `limit`.
- */
-export function matchInstructionColumns(
-  instruction: string,
-  entries: readonly DataEntry[],
-  limit = 8,
-): string[] {
+interface Vocabulary {
+  columns: Map<string, ColumnName>;
+  /** File names, longest first: a file's name in the text names no column. */
+  fileNames: string[];
+}
+
+function vocabularyOf(entries: readonly DataEntry[]): Vocabulary {
   const columns = new Map<string, ColumnName>();
   for (const entry of entries) {
     for (const table of entry.tables ?? []) {
@@ -158,6 +156,10 @@ export function matchInstructionColumns(
     .flatMap((entry) => [entry.name, entry.name.split('/').at(-1) ?? entry.name])
     .filter((name) => name.length > 0)
     .sort((a, b) => b.length - a.length);
+  return { columns, fileNames };
+}
+
+function matchColumns(instruction: string, { columns, fileNames }: Vocabulary, limit: number): string[] {
   let text = instruction.toLowerCase();
   for (const name of fileNames) text = text.split(name.toLowerCase()).join(' ');
   const words = text.split(/[^\p{L}\p{N}]+/u).filter((word) => word.length > 0);
@@ -187,4 +189,36 @@ export function matchInstructionColumns(
     if (byPart.length > 0 && byPart.length <= 3) byPart.forEach((column) => add(column.normalized));
   }
   return found.slice(0, limit);
+}
+
+/**
+ * The normalized names of the columns the instruction names, in the order the
+ * instruction names them, without repeats, at most `limit`.
+ */
+export function matchInstructionColumns(
+  instruction: string,
+  entries: readonly DataEntry[],
+  limit = 8,
+): string[] {
+  return matchColumns(instruction, vocabularyOf(entries), limit);
+}
+
+/**
+ * The normalized names of the profile's columns that a question can name:
+ * the column's own name, written in a question, selects it. Not one whose
+ * name is a word of the task ("value") or shorter than three characters
+ * ("GF"), nor one whose name is too long to match as a phrase (three words at
+ * most) and shares each of its words with more than three columns. Not pandas'
+ * name for a header cell left empty (`Unnamed: 3`) either: the kernel calls
+ * that column by its place (`column_4`), so the name is never found there.
+ */
+export function nameableColumns(entries: readonly DataEntry[]): string[] {
+  const vocabulary = vocabularyOf(entries);
+  return [...vocabulary.columns.values()]
+    .filter(
+      (column) =>
+        !/^Unnamed: \d+/.test(column.name) &&
+        matchColumns(column.name, vocabulary, Number.POSITIVE_INFINITY).includes(column.normalized),
+    )
+    .map((column) => column.normalized);
 }

@@ -1,6 +1,9 @@
 import type { DataEntry } from '../first-message.ts';
+import type { ChatMessage } from '../language-model.ts';
 import { focusCell } from './cells/focus-cell.ts';
-import { matchInstructionColumns, normalizeName } from './column-match.ts';
+import { tablesCell } from './cells/tables-cell.ts';
+import type { NamedTable } from './cells/tables-cell.ts';
+import { matchInstructionColumns, nameableColumns, normalizeName } from './column-match.ts';
 import { readFindings, unwrapExecute, type LaterQuestion } from './conversation.ts';
 
 /**
@@ -8,8 +11,10 @@ import { readFindings, unwrapExecute, type LaterQuestion } from './conversation.
  * so it answers a follow-up only as far as rules can, and says so: a question
  * that names columns gets the focused breakdown of those columns (one cell, in
  * the kernel that already holds the loaded tables), then an answer quoting
- * what that cell printed; a question that names a table gets its shape from
- * the workspace profile; any other question gets an honest "cannot answer".
+ * what that cell printed; a question that names a table gets a cell that
+ * describes it as the kernel holds it (rows, and the column names a later
+ * question can use: the profile's may differ), then an answer quoting that;
+ * any other question gets an honest "cannot answer".
  */
 
 const disclaimer =
@@ -25,11 +30,12 @@ function columnNames(entries: readonly DataEntry[]): string[] {
   ];
 }
 
-/** Tables the question names by file name (without extension) or sheet/table name. */
-function namedTables(
-  question: string,
-  entries: readonly DataEntry[],
-): { entry: DataEntry; table: NonNullable<DataEntry['tables']>[number] }[] {
+/**
+ * Tables the question names by file name (without extension: every table of
+ * the file, also one only the kernel's tolerant reader could read) or by
+ * sheet/table name, at most four.
+ */
+function namedTables(question: string, entries: readonly DataEntry[]): NamedTable[] {
   const words = new Set(
     question
       .toLowerCase()
@@ -37,19 +43,23 @@ function namedTables(
       .flatMap((word) => [normalizeName(word), normalizeName(word.replace(/\.[a-z0-9]+$/, ''))])
       .filter((word) => word.length >= 3),
   );
-  const found: { entry: DataEntry; table: NonNullable<DataEntry['tables']>[number] }[] = [];
+  const found: NamedTable[] = [];
   for (const entry of entries) {
     const stem = normalizeName(entry.name.replace(/\.[^.]+$/, ''));
+    if (words.has(stem)) {
+      found.push({ file: entry.name, table: null });
+      continue;
+    }
     for (const table of entry.tables ?? []) {
-      if (words.has(stem) || (table.name !== '' && words.has(normalizeName(table.name))))
-        found.push({ entry, table });
+      if (table.name !== '' && words.has(normalizeName(table.name)))
+        found.push({ file: entry.name, table: table.name });
     }
   }
   return found.slice(0, 4);
 }
 
 function listNames(names: readonly string[], limit = 12): string {
-  const shown = names.slice(0, limit).map((name) => `\`${name.replace(/`/g, "'")}\``);
+  const shown = names.slice(0, limit).map((name) => `\`${name.replace(/`/g, "'").replace(/\s+/g, ' ')}\``);
   return `${shown.join(', ')}${names.length > limit ? ` and ${names.length - limit} more` : ''}`;
 }
 
@@ -57,6 +67,29 @@ function listNames(names: readonly string[], limit = 12): string {
 function originalNames(normalized: readonly string[], entries: readonly DataEntry[]): string {
   const names = new Map(columnNames(entries).map((name) => [normalizeName(name), name]));
   return normalized.map((name) => `\`${(names.get(name) ?? name).replace(/`/g, "'")}\``).join(', ');
+}
+
+interface Quoting {
+  understand: string;
+  /** The line above the quoted findings. */
+  intro: string;
+  /** What the answer says when the cell failed or printed no findings. */
+  nothing: (failed: boolean) => string;
+  closing?: string;
+}
+
+/** The answer after a follow-up's cell: the findings it printed, quoted verbatim, so every number is an output's. */
+function quotingAnswer(result: ChatMessage | undefined, quoting: Quoting): string {
+  const text = result === undefined ? '' : unwrapExecute(result.content);
+  const findings = readFindings(text);
+  const failed = /Traceback \(most recent call last\)|^\w+Error\b/m.test(text);
+  const body = [disclaimer];
+  if (failed || findings.length === 0) body.push(quoting.nothing(failed));
+  else {
+    body.push(quoting.intro, findings.map((finding) => `- ${finding}`).join('\n'));
+    if (quoting.closing !== undefined) body.push(quoting.closing);
+  }
+  return `<Understand>\n${quoting.understand}\n</Understand>\n<Answer>\n${body.join('\n\n')}\n</Answer>`;
 }
 
 /** The next turn of a follow-up, as tag-protocol text. */
@@ -72,35 +105,35 @@ export function followUpTurn(followUp: LaterQuestion, entries: readonly DataEntr
     );
   }
   if (columns.length > 0) {
-    const text = result === undefined ? '' : unwrapExecute(result.content);
-    const findings = readFindings(text);
-    const failed = /Traceback \(most recent call last\)|^\w+Error\b/m.test(text);
-    const body = [disclaimer];
-    if (failed || findings.length === 0) {
-      body.push(
+    return quotingAnswer(result, {
+      understand: 'The breakdown ran; the answer quotes what it printed.',
+      intro: `About ${named}, as the breakdown printed it:`,
+      nothing: (failed) =>
         `The breakdown of ${named} ${failed ? 'failed' : 'printed no findings'}; its output is in the report. A question that needs judgement needs a language model (see \`datalyst chat --help\`).`,
-      );
-    } else {
-      body.push(
-        `About ${named}, as the breakdown printed it:`,
-        findings.map((finding) => `- ${finding}`).join('\n'),
-      );
-    }
-    return `<Understand>\nThe breakdown ran; the answer quotes what it printed.\n</Understand>\n<Answer>\n${body.join('\n\n')}\n</Answer>`;
+    });
   }
   const tables = namedTables(followUp.question, entries);
-  if (tables.length > 0) {
-    const lines = tables.map(({ entry, table }) => {
-      const name = table.name === '' ? `\`${entry.name}\`` : `\`${entry.name}\` (${table.name})`;
-      const more = table.more_columns === undefined ? 0 : table.more_columns;
-      return `- ${name}: ${table.rows} rows, ${table.columns.length + more} columns: ${listNames(table.columns.map((column) => column.name))}.`;
-    });
+  const names = listNames(
+    tables.map((table) => (table.table === null ? table.file : `${table.file} [${table.table}]`)),
+  );
+  if (tables.length > 0 && !ranCell) {
     return (
-      `<Answer>\n${disclaimer}\n\nThe question names ${tables.length === 1 ? 'a table' : 'tables'} of the workspace; what its profile says:\n\n${lines.join('\n')}\n\n` +
-      'Ask about one of these columns by name for a breakdown of it.\n</Answer>'
+      `<Analyze>\nThe question names ${names}: what the kernel of this conversation holds of ${tables.length === 1 ? 'it' : 'them'}, and which column names a follow-up can use.\n</Analyze>\n` +
+      `<Code>\n\`\`\`python\n${tablesCell(tables, nameableColumns(entries))}\n\`\`\`\n</Code>`
     );
   }
-  const known = columnNames(entries);
+  if (tables.length > 0) {
+    return quotingAnswer(result, {
+      understand: 'The description ran; the answer quotes what it printed.',
+      intro: `The question names ${names}; as the kernel of this conversation holds ${tables.length === 1 ? 'it' : 'them'}:`,
+      nothing: (failed) =>
+        `The description of the ${tables.length === 1 ? 'table' : 'tables'} the question names ${failed ? 'failed' : 'printed nothing'}; its output is in the report.`,
+      closing: 'Ask about one of the columns a follow-up can name for a breakdown of it.',
+    });
+  }
+  // Only names a question can use: not `Unnamed: 1` (the kernel calls it `column_2`), not "GF" (too short to match).
+  const nameable = new Set(nameableColumns(entries));
+  const known = columnNames(entries).filter((name) => nameable.has(normalizeName(name)));
   return (
     `<Answer>\n${disclaimer} It can answer a follow-up only about columns or tables it finds named in the question, ` +
     `and this question names none of them, so it cannot answer it.\n\n` +
