@@ -218,6 +218,22 @@ function check(schema: z.ZodType, options: unknown, entryPoint: string): void {
   );
 }
 
+/** Checks of option values, for a caller that adds options of its own to a run's (`runOptionsWith`). */
+export const optionValue = { positiveWhole, positiveNumber, aFunction } as const;
+
+/**
+ * Throws ConfigError naming the first option that is wrong, for a run's options plus `extra` of the
+ * caller's own (deepAnalyze's budgets and roles), strict like the run's: a misspelt name is said before
+ * anything runs, not by a sub-analysis's openThread half-way.
+ */
+export function assertRunOptionsWith(options: unknown, extra: z.ZodRawShape, entryPoint: string): void {
+  check(
+    z.strictObject({ ...runOptionsShape, instruction: text, ...extra }, { error: optionsObject }),
+    options,
+    entryPoint,
+  );
+}
+
 /** Throws ConfigError naming the first option that is wrong (see the top of this file). */
 export function assertAnalyzeOptions(options: AnalyzeOptions, entryPoint = 'analyze()'): void {
   check(analyzeOptionsSchema, options, entryPoint);

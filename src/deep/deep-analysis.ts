@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pLimit from 'p-limit';
 import { assertRunFolderIsFree, newRunId, noDataDecision } from '../agent/index.ts';
+import { assertDeepAnalyzeOptions } from './deep-options.ts';
 import { CancelledError, DatalystError } from '../errors/index.ts';
 import { profileInParts, type WorkspaceProfile } from '../sandbox/index.ts';
 import { DEEP_RECORD_FILE, writeDeepRecord } from './deep-record.ts';
@@ -546,6 +547,7 @@ class DeepRun {
  * already holds a deep run, or for the offline analyst without offline roles.
  */
 export async function deepAnalyze(options: DeepAnalyzeOptions): Promise<DeepAnalysisResult> {
+  assertDeepAnalyzeOptions(options);
   const run = new DeepRun(options, (event) => options.onEvent?.(event));
   return run.run();
 }

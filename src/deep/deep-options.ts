@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { assertRunOptionsWith, optionValue } from '../agent/index.ts';
 import type { AnalyzeOptions } from '../agent/index.ts';
 import type { WarmPool } from '../sandbox/index.ts';
 import type { DeepRoles } from './deep-roles.ts';
@@ -48,4 +50,28 @@ export interface DeepAnalyzeOptions extends Omit<AnalyzeOptions, 'deadlineMs'> {
   warmPool?: WarmPool;
   /** Progress: every deep event, in order. `streamDeepAnalysis` yields the same events. */
   onEvent?: (event: DeepEvent) => void;
+}
+
+/**
+ * Throws ConfigError naming the first wrong option of `deepAnalyze`: the run's options as `analyze`
+ * checks them, and the deep ones; a misspelt name (`maxSubAnalysis`) is said before the folder is
+ * claimed, not by every sub-analysis's openThread half-way through the run.
+ */
+export function assertDeepAnalyzeOptions(options: DeepAnalyzeOptions): void {
+  const { positiveWhole, positiveNumber, aFunction } = optionValue;
+  assertRunOptionsWith(
+    options,
+    {
+      roles: z.looseObject({}, { error: 'a DeepRoles object' }).optional(),
+      maxSubAnalyses: positiveWhole.optional(),
+      concurrency: positiveWhole.optional(),
+      maxPlanningRounds: positiveWhole.optional(),
+      finalReportMs: positiveNumber.optional(),
+      tokenBudget: positiveNumber.nullable().optional(),
+      mayAsk: z.boolean({ error: 'true or false' }).optional(),
+      warmPool: z.looseObject({}, { error: 'a WarmPool' }).optional(),
+      onEvent: aFunction('a function (event) => void').optional(),
+    },
+    'deepAnalyze()',
+  );
 }
