@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { MAX_CLAUSED_LINE_LENGTH, MAX_CLAUSES, placeLabels } from '../../src/agent/rerun/answer-numbers.ts';
 import { lineLabel, updateAnswerNumbers } from '../../src/agent/rerun/index.ts';
 import { printedExecution as execution } from '../support/execution-record.ts';
 
@@ -66,7 +67,7 @@ describe('carrying an answer’s numbers over to a re-run’s outputs', () => {
     expect(updated.numbers[0]?.reason).toBe(`E9 no longer prints the line "${findings}"`);
   });
 
-  it('updates a number whose own clause reads the same, and marks stale one whose clause changed, on the same line', () => {
+  it('updates a number whose clause and the clauses before it read the same, and marks stale one where either changed, on the same line', () => {
     const line = (leader: string, total: string, share: string, top: string, mean: string, low: string) =>
       `- By \`region\` in \`orders.csv\`: \`${leader}\` brings the largest total \`revenue\` (${total}, ${share} of it); the mean per row is highest for \`${top}\` (${mean}) and lowest for \`South\` (${low}).`;
     const before = [
@@ -76,8 +77,8 @@ describe('carrying an answer’s numbers over to a re-run’s outputs', () => {
           '- By `channel` in `orders.csv`: `Online` brings the largest total `revenue` (194720, 54.5% of it); the mean per row is highest for `Online` (325.6) and lowest for `Store` (255.0).',
       ),
     ];
-    // West's revenue tripled: West leads now (the first clause changed), and still has the highest mean (the second did not).
-    // Online still brings the most, but Partner has the highest mean now.
+    // West's revenue tripled: West leads now (the first clause changed), and still has the highest mean (the second did not,
+    // but it follows "`North` brings …", which no longer holds). Online still brings the most, but Partner has the highest mean now.
     const after = [
       execution(
         'E12',
@@ -92,15 +93,84 @@ describe('carrying an answer’s numbers over to a re-run’s outputs', () => {
     const updated = updateAnswerNumbers(answer, before, after);
     expect(updated.text).toBe(
       [
-        line('North', '103131 \\[stale\\]', '28.9% \\[stale\\]', 'West', '1156.0', '268.0'),
+        line(
+          'North',
+          '103131 \\[stale\\]',
+          '28.9% \\[stale\\]',
+          'West',
+          '385.3 \\[stale\\]',
+          '268.0 \\[stale\\]',
+        ),
         '- By `channel` in `orders.csv`: `Online` brings the largest total `revenue` (293520, 54.7% of it); the mean per row is highest for `Online` (325.6 \\[stale\\]) and lowest for `Store` (255.0 \\[stale\\]).',
       ].join('\n'),
     );
+    // A later clause's label holds the words of the clauses before it, their numbers as #.
     expect(updated.numbers.find((number) => number.oldText === '385.3')).toMatchObject({
-      status: 'updated',
+      status: 'stale',
       label:
-        '- By `region` in `orders.csv`: …; the mean per row is highest for `West` (#) and lowest for `South` (#).',
+        '- By `region` in `orders.csv`: `North` brings the largest total `revenue` (#, #% of it); the mean per row is highest for `West` (#) and lowest for `South` (#).',
     });
+  });
+
+  it('marks stale a number whose clause reads the same but an earlier clause of its line changed (the subject: North → West)', () => {
+    const updated = updateAnswerNumbers(
+      'The top region is North, with revenue 1200.5.',
+      [execution('E1', 'Top region: North; revenue 1200.5')],
+      [execution('E1', 'Top region: West; revenue 1500.5')],
+    );
+    expect(updated.text).toBe('The top region is North, with revenue 1200.5 \\[stale\\].');
+    expect(updated.numbers.map((number) => [number.status, number.label])).toEqual([
+      ['stale', 'Top region: North; revenue #'],
+    ]);
+  });
+
+  it('marks stale a correlation whose partner column changed in the clause before it (`sqft` → `age`)', () => {
+    const updated = updateAnswerNumbers(
+      '`price` correlates most with `sqft` (r = 0.82).',
+      [execution('E3', '- Strongest correlation with `price`: `sqft`; r = 0.82')],
+      [execution('E3', '- Strongest correlation with `price`: `age`; r = 0.67')],
+    );
+    expect(updated.text).toBe('`price` correlates most with `sqft` (r = 0.82 \\[stale\\]).');
+    expect(updated.numbers[0]?.label).toBe('- Strongest correlation with `price`: `sqft`; r = #');
+  });
+
+  it('updates a later clause when only the numbers of the clauses before it changed, their words the same', () => {
+    const line = (total: string, share: string, mean: string, low: string) =>
+      `- By \`channel\` in \`orders.csv\`: \`Online\` brings the largest total \`revenue\` (${total}, ${share} of it); the mean per row is highest for \`Online\` (${mean}) and lowest for \`Store\` (${low}).`;
+    const updated = updateAnswerNumbers(
+      line('194720', '54.5%', '325.6', '255.0'),
+      [execution('E12', line('194720', '54.5%', '325.6', '255.0'))],
+      [execution('E12', line('293520', '54.7%', '490.8', '364.7'))],
+    );
+    expect(updated.text).toBe(line('293520', '54.7%', '490.8', '364.7'));
+    expect(updated.numbers.find((number) => number.oldText === '325.6')?.label).toBe(
+      '- By `channel` in `orders.csv`: `Online` brings the largest total `revenue` (#, #% of it); the mean per row is highest for `Online` (#) and lowest for `Store` (#).',
+    );
+  });
+
+  it('treats a line too long or with too many clauses as one place, so that its work stays linear', () => {
+    const numbers = (count: number) => Array.from({ length: count }, (_, index) => `${index + 1}.5`);
+    expect(placeLabels(numbers(MAX_CLAUSES).join('; '))).toHaveLength(MAX_CLAUSES);
+    expect(placeLabels(numbers(MAX_CLAUSES + 1).join('; '))).toEqual([
+      Array.from({ length: MAX_CLAUSES + 1 }, () => '#').join('; '),
+    ]);
+    const long = `total ${'x'.repeat(MAX_CLAUSED_LINE_LENGTH)} 1.5; mean 2.5`;
+    expect(placeLabels(long)).toEqual([lineLabel(long)]);
+    // 1 MiB of `;`-separated numbers on one line (hostile or odd output): one place, its label the whole line's.
+    const line = (first: string) => {
+      let text = first;
+      for (let index = 11; text.length < 1024 * 1024; index++) text += `;${index}.5`;
+      return text;
+    };
+    const before = line('1234.5');
+    expect(placeLabels(before)).toEqual([lineLabel(before)]);
+    const updated = updateAnswerNumbers(
+      'The first value is 1234.5.',
+      [execution('E1', before)],
+      [execution('E1', line('2345.5'))],
+    );
+    expect(updated.text).toBe('The first value is 2345.5.');
+    expect(updated.numbers[0]?.label).toBe(lineLabel(before));
   });
 
   it('marks a number stale when its line is gone or its cell failed, and keeps its old value', () => {

@@ -444,13 +444,17 @@ describe('datalyst rerun', () => {
     expect(answerLine(after, channel)).toMatch(
       /the mean per row is highest for `Online` \([\d.]+ \\\[stale\\\]\) and lowest for `Store` \([\d.]+ \\\[stale\\\]\)\.$/,
     );
-    // A sentence that still reads the same takes the new number: West still has the highest mean per row.
-    const region = answerLine(after, '- By `region` in `orders.csv`: ');
-    // (Its first clause, "`North` brings the largest total …", no longer holds: all its numbers are stale.)
-    const leader = region.split(';')[0] ?? '';
-    expect(leader).toContain('`North` brings the largest');
-    expect(leader).toBe(allStale(leader.replaceAll(' \\[stale\\]', '')));
-    expect(statedNumber(region, /highest for `West` \(([\d.]+)\)/)).toBeCloseTo(shifted.westMean, 0);
+    // The region sentence's first clause, "`North` brings the largest total …", no longer holds, and its second,
+    // "the mean per row is highest for `West` (#)", is said after it: all its numbers are stale, though West
+    // still has the highest mean per row (printed after "`West` brings …": other words).
+    const region = '- By `region` in `orders.csv`: ';
+    expect(answerLine(after, region)).toContain('`North` brings the largest');
+    expect(answerLine(after, region)).toBe(allStale(answerLine(before, region)));
+    expect(statedNumber(answerLine(newOutputs, region), /highest for `West` \(([\d.]+)\)/)).toBeCloseTo(
+      shifted.westMean,
+      0,
+    );
+    // A sentence that still reads the same takes the new number.
     const units = answerLine(after, '- `units` (`orders.csv`) ranges from ');
     expect(Math.abs(statedNumber(units, /mean ([\d.]+)\)/) - shifted.meanUnits)).toBeLessThanOrEqual(0.005);
     // --json says the same, anchored to the sentence the answer quotes, not to the raw "Mon #, …" row.

@@ -21,11 +21,12 @@ import type { ExecutionRecord } from '../../trace/schema.ts';
  * number has an anchor in the output that printed it:
  *
  * - the output id (cells keep their ids in a re-run: `E4` is the same code);
- * - the *label* of its place: the clause of the line that printed it (the
- *   part between semicolons), with every printed number replaced by `#` and
- *   runs of spaces collapsed, after the line's lead when the clause is not the
- *   line's first, e.g. `revenue # # # #`, or
- *   `- By \`region\` in \`orders.csv\`: …; the mean per row is highest for \`West\` (#)`;
+ * - the *label* of its place: the line that printed it up to the end of the
+ *   number's clause (clauses are the parts between semicolons), with every
+ *   printed number replaced by `#` and runs of spaces collapsed, e.g.
+ *   `revenue # # # #`, or `Top region: North; revenue #` (the words of the
+ *   clauses before it say what it is about); a line over 4 KB or of more than
+ *   64 clauses is one place;
  * - which place with that label it was (usually the only one), and which
  *   number of the clause.
  *
@@ -225,12 +226,25 @@ function hasStandaloneSign(line: string, start: number): boolean {
   return !/[\p{L}\p{N}_.)\]]/u.test(line[start - 2] ?? '');
 }
 
-/** The text of a line from `from` to `to` with its printed numbers (and a sign of their own) replaced by `#`. */
-function labelOf(line: string, from: number, to: number, numbers: readonly PrintedNumber[]): string {
+/**
+ * The text of a line from `from` to `to` with its printed numbers (and a sign
+ * of their own) replaced by `#`. `numbers` are the line's, in order; only
+ * `numbers[first]` up to (not including) `numbers[last]` are looked at, and
+ * they must lie within `from`…`to`: the caller walks them with a cursor.
+ */
+function labelOf(
+  line: string,
+  from: number,
+  to: number,
+  numbers: readonly PrintedNumber[],
+  first = 0,
+  last = numbers.length,
+): string {
   let label = '';
   let position = from;
-  for (const number of numbers) {
-    if (number.start < from || number.end > to) continue;
+  for (let index = first; index < last; index++) {
+    const number = numbers[index];
+    if (number === undefined) break;
     // A sign that stands alone before the number is the number's: "-3.3% change" and "+2.1% change" share a label.
     const signed = hasStandaloneSign(line, number.start) ? number.start - 1 : number.start;
     label += `${line.slice(position, Math.max(position, signed))}#`;
@@ -239,7 +253,8 @@ function labelOf(line: string, from: number, to: number, numbers: readonly Print
   return label + line.slice(position, to);
 }
 
-const collapseSpaces = (text: string): string => text.replace(/\s+/g, ' ').trim();
+const squeezeSpaces = (text: string): string => text.replace(/\s+/g, ' ');
+const collapseSpaces = (text: string): string => squeezeSpaces(text).trim();
 
 /** A line as a label: its printed numbers (with a sign of their own) replaced by `#`, spaces collapsed. */
 export function lineLabel(line: string): string {
@@ -247,20 +262,30 @@ export function lineLabel(line: string): string {
 }
 
 /**
+ * A line longer than this, or with more clauses, is one place, labelled as a
+ * whole (as every line was before clauses): a clause's label holds the line
+ * up to it, so the labels of a line grow with the square of its clauses, and
+ * output that prints a megabyte on one line would block the event loop.
+ * Findings sentences are far shorter.
+ */
+export const MAX_CLAUSED_LINE_LENGTH = 4096;
+export const MAX_CLAUSES = 64;
+
+/**
  * One place of an output that prints numbers: a clause of a line, the part
  * between semicolons. "`North` brings the largest total `revenue` (#, #% of
  * it); the mean per row is highest for `West` (#)" is two claims, and new data
- * may make one false and leave the other true (West now leads too: the first
- * clause reads "`West` brings …", the second is unchanged). A number is tied
- * to the words of its own clause, and to the line's lead (up to the first
- * clause's first colon, "- By `region` in `orders.csv`:", or the whole first
- * clause when it has none), which says what the clause is about.
+ * may make the second false and leave the first true (Online still brings
+ * the most, Partner now has the highest mean). A number is tied to the words
+ * of its own clause and of every clause before it on the line, their numbers
+ * as `#`: those say what it is about ("Top region: North; revenue #" is
+ * North's revenue, and "Top region: West; revenue #" is not).
  */
 interface Place {
   outputId: string;
   /** The line that printed it. */
   line: string;
-  /** The lead, then the clause (a first clause is its own lead), numbers as `#`: what is looked up in the new output. */
+  /** The line up to the end of the clause, numbers as `#`: what is looked up in the new output. */
   label: string;
   /** The clause alone, numbers as `#`, without a list marker: what an answer that quotes the output contains. */
   clauseLabel: string;
@@ -277,44 +302,59 @@ interface Place {
 
 type LinePlace = Omit<Place, 'outputId' | 'occurrence' | 'occurrences'>;
 
-/** The places of one line that print a number, in order. */
+const withoutListMarker = (label: string): string => label.replace(/^[-*+•]\s+/u, '');
+
+/**
+ * The places of one line that print a number, in order. One pass: the
+ * numbers and dates are walked with a cursor, and each clause's label is the
+ * previous one's text (spaces squeezed) with this clause appended.
+ */
 function placesOfLine(line: string): LinePlace[] {
   const numbers = printedNumbers(line);
   if (numbers.length === 0) return [];
   const dates = datesIn(line);
-  const clauses: { start: number; end: number }[] = [];
-  let start = 0;
-  for (const match of line.matchAll(/;/g)) {
-    clauses.push({ start, end: match.index });
-    start = match.index + 1;
+  const lineWords = words(line);
+  let clauseCount = 1;
+  for (let at = line.indexOf(';'); at !== -1 && clauseCount <= MAX_CLAUSES; at = line.indexOf(';', at + 1))
+    clauseCount++;
+  if (line.length > MAX_CLAUSED_LINE_LENGTH || clauseCount > MAX_CLAUSES) {
+    const label = collapseSpaces(labelOf(line, 0, line.length, numbers));
+    return [{ line, label, clauseLabel: withoutListMarker(label), words: lineWords, numbers, dates }];
   }
-  clauses.push({ start, end: line.length });
-  const first = clauses[0] ?? { start: 0, end: line.length };
-  const colon = /:(?=\s|$)/.exec(line.slice(0, first.end));
-  const leadEnd = colon === null ? first.end : colon.index + 1;
   const places: LinePlace[] = [];
-  for (const [index, clause] of clauses.entries()) {
-    const inClause = (item: { start: number; end: number }) =>
-      item.start >= clause.start && item.end <= clause.end;
-    const clauseNumbers = numbers.filter(inClause);
-    if (clauseNumbers.length === 0) continue;
-    const clauseText = labelOf(line, clause.start, clause.end, numbers);
-    let label = clauseText;
-    if (index > 0) {
-      // The clause with its semicolon, after the lead; "…" for what stands between them.
-      const gap = line.slice(leadEnd, clause.start - 1).trim() === '' ? '' : ' …';
-      label = `${labelOf(line, 0, leadEnd, numbers)}${gap}${labelOf(line, clause.start - 1, clause.end, numbers)}`;
+  // The line up to the clause, numbers as `#`, runs of spaces squeezed (not trimmed: a semicolon joins the next clause).
+  let prefix = '';
+  let numberAt = 0;
+  let dateAt = 0;
+  for (let start = 0; start <= line.length;) {
+    const semicolon = line.indexOf(';', start);
+    const end = semicolon === -1 ? line.length : semicolon;
+    const firstNumber = numberAt;
+    while (numberAt < numbers.length && (numbers[numberAt]?.end ?? Infinity) <= end) numberAt++;
+    const firstDate = dateAt;
+    while (dateAt < dates.length && (dates[dateAt]?.end ?? Infinity) <= end) dateAt++;
+    const clause = squeezeSpaces(labelOf(line, start, end, numbers, firstNumber, numberAt));
+    prefix += clause;
+    if (numberAt > firstNumber) {
+      places.push({
+        line,
+        label: prefix.trim(),
+        clauseLabel: withoutListMarker(clause.trim()),
+        words: lineWords,
+        numbers: numbers.slice(firstNumber, numberAt),
+        dates: dates.slice(firstDate, dateAt),
+      });
     }
-    places.push({
-      line,
-      label: collapseSpaces(label),
-      clauseLabel: collapseSpaces(clauseText).replace(/^[-*+•]\s+/u, ''),
-      words: words(line),
-      numbers: clauseNumbers,
-      dates: dates.filter(inClause),
-    });
+    if (semicolon === -1) break;
+    prefix += ';';
+    start = semicolon + 1;
   }
   return places;
+}
+
+/** The labels of a line's places, in order (see Place): one per clause that prints a number, or one for a line too long for clauses. */
+export function placeLabels(line: string): string[] {
+  return placesOfLine(line).map((place) => place.label);
 }
 
 interface OutputPlaces {
