@@ -33,10 +33,24 @@ const liveKernels = new Set<KernelProcess>();
 let installed = false;
 let cleaning: Promise<void> | undefined;
 
+/**
+ * Marks the listeners of this module. Another copy of it can share the process (two versions of
+ * Datalyst installed side by side; a test runner's fresh module graph per file): the copies must
+ * not count each other as the application's handler, nor take turns putting themselves first —
+ * each moved itself in front of the other on every move, forever, and the process ran out of memory.
+ */
+const LISTENER_MARK = Symbol.for('datalyst.exit-cleanup.listener');
+
+function isDatalystListener(listener: unknown): boolean {
+  return typeof listener === 'function' && LISTENER_MARK in listener;
+}
+
 function onSignal(signal: NodeJS.Signals): void {
-  if (process.listenerCount(signal) > 1) return;
+  // The application's own handler, if any, decides; every copy of this module cleans up its own kernels.
+  if (process.listeners(signal).some((listener) => !isDatalystListener(listener))) return;
   void cleanUpThenRaise(signal);
 }
+Object.defineProperty(onSignal, LISTENER_MARK, { value: true });
 
 function isHandledSignal(event: string | symbol): event is NodeJS.Signals {
   return (HANDLED_SIGNALS as readonly (string | symbol)[]).includes(event);
@@ -46,7 +60,8 @@ function isHandledSignal(event: string | symbol): event is NodeJS.Signals {
 function onNewListener(event: string | symbol): void {
   if (!isHandledSignal(event)) return;
   queueMicrotask(() => {
-    if (!installed || process.listeners(event)[0] === onSignal) return;
+    // First already: ours, or another copy's (which decides as ours would).
+    if (!installed || isDatalystListener(process.listeners(event)[0])) return;
     process.off(event, onSignal);
     process.prependListener(event, onSignal);
   });
