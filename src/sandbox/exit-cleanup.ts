@@ -32,6 +32,8 @@ const CLEANUP_TIMEOUT_MS = 5_000;
 const liveKernels = new Set<KernelProcess>();
 let installed = false;
 let cleaning: Promise<void> | undefined;
+/** A signal's cleanup is under way: its listener stays until it is done (a second Ctrl-C waits for it, not the default exit). */
+let signalled = false;
 
 /**
  * Marks the listeners of this module. Another copy of it can share the process (two versions of
@@ -68,9 +70,11 @@ function onNewListener(event: string | symbol): void {
 }
 
 async function cleanUpThenRaise(signal: NodeJS.Signals): Promise<void> {
+  signalled = true;
   cleaning ??= disposeLiveKernels(signal);
   await cleaning;
   cleaning = undefined;
+  signalled = false;
   uninstall();
   if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
 }
@@ -122,6 +126,9 @@ export function trackForExitCleanup(kernel: KernelProcess): KernelProcess {
     ...(kernel.runtime === undefined ? {} : { runtime: kernel.runtime }),
     dispose: () => {
       liveKernels.delete(tracked);
+      // No sandbox left: no listener either. One kept after the last sandbox closed made a process that also
+      // loads signal-exit (execa, many CLIs) wait on two handlers that each left the exit to the other.
+      if (liveKernels.size === 0 && !signalled) uninstall();
       return kernel.dispose();
     },
   };
