@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors/index.ts';
-import { unknownOptionsText } from '../util/option-names.ts';
+import { firstOptionIssue } from '../util/option-names.ts';
 
 /*
  * The options of `createOpenAIChatModel`, checked when the model is made:
@@ -63,18 +63,9 @@ export function assertOpenAIChatModelOptions(options: unknown): void {
   }
   const parsed = schema.safeParse(options);
   if (parsed.success) return;
-  // A misspelt name first: { baseURL } also leaves baseUrl missing, and the misspelling is the news.
-  const issue =
-    parsed.error.issues.find((candidate) => candidate.code === 'unrecognized_keys') ?? parsed.error.issues[0];
+  // { baseURL } is reported as a misspelling of baseUrl, not as baseUrl missing.
+  const issue = firstOptionIssue(schema, parsed.error, entryPoint);
   if (issue === undefined) return;
-  if (issue.code === 'unrecognized_keys') {
-    const known =
-      issue.path.length === 0 ? Object.keys(schema.shape) : ['maxRetries', 'initialDelayMs', 'maxDelayMs'];
-    const { problem, fix } = unknownOptionsText(issue.keys, known);
-    const where =
-      issue.path.length === 0 ? entryPoint : `The option ${issue.path.join('.')} of ${entryPoint}`;
-    throw new ConfigError(`${where} ${problem}.`, fix, parsed.error);
-  }
   const name = issue.path.map(String).join('.');
   const value: unknown = (options as Record<string, unknown>)[String(issue.path[0])];
   // A URL or a key can hold a secret (user:password@, ?api_key=): errors are printed and logged, so it is not echoed.

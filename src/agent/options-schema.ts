@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors/index.ts';
-import { unknownOptionsText } from '../util/option-names.ts';
+import { firstOptionIssue } from '../util/option-names.ts';
 import { defaultSandboxLimits, sandboxRuntimeNames } from '../sandbox/index.ts';
 import type { AnalyzeOptions } from './analyze-options.ts';
 import { modelProfileNames } from './model-profile.ts';
@@ -164,39 +164,11 @@ function valueAt(root: unknown, keys: readonly PropertyKey[]): unknown {
 /** Options without which nothing can run: their fix cannot be "leave it out". */
 const required = new Set(['instruction', 'workspaceDir', 'model']);
 
-/** The option names of the object schema at `keys` (through optional and nullable), for a misspelling's message. */
-function optionNamesAt(schema: z.ZodType, keys: readonly PropertyKey[]): string[] {
-  let current: z.ZodType = schema;
-  for (let index = 0; ;) {
-    if (current instanceof z.ZodOptional || current instanceof z.ZodNullable) {
-      current = current.unwrap() as z.ZodType;
-      continue;
-    }
-    if (!(current instanceof z.ZodObject)) return [];
-    const key = keys[index];
-    if (key === undefined) return Object.keys(current.shape);
-    const next: unknown = current.shape[String(key)];
-    if (!(next instanceof z.ZodType)) return [];
-    current = next;
-    index++;
-  }
-}
-
 function check(schema: z.ZodType, options: unknown, entryPoint: string): void {
   const parsed = schema.safeParse(options);
   if (parsed.success) return;
-  // A misspelt name first: it usually also leaves the right one missing, and the misspelling is the news.
-  const issue =
-    parsed.error.issues.find((candidate) => candidate.code === 'unrecognized_keys') ?? parsed.error.issues[0];
+  const issue = firstOptionIssue(schema, parsed.error, entryPoint);
   if (issue === undefined) return;
-  if (issue.code === 'unrecognized_keys') {
-    const { problem, fix } = unknownOptionsText(issue.keys, optionNamesAt(schema, issue.path));
-    const where =
-      issue.path.length === 0
-        ? entryPoint
-        : `The option ${issue.path.map(String).join('.')} of ${entryPoint}`;
-    throw new ConfigError(`${where} ${problem}.`, fix, parsed.error);
-  }
   const got = describeValue(valueAt(options, issue.path));
   if (issue.path.length === 0) {
     throw new ConfigError(

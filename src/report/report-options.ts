@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors/index.ts';
-import { unknownOptionsText } from '../util/option-names.ts';
+import { firstOptionIssue } from '../util/option-names.ts';
 
 /*
  * The options of `renderReport` and `renderRunFolder`, checked before
@@ -59,14 +59,8 @@ function describe(value: unknown): string {
 function check(schema: z.ZodObject, options: unknown, entryPoint: string): void {
   const parsed = schema.safeParse(options);
   if (parsed.success) return;
-  // A misspelt name first: it usually also leaves the right one missing, and the misspelling is the news.
-  const issue =
-    parsed.error.issues.find((candidate) => candidate.code === 'unrecognized_keys') ?? parsed.error.issues[0];
+  const issue = firstOptionIssue(schema, parsed.error, entryPoint);
   if (issue === undefined) return;
-  if (issue.code === 'unrecognized_keys') {
-    const { problem, fix } = unknownOptionsText(issue.keys, Object.keys(schema.shape));
-    throw new ConfigError(`${entryPoint} ${problem}.`, fix, parsed.error);
-  }
   const name = String(issue.path[0] ?? '');
   if (!(name in expected)) {
     throw new ConfigError(

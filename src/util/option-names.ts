@@ -1,3 +1,6 @@
+import { z } from 'zod';
+import { ConfigError } from '../errors/index.ts';
+
 /**
  * Names for an option that does not exist: `maxRound` for `maxRounds`,
  * `baseURL` for `baseUrl`, `idleTimeout` for `idleTimeoutMs`. Used where the
@@ -55,4 +58,43 @@ export function unknownOptionsText(
       ? `Leave out ${names}; the options are ${known.join(', ')}.`
       : `Write ${guess} instead of ${first}${unknown.length > 1 ? `, and leave out or correct ${unknown.slice(1).join(', ')}` : ''}; the options are ${known.join(', ')}.`;
   return { problem, fix };
+}
+
+type OptionIssue = z.ZodError['issues'][number];
+
+/**
+ * The issue a failed check of `entryPoint`'s options reports. An option that does not exist comes first,
+ * thrown as a ConfigError that names the likely spelling among the names the schema knows at that place
+ * (a misspelling usually also leaves the right one missing, and the misspelling is the news); otherwise
+ * the first issue is returned, for the caller to word.
+ */
+export function firstOptionIssue(
+  schema: z.ZodType,
+  error: z.ZodError,
+  entryPoint: string,
+): OptionIssue | undefined {
+  const issue = error.issues.find((candidate) => candidate.code === 'unrecognized_keys') ?? error.issues[0];
+  if (issue?.code !== 'unrecognized_keys') return issue;
+  const { problem, fix } = unknownOptionsText(issue.keys, optionNamesAt(schema, issue.path));
+  const where =
+    issue.path.length === 0 ? entryPoint : `The option ${issue.path.map(String).join('.')} of ${entryPoint}`;
+  throw new ConfigError(`${where} ${problem}.`, fix, error);
+}
+
+/** The option names of the object schema at `keys` (through optional and nullable), for a misspelling's message. */
+function optionNamesAt(schema: z.ZodType, keys: readonly PropertyKey[]): string[] {
+  let current: z.ZodType = schema;
+  for (let index = 0; ;) {
+    if (current instanceof z.ZodOptional || current instanceof z.ZodNullable) {
+      current = current.unwrap() as z.ZodType;
+      continue;
+    }
+    if (!(current instanceof z.ZodObject)) return [];
+    const key = keys[index];
+    if (key === undefined) return Object.keys(current.shape);
+    const next: unknown = current.shape[String(key)];
+    if (!(next instanceof z.ZodType)) return [];
+    current = next;
+    index++;
+  }
 }
