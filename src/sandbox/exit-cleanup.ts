@@ -47,9 +47,32 @@ function isDatalystListener(listener: unknown): boolean {
   return typeof listener === 'function' && LISTENER_MARK in listener;
 }
 
+/**
+ * signal-exit (loaded by execa and many CLIs while they run a child) listens to signals too, and like
+ * us acts only when it is alone: each would take the other for the application's handler and neither
+ * would end the process. Its listeners cannot be told apart, but it counts them where every copy can
+ * see: v4 on `globalThis[Symbol.for('signal-exit emitter')]`, v3 on `process.__signal_exit_emitter__`.
+ */
+function signalExitListenerCount(): number {
+  const v4 = (globalThis as unknown as Record<symbol, unknown>)[Symbol.for('signal-exit emitter')];
+  const v3 = (process as unknown as Record<string, unknown>)['__signal_exit_emitter__'];
+  let count = 0;
+  for (const emitter of [v4, v3]) {
+    const loaded = (emitter as { count?: unknown } | undefined)?.count;
+    if (typeof loaded === 'number' && Number.isInteger(loaded) && loaded > 0) count += loaded;
+  }
+  return count;
+}
+
+/** Listeners of the application's own: neither ours (any copy) nor signal-exit's. */
+function applicationListenerCount(signal: NodeJS.Signals): number {
+  const others = process.listeners(signal).filter((listener) => !isDatalystListener(listener)).length;
+  return Math.max(0, others - signalExitListenerCount());
+}
+
 function onSignal(signal: NodeJS.Signals): void {
   // The application's own handler, if any, decides; every copy of this module cleans up its own kernels.
-  if (process.listeners(signal).some((listener) => !isDatalystListener(listener))) return;
+  if (applicationListenerCount(signal) > 0) return;
   void cleanUpThenRaise(signal);
 }
 Object.defineProperty(onSignal, LISTENER_MARK, { value: true });
@@ -76,7 +99,8 @@ async function cleanUpThenRaise(signal: NodeJS.Signals): Promise<void> {
   cleaning = undefined;
   signalled = false;
   uninstall();
-  if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+  // Raised again with signal-exit still listening, it finds itself alone: it runs its callbacks and ends the process.
+  if (applicationListenerCount(signal) === 0) process.kill(process.pid, signal);
 }
 
 async function disposeLiveKernels(signal: NodeJS.Signals): Promise<void> {

@@ -201,6 +201,21 @@ describe('an application whose handler is process.once', () => {
   }
 });
 
+describe('a process where signal-exit listens too (execa running a child, many CLIs)', () => {
+  // Regression: each took the other's listener for the application's handler and
+  // left the exit to it; Ctrl-C did nothing while a sandbox was open.
+  it("SIGINT removes the sandboxes, runs signal-exit's callbacks and ends the process by SIGINT", async () => {
+    const { child, held, stdout, stderr } = await startHolder(2, 'signal-exit');
+    await docker.getContainer(held.created).remove({ force: true });
+    child.kill('SIGINT');
+    const result = await child;
+    expect(await containersOwnedBy(held.pid)).toEqual([]);
+    expect(result.signal).toBe('SIGINT');
+    expect(stderr()).toContain('datalyst: SIGINT: removing 2 sandbox(es) before exiting');
+    expect(stdout()).toContain('{"signalExit":"SIGINT"}');
+  });
+});
+
 describe('cancellation', () => {
   it('20 sessions started and cancelled in parallel leave 0 containers', async () => {
     const backend = withExitCleanup(createDockerBackend());
