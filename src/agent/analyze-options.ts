@@ -30,7 +30,10 @@ export interface AnalyzeOptions {
   createSandbox?: SandboxFactory;
   /** Passed to `createSandbox` (backend, image, limits). */
   sandbox?: Omit<SandboxOptions, 'workspaceDir' | 'signal'>;
-  /** The run folder (trace.jsonl, trace.json, artifacts/). Default `<runsDir>/<runId>`. */
+  /**
+   * The run folder (trace.jsonl, trace.json, artifacts/). Default `<runsDir>/<runId>`.
+   * One inside `workspaceDir` is left out of the workspace's files (added to `sandbox.excludeDirs`).
+   */
   outDir?: string;
   /** Where run folders go when `outDir` is not given. Default `runs` under the current directory. */
   runsDir?: string;

@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pLimit from 'p-limit';
-import { assertRunFolderIsFree, newRunId, noDataDecision } from '../agent/index.ts';
+import { assertRunFolderIsFree, newRunId, noDataDecision, withRunFolderLeftOut } from '../agent/index.ts';
 import { assertDeepAnalyzeOptions } from './deep-options.ts';
 import { CancelledError, DatalystError } from '../errors/index.ts';
 import { profileInParts, type WorkspaceProfile } from '../sandbox/index.ts';
@@ -548,7 +548,11 @@ class DeepRun {
  */
 export async function deepAnalyze(options: DeepAnalyzeOptions): Promise<DeepAnalysisResult> {
   assertDeepAnalyzeOptions(options);
-  const run = new DeepRun(options, (event) => options.onEvent?.(event));
+  const runId = options.runId ?? newRunId();
+  const outDir = path.resolve(options.outDir ?? path.join(options.runsDir ?? 'runs', runId));
+  // A run folder inside the workspace is not data: the profile, the sub-analyses' inputs and sessions leave it out.
+  const runOptions = await withRunFolderLeftOut({ ...options, runId, outDir }, outDir);
+  const run = new DeepRun(runOptions, (event) => options.onEvent?.(event));
   return run.run();
 }
 

@@ -22,7 +22,7 @@ export interface RerunOptions {
    * profile found a table in it); text files it did not read as data may be missing.
    */
   workspaceDir: string;
-  /** The new run folder; must not hold a trace. Default `<runsDir>/<runId>`. */
+  /** The new run folder; must not hold a trace. Default `<runsDir>/<runId>`. One inside `workspaceDir` is left out of its files. */
   outDir?: string;
   /** Where run folders go when `outDir` is not given. Default `runs` under the current directory. */
   runsDir?: string;

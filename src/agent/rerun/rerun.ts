@@ -37,7 +37,7 @@ import { newRunId } from '../run-metadata.ts';
 import { runStartRecord } from '../run-start-record.ts';
 import { defaultMaxTraceFigureBytes } from '../trace-figure-budget.ts';
 import { TraceRecorder } from '../trace-recorder.ts';
-import { assertRunFolderIsFree } from '../thread/run-folder.ts';
+import { assertRunFolderIsFree, withRunFolderLeftOut } from '../thread/run-folder.ts';
 import { cancelledResult } from '../turn-handler.ts';
 import {
   NOT_GROUNDED_MARK,
@@ -258,7 +258,11 @@ export async function rerunAnalysis(options: RerunOptions): Promise<RerunResult>
   const emit = (event: AgentEvent) => options.onEvent?.(event);
   const recorded = await readRecordedRun(path.resolve(options.runDir), signal);
   const workspaceDir = path.resolve(options.workspaceDir);
-  const listed = await listInputFiles(workspaceDir, options.sandbox?.excludeDirs);
+  const runId = options.runId ?? newRunId();
+  const outDir = path.resolve(options.outDir ?? path.join(options.runsDir ?? 'runs', runId));
+  // A new run folder inside the new workspace is not data: left out of the listing, the hashes and the sandbox.
+  const { sandbox } = await withRunFolderLeftOut(options, outDir);
+  const listed = await listInputFiles(workspaceDir, sandbox?.excludeDirs);
   const present = new Set(listed.map((file) => file.path));
   const { needed, notRead } = filesNeeded(recorded);
   const missing = needed.filter((file) => !present.has(file));
@@ -269,8 +273,6 @@ export async function rerunAnalysis(options: RerunOptions): Promise<RerunResult>
     );
   }
   const absent = notRead.filter((file) => !present.has(file));
-  const runId = options.runId ?? newRunId();
-  const outDir = path.resolve(options.outDir ?? path.join(options.runsDir ?? 'runs', runId));
   if (isSameOrInside(outDir, recorded.runDir)) {
     throw new ConfigError(
       `The new run folder ${outDir} is the earlier run's folder or inside it; a re-run never changes the earlier run.`,
@@ -281,7 +283,7 @@ export async function rerunAnalysis(options: RerunOptions): Promise<RerunResult>
   assertRunFolderIsFree(outDir);
   // The slow checks (Docker, the runner image) after the cheap ones, and before anything is written.
   const image = await options.prepareSandbox?.(signal);
-  const sandboxOptions = image === undefined ? options.sandbox : { ...options.sandbox, image };
+  const sandboxOptions = image === undefined ? sandbox : { ...sandbox, image };
   const inputFiles = await hashInputFiles(listed, signal);
   const recorder = TraceRecorder.open(outDir, {
     maxFigureBytes: options.maxTraceFigureBytes ?? defaultMaxTraceFigureBytes,

@@ -12,6 +12,7 @@ import { defaultMaxTraceFigureBytes } from '../trace-figure-budget.ts';
 import { TraceRecorder } from '../trace-recorder.ts';
 import { executedCell, type ExecutedCell } from '../turn-handler.ts';
 import { Thread, contextBudgetFor, replyReserveFor, type RestoredThread } from './thread.ts';
+import { withRunFolderLeftOut } from './run-folder.ts';
 import type { ResumeThreadOptions, ThreadOptions } from './thread-options.ts';
 
 /** Notices the model was told (and that a rebuilt conversation tells it again). */
@@ -123,9 +124,15 @@ export async function resumeThread(runDir: string, options: ResumeThreadOptions)
   const start = trace.records[0];
   if (start?.type !== 'run-start') throw new Error('readTrace returned a trace without run-start');
   const workspaceDir = options.workspaceDir ?? start.workspace.path;
-  const inputFiles = await hashWorkspaceFiles(workspaceDir, options.signal, options.sandbox?.excludeDirs);
+  // The run folder inside the workspace stays out of it, as when the thread was opened.
+  const resumeOptions = await withRunFolderLeftOut({ ...options, workspaceDir }, outDir);
+  const inputFiles = await hashWorkspaceFiles(
+    workspaceDir,
+    options.signal,
+    resumeOptions.sandbox?.excludeDirs,
+  );
   const threadOptions: ThreadOptions = {
-    ...options,
+    ...resumeOptions,
     workspaceDir,
     outDir,
     runId: start.runId,

@@ -1,8 +1,10 @@
 import { mkdirSync, readdirSync, statSync } from 'node:fs';
-import { rmdir } from 'node:fs/promises';
+import { realpath, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../../errors/index.ts';
+import type { SandboxOptions } from '../../sandbox/index.ts';
 import { isMissingFile } from '../../util/fs-errors.ts';
+import { isSameOrInside } from '../../util/path-inside.ts';
 
 /**
  * Refuses a run folder that is a file or already holds anything, before
@@ -61,4 +63,56 @@ export async function removeUnusedRunFolder(outDir: string, created: string | nu
     }
     if (dir === outermost || path.dirname(dir) === dir) return;
   }
+}
+
+/** The real path of `target`: of its nearest existing folder, with the parts not made yet (a new run folder) after it. */
+async function realPathSoFar(target: string): Promise<string> {
+  const missing: string[] = [];
+  for (let dir = path.resolve(target); ; dir = path.dirname(dir)) {
+    try {
+      return path.join(await realpath(dir), ...missing);
+    } catch {
+      // Missing (or not a folder, or unreadable): the folder above it decides.
+      if (path.dirname(dir) === dir) return path.resolve(target);
+      missing.unshift(path.basename(dir));
+    }
+  }
+}
+
+/**
+ * The folders a run leaves out of its workspace: the caller's `excludeDirs`,
+ * and the run folder itself when it lies inside the workspace (an `outDir`
+ * of `data/run`), so that the run never lists its own trace, artifacts and
+ * reports as data: never hashes them as inputs, copies them into the
+ * sandbox or profiles them, and a resumed thread sees the same inputs.
+ * Compared by real paths (a relative path, or a link to the workspace or to
+ * a folder above the run folder, counts as what it points to); returned
+ * workspace-relative and `/`-separated, as the listing compares them. The
+ * CLI leaves its runs folder out the same way (`src/cli/own-output.ts`).
+ */
+export async function excludedDirsOfRun(
+  workspaceDir: string,
+  outDir: string,
+  excludeDirs: readonly string[] = [],
+): Promise<string[]> {
+  const [workspace, runFolder] = await Promise.all([realPathSoFar(workspaceDir), realPathSoFar(outDir)]);
+  const excluded = [...excludeDirs];
+  if (runFolder === workspace || !isSameOrInside(runFolder, workspace)) return excluded;
+  const relative = path.relative(workspace, runFolder).split(path.sep).join('/');
+  const covered = excluded.some((folder) => relative === folder || relative.startsWith(`${folder}/`));
+  if (!covered) excluded.push(relative);
+  return excluded;
+}
+
+/**
+ * Run options with the run folder added to `sandbox.excludeDirs` when it lies
+ * inside the workspace (see `excludedDirsOfRun`); the same options otherwise.
+ */
+export async function withRunFolderLeftOut<
+  T extends { workspaceDir: string; sandbox?: Omit<SandboxOptions, 'workspaceDir' | 'signal'> | undefined },
+>(options: T, outDir: string): Promise<T> {
+  const given = options.sandbox?.excludeDirs ?? [];
+  const excludeDirs = await excludedDirsOfRun(options.workspaceDir, outDir, given);
+  if (excludeDirs.length === given.length) return options;
+  return { ...options, sandbox: { ...options.sandbox, excludeDirs } };
 }

@@ -29,7 +29,12 @@ import { defaultMaxTraceFigureBytes } from '../trace-figure-budget.ts';
 import { TraceRecorder } from '../trace-recorder.ts';
 import { TurnHandler, type ExecutedCell } from '../turn-handler.ts';
 import { replayCells, replayTexts } from './replay.ts';
-import { assertRunFolderIsFree, createRunFolder, removeUnusedRunFolder } from './run-folder.ts';
+import {
+  assertRunFolderIsFree,
+  createRunFolder,
+  removeUnusedRunFolder,
+  withRunFolderLeftOut,
+} from './run-folder.ts';
 import type { AskOptions, ThreadOptions } from './thread-options.ts';
 import { ThreadTurn } from './thread-turn.ts';
 
@@ -704,11 +709,13 @@ export class Thread implements AsyncDisposable {
  */
 export async function openThread(options: ThreadOptions): Promise<Thread> {
   assertThreadOptions(options);
-  // Listed now (a missing workspace throws before the run folder exists); hashed
-  // in the background, so a large workspace's SHA-256 overlaps the sandbox's start.
-  const listed = await listInputFiles(options.workspaceDir, options.sandbox?.excludeDirs);
   const runId = options.runId ?? newRunId();
   const outDir = path.resolve(options.outDir ?? path.join(options.runsDir ?? 'runs', runId));
+  // A run folder inside the workspace is not data: left out of the listing, the hashes and the sandbox.
+  const threadOptions = await withRunFolderLeftOut(options, outDir);
+  // Listed now (a missing workspace throws before the run folder exists); hashed
+  // in the background, so a large workspace's SHA-256 overlaps the sandbox's start.
+  const listed = await listInputFiles(options.workspaceDir, threadOptions.sandbox?.excludeDirs);
   // Refused before the hashing starts: a hash left running when this throws rejected unhandled later
   // (an aborted signal, a file gone meanwhile) and took the caller's process down.
   assertRunFolderIsFree(outDir);
@@ -726,5 +733,5 @@ export async function openThread(options: ThreadOptions): Promise<Thread> {
     await removeUnusedRunFolder(outDir, createdDir);
     throw error;
   }
-  return new Thread(options, recorder, inputFiles, { runId, outDir, createdDir }, null);
+  return new Thread(threadOptions, recorder, inputFiles, { runId, outDir, createdDir }, null);
 }
