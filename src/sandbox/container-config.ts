@@ -48,7 +48,19 @@ export interface ContainerConfigInput {
   /** Epoch ms when the owner started; default this process's start. */
   ownerStartedMs?: number;
   /** The workspace's read-only mount: the host folder (`bind`, local engines) or a volume. */
-  inputs?: { type: 'bind'; source: string } | { type: 'volume'; volume: string };
+  inputs?: BindInputs | { type: 'volume'; volume: string };
+}
+
+/**
+ * The host folder, bound read-only; `hidden` are its folders (relative,
+ * `/`-separated, none inside another) covered by an empty read-only tmpfs
+ * each: folders left out of the workspace (a run folder inside it) that the
+ * bind would otherwise show under /mnt/inputs.
+ */
+export interface BindInputs {
+  type: 'bind';
+  source: string;
+  hidden?: readonly string[];
 }
 
 /** The labels a reaper reads: the session, its owner and a deadline (containers and volumes alike). */
@@ -81,6 +93,16 @@ function inputsMount(inputs: NonNullable<ContainerConfigInput['inputs']>): Recor
         ReadOnly: true,
         VolumeOptions: { NoCopy: true },
       };
+}
+
+/** An empty, read-only tmpfs over a folder of the bound workspace, so that the kernel cannot read what is in it. */
+function hidingMount(folder: string): Record<string, unknown> {
+  return {
+    Type: 'tmpfs',
+    Target: `${containerPaths.inputs}/${folder}`,
+    ReadOnly: true,
+    TmpfsOptions: { SizeBytes: 4096, Mode: 0o555 },
+  };
 }
 
 /**
@@ -128,7 +150,14 @@ export function containerCreateBody(input: ContainerConfigInput): Record<string,
       SecurityOpt: ['no-new-privileges', seccompOption()],
       ReadonlyRootfs: true,
       // Read-only and outside the memory cgroup's tmpfs: inputs of any size cost no sandbox memory.
-      ...(input.inputs ? { Mounts: [inputsMount(input.inputs)] } : {}),
+      ...(input.inputs
+        ? {
+            Mounts: [
+              inputsMount(input.inputs),
+              ...(input.inputs.type === 'bind' ? (input.inputs.hidden ?? []).map(hidingMount) : []),
+            ],
+          }
+        : {}),
       Tmpfs: {
         [containerPaths.workdir]: `rw,nosuid,nodev,size=${Math.round(limits.workdirMb)}m,nr_inodes=${tmpfsInodes(limits.workdirMb)},uid=1000,gid=1000,mode=0755`,
         [containerPaths.scratch]: `rw,noexec,nosuid,nodev,size=${Math.round(limits.scratchMb)}m,nr_inodes=${tmpfsInodes(limits.scratchMb)},mode=1777`,

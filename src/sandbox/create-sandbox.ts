@@ -78,7 +78,15 @@ export async function createSandboxWithBackend(
     sessionId,
     image,
     limits,
-    ...(options.workspaceDir === undefined ? {} : { workspace: { dir: options.workspaceDir, files } }),
+    ...(options.workspaceDir === undefined
+      ? {}
+      : {
+          workspace: {
+            dir: options.workspaceDir,
+            files,
+            ...(options.excludeDirs === undefined ? {} : { excludeDirs: options.excludeDirs }),
+          },
+        }),
     ...(runtime === undefined ? {} : { runtime }),
     ...(signal ? { signal } : {}),
   });

@@ -44,6 +44,8 @@ export interface InputDelivery {
 export interface InputWorkspace {
   dir: string;
   files: readonly WorkspaceFile[];
+  /** Folders of `dir` (relative, `/`-separated) left out of `files`: a bind mount of `dir` must hide them too. */
+  excludeDirs?: readonly string[];
 }
 
 export interface KernelStartRequest {

@@ -66,6 +66,7 @@ export interface SandboxOptions {
   /**
    * Folders of the workspace (relative, `/`-separated) not copied in, e.g.
    * the runs folder of `datalyst analyze .`, so a run never reads its own output.
+   * A bind-mounted workspace hides them under an empty read-only tmpfs each.
    */
   excludeDirs?: readonly string[];
   /** Runner image; default the tag computed from `docker/python-runner` (see `runnerImageTag`). */

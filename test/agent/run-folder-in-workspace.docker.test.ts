@@ -32,7 +32,7 @@ const listEverything = [
 ].join('\n');
 
 describe('a thread whose run folder lies inside its workspace', () => {
-  it.each(['volume'] as const)(
+  it.each(['volume', 'bind'] as const)(
     'records only the data files as inputs, and the kernel never sees the run folder (%s)',
     async (inputTransfer) => {
       const workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-outdir-inside-'));

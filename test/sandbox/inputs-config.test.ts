@@ -1,8 +1,9 @@
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buffer } from 'node:stream/consumers';
 import { extract } from 'tar-stream';
+import type Docker from 'dockerode';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, WorkspaceError } from '../../src/errors/index.ts';
 import {
@@ -10,7 +11,7 @@ import {
   defaultSandboxLimits,
   readSandboxEnvironment,
 } from '../../src/sandbox/index.ts';
-import { readableBySandboxUser } from '../../src/sandbox/input-transfer.ts';
+import { chooseInputTransfer, readableBySandboxUser } from '../../src/sandbox/input-transfer.ts';
 import { workspaceTar } from '../../src/sandbox/input-volume.ts';
 import { checkCopyLimits, listWorkspaceFiles } from '../../src/sandbox/workspace-files.ts';
 
@@ -141,5 +142,47 @@ describe('input limits', () => {
     await chmod(join(dir, 'sub', 'open.csv'), 0o644);
     await chmod(join(dir, 'sub'), 0o700);
     expect(await readableBySandboxUser({ dir, files })).toBe(false);
+  });
+});
+
+describe('folders left out of a bound workspace', () => {
+  it('are hidden under an empty read-only tmpfs each: real folders only, outermost only', async () => {
+    await writeFile(join(dir, 'sales.csv'), 'a\n');
+    await mkdir(join(dir, 'run', 'sub'), { recursive: true });
+    await mkdir(join(dir, 'elsewhere'));
+    await symlink(join(dir, 'elsewhere'), join(dir, 'link'));
+    await writeFile(join(dir, 'file'), 'x\n');
+    const excludeDirs = ['run', 'run/sub', 'link', 'file', '../outside', 'run'];
+    const files = await listWorkspaceFiles(dir, { ...unlimited, excludeDirs });
+    // 'bind' asks nothing of the engine.
+    const noEngine = {} as Docker;
+    const chosen = await chooseInputTransfer(noEngine, { dir, files, excludeDirs }, 'bind');
+    expect(chosen).toEqual({ type: 'bind', source: await realpath(dir), hidden: ['run'] });
+    // A left-out folder not made yet would show through a bind once made: 'auto' copies instead.
+    const later = [...excludeDirs, 'not-yet'];
+    expect(await chooseInputTransfer(noEngine, { dir, files, excludeDirs: later }, 'auto')).toEqual({
+      type: 'volume',
+    });
+
+    const base = { sessionId: 's', image: 'i', limits: defaultSandboxLimits, nowMs: 0 };
+    const body = containerCreateBody({
+      ...base,
+      inputs: { type: 'bind', source: '/data', hidden: ['run', 'a/b'] },
+    });
+    expect((body['HostConfig'] as Record<string, unknown>)['Mounts']).toEqual([
+      expect.objectContaining({ Type: 'bind', Source: '/data', Target: '/mnt/inputs', ReadOnly: true }),
+      {
+        Type: 'tmpfs',
+        Target: '/mnt/inputs/run',
+        ReadOnly: true,
+        TmpfsOptions: { SizeBytes: 4096, Mode: 0o555 },
+      },
+      {
+        Type: 'tmpfs',
+        Target: '/mnt/inputs/a/b',
+        ReadOnly: true,
+        TmpfsOptions: { SizeBytes: 4096, Mode: 0o555 },
+      },
+    ]);
   });
 });
