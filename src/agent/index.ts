@@ -60,6 +60,6 @@ export { createOfflineAnalyst, OFFLINE_ANALYST_ID } from './offline-analyst/inde
 export type { OfflineAnalystOptions } from './offline-analyst/index.ts';
 // For the deep analysis (src/deep), which builds on threads as any caller would.
 export { newRunId } from './run-metadata.ts';
-export { assertRunFolderIsFree, withRunFolderLeftOut } from './thread/run-folder.ts';
+export { assertRunFolderIsFree, claimRunFolder, withRunFolderLeftOut } from './thread/run-folder.ts';
 export { assertRunOptionsWith, optionValue } from './options-schema.ts';
 export { noDataDecision } from './no-data.ts';

@@ -1,12 +1,11 @@
-import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pLimit from 'p-limit';
-import { assertRunFolderIsFree, newRunId, noDataDecision, withRunFolderLeftOut } from '../agent/index.ts';
+import { claimRunFolder, newRunId, noDataDecision, withRunFolderLeftOut } from '../agent/index.ts';
 import { assertDeepAnalyzeOptions } from './deep-options.ts';
 import { CancelledError, DatalystError } from '../errors/index.ts';
 import { profileInParts, type WorkspaceProfile } from '../sandbox/index.ts';
-import { DEEP_RECORD_FILE, writeDeepRecord } from './deep-record.ts';
+import { DEEP_RECORD_FILE, deepRecordText, writeDeepRecord } from './deep-record.ts';
 import type { DeepAnalysisResult, DeepEvent, DeepPhase } from './deep-events.ts';
 import type { DeepAnalyzeOptions } from './deep-options.ts';
 import { checkCitations, evidenceListing, fallbackSections, numberSections } from './deep-outline.ts';
@@ -119,6 +118,8 @@ class DeepRun {
   async run(): Promise<DeepAnalysisResult> {
     // Before anything else: a folder that already holds a deep run is refused, untouched.
     await this.claimFolder();
+    // Only now: a refused run starts no kernel (the run's own pool starts one at once).
+    this.sessions.warmUp();
     const signal = this.options.signal;
     const onAbort = () => this.stop('cancelled', 'The run was cancelled.');
     if (signal?.aborted) onAbort();
@@ -529,9 +530,9 @@ class DeepRun {
   }
 
   private async claimFolder(): Promise<void> {
-    // A folder holding anything (a deep run, a user's files) is refused, untouched.
-    assertRunFolderIsFree(this.outDir);
-    await mkdir(this.outDir, { recursive: true });
+    // A folder holding anything (a deep run, a user's files) is refused, untouched; of two runs started at
+    // once on one folder, the one that creates deep.json first (exclusively) goes on, the other is refused.
+    await claimRunFolder(this.outDir, DEEP_RECORD_FILE, deepRecordText(this.record));
   }
 }
 
@@ -544,7 +545,8 @@ class DeepRun {
  * Never throws for what happens during the run: the result's termination
  * names how it ended (a failed sub-analysis is recorded, the run goes on).
  * Throws only when the run cannot begin: ConfigError for a folder that
- * already holds a deep run, or for the offline analyst without offline roles.
+ * holds anything (a deep run, or one that another run claimed first), or for
+ * the offline analyst without offline roles.
  */
 export async function deepAnalyze(options: DeepAnalyzeOptions): Promise<DeepAnalysisResult> {
   assertDeepAnalyzeOptions(options);

@@ -7,11 +7,16 @@ export const DEEP_RECORD_FILE = 'deep.json';
 
 /** Writes `deep.json` atomically (a reader never sees half a record), after checking it against the schema. */
 export async function writeDeepRecord(runDir: string, record: DeepRecord): Promise<void> {
-  const checked = deepRecordSchema.parse(record);
+  const text = deepRecordText(record);
   const target = path.join(runDir, DEEP_RECORD_FILE);
   const temporary = `${target}.${process.pid}.tmp`;
-  await writeFile(temporary, `${JSON.stringify(checked, null, 2)}\n`);
+  await writeFile(temporary, text);
   await rename(temporary, target);
+}
+
+/** The text of `deep.json` (checked against the schema). */
+export function deepRecordText(record: DeepRecord): string {
+  return `${JSON.stringify(deepRecordSchema.parse(record), null, 2)}\n`;
 }
 
 /** Reads a deep run's record; null when the folder is not a deep run. A record that fails the schema throws (zod names the field). */

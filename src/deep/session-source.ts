@@ -16,8 +16,9 @@ import type { DeepAnalyzeOptions } from './deep-options.ts';
  * workspace are handed to the first sub-analyses rather than thrown away.
  */
 export class SessionSource {
-  private readonly pool: WarmPool | null;
+  private pool: WarmPool | null;
   private readonly ownsPool: boolean;
+  private readonly poolSize: number;
   private poolClosing: Promise<void> | null = null;
   /** Sessions that profiled the workspace, kept for the first sub-analyses. */
   private handover: SandboxSession[] = [];
@@ -39,16 +40,20 @@ export class SessionSource {
       backend === 'docker' &&
       (options.sandbox?.excludeDirs ?? []).length === 0;
     this.ownsPool = ownPool;
-    this.pool =
-      options.warmPool ??
-      (ownPool
-        ? createWarmPool({
-            size: poolSize,
-            ...(options.sandbox?.image === undefined ? {} : { image: options.sandbox.image }),
-            ...(options.sandbox?.runtime === undefined ? {} : { runtime: options.sandbox.runtime }),
-            ...(options.sandbox?.limits === undefined ? {} : { limits: options.sandbox.limits }),
-          })
-        : null);
+    this.poolSize = poolSize;
+    this.pool = options.warmPool ?? null;
+  }
+
+  /** Starts the run's own pool, when it has one (its first kernel starts at once): once the run folder is claimed. */
+  warmUp(): void {
+    if (!this.ownsPool || this.pool !== null || this.poolClosing !== null) return;
+    const { sandbox } = this.options;
+    this.pool = createWarmPool({
+      size: this.poolSize,
+      ...(sandbox?.image === undefined ? {} : { image: sandbox.image }),
+      ...(sandbox?.runtime === undefined ? {} : { runtime: sandbox.runtime }),
+      ...(sandbox?.limits === undefined ? {} : { limits: sandbox.limits }),
+    });
   }
 
   /** `count` sessions for profiling the workspace (a part each); kept for the first sub-analyses. */

@@ -1,10 +1,13 @@
 import { mkdirSync, readdirSync, statSync } from 'node:fs';
-import { realpath, rmdir } from 'node:fs/promises';
+import { mkdir, realpath, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../../errors/index.ts';
 import type { SandboxOptions } from '../../sandbox/index.ts';
-import { isMissingFile } from '../../util/fs-errors.ts';
+import { hasErrorCode, isMissingFile } from '../../util/fs-errors.ts';
 import { isSameOrInside } from '../../util/path-inside.ts';
+
+const RUN_FOLDER_FIX =
+  'Pass a new or empty folder as outDir, or leave outDir out for a new runs/<id> folder.';
 
 /**
  * Refuses a run folder that is a file or already holds anything, before
@@ -15,7 +18,7 @@ import { isSameOrInside } from '../../util/path-inside.ts';
  * as the folder's creation and the trace's opening that follow it.
  */
 export function assertRunFolderIsFree(outDir: string): void {
-  const fix = `Pass a new or empty folder as outDir, or leave outDir out for a new runs/<id> folder.`;
+  const fix = RUN_FOLDER_FIX;
   let entries: string[];
   try {
     if (!statSync(outDir).isDirectory()) {
@@ -28,12 +31,34 @@ export function assertRunFolderIsFree(outDir: string): void {
     throw new ConfigError(`The run folder (outDir) ${outDir} cannot be read.`, fix, error);
   }
   if (entries.length === 0) return;
+  throw runFolderNotFree(outDir, entries);
+}
+
+function runFolderNotFree(outDir: string, entries: readonly string[]): ConfigError {
   const shown = entries.slice(0, 5).join(', ') + (entries.length > 5 ? ', …' : '');
-  throw new ConfigError(
+  return new ConfigError(
     `The run folder (outDir) ${outDir} already holds files; Datalyst writes only into a new or empty folder, so that no file of yours is replaced.`,
-    fix,
+    RUN_FOLDER_FIX,
     new Error(`${outDir} holds ${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}: ${shown}`),
   );
+}
+
+/**
+ * Claims a run folder for a run whose first file is `firstFile`: refused as
+ * `assertRunFolderIsFree` refuses it, made when missing, then `firstFile`
+ * is created exclusively (`wx`) with `content`. The check alone is not a
+ * claim: two runs started at once on one folder both pass it; only one
+ * creates the file, and the other gets the same refusal.
+ */
+export async function claimRunFolder(outDir: string, firstFile: string, content: string): Promise<void> {
+  assertRunFolderIsFree(outDir);
+  await mkdir(outDir, { recursive: true });
+  try {
+    await writeFile(path.join(outDir, firstFile), content, { flag: 'wx' });
+  } catch (error) {
+    if (!hasErrorCode(error, 'EEXIST')) throw error;
+    throw runFolderNotFree(outDir, [firstFile]);
+  }
 }
 
 /**
