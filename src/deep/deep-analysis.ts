@@ -188,6 +188,11 @@ class DeepRun {
     const sessions = await this.sessions.first(count, this.research.signal);
     const profile: WorkspaceProfile = await profileInParts(sessions, { signal: this.research.signal });
     this.workspaceProfile = profile;
+    // Recorded now, not only in the sub-analyses' traces: a run stopped before any of them still names them.
+    this.record.unreadableFiles = profile.files.flatMap((file) =>
+      file.error === null ? [] : [{ path: file.path, error: file.error }],
+    );
+    this.save();
     this.emit({ type: 'profile-end', profile });
     const noData = noDataDecision(profile, true);
     if (noData !== null) return { reason: 'no-data', detail: noData.detail };

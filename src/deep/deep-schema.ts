@@ -143,6 +143,9 @@ export const deepTerminationReasonSchema = z.enum([
   'no-data',
 ]);
 
+/** A file of the workspace the profile could not read, with the reader's error. */
+export const unreadableFileSchema = z.object({ path: z.string(), error: z.string() });
+
 export const deepRecordSchema = z.object({
   type: z.literal('deep-analysis'),
   version: z.literal(DEEP_RECORD_VERSION),
@@ -153,6 +156,13 @@ export const deepRecordSchema = z.object({
   model: z.object({ id: z.string(), offline: z.boolean() }),
   /** Sub-analyses run at once at most. */
   concurrency: z.number().int().positive(),
+  /**
+   * The files the workspace's profile could not read, recorded when the
+   * profile is made (before any sub-analysis, so a run stopped before one
+   * still names them). Absent before the profile, and from older records
+   * (the report then takes them from a sub-analysis trace's profile).
+   */
+  unreadableFiles: z.array(unreadableFileSchema).optional(),
   brief: briefSchema.nullable(),
   /** The scope step's question to the user, when it asked one. */
   ask: z.string().nullable(),

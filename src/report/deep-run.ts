@@ -382,10 +382,18 @@ function workspaceProfileOf(subs: readonly DeepSubView[]): WorkspaceProfile | nu
   return null;
 }
 
-/** The workspace's files that could not be read, with the reader's error. */
+/**
+ * The workspace's files that could not be read, with the reader's error: as
+ * the run recorded them when it profiled the workspace (so a run stopped
+ * before any sub-analysis names them too), or, for a deep.json older than
+ * that record, from the profile in a sub-analysis trace.
+ */
 export function unreadableFiles(report: PreparedDeepReport): Array<{ path: string; error: string }> {
-  return (report.profile?.files ?? []).flatMap((file) =>
-    file.error === null ? [] : [{ path: file.path, error: file.error }],
+  return (
+    report.record.unreadableFiles ??
+    (report.profile?.files ?? []).flatMap((file) =>
+      file.error === null ? [] : [{ path: file.path, error: file.error }],
+    )
   );
 }
 

@@ -295,4 +295,23 @@ describe('the report of a cancelled deep run', () => {
     // Questions 5 and 6 were left out by the budget, not by the cancel.
     expect(page).toContain('<code>--sub-analyses 6</code>');
   });
+
+  it('names the files deep.json recorded as unreadable; a deep.json without the record (older) still renders', async () => {
+    const outDir = join(root, 'unreadable');
+    await buildRecordedDeepRun(outDir, (plain) => ({
+      ...plain,
+      unreadableFiles: [{ path: 'broken <b>.xlsx', error: 'File is not a zip file' }],
+    }));
+    await renderDeepRunFolder(outDir, { formats: ['html', 'md'], now: new Date(0) });
+    const page = await readFile(join(outDir, 'report.html'), 'utf8');
+    const text = await readFile(join(outDir, 'report.md'), 'utf8');
+    expect(page).toContain(
+      '<li><span class="mono">broken &lt;b&gt;.xlsx</span>: File is not a zip file</li>',
+    );
+    expect(text).toContain('### Files that could not be read');
+    expect(text).toMatch(/^- broken .*\.xlsx: File is not a zip file$/m);
+    // The plain run's deep.json has no such record, and its sub-analyses' profile read every file.
+    expect(record.unreadableFiles).toBeUndefined();
+    expect(html).not.toContain('Files that could not be read');
+  });
 });
