@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { FileChange } from '../sandbox/cell-result.ts';
 import { escapeControlCharacters, hasControlCharacters, isSafeWorkspacePath } from '../sandbox/index.ts';
 import type { SandboxSession } from '../sandbox/sandbox.ts';
+import { isSameOrInside } from '../util/path-inside.ts';
 
 export interface ArtifactBudget {
   /** Bytes left to copy in this run. */
@@ -33,8 +34,7 @@ export interface ArtifactCollection {
 function artifactTarget(artifactsDir: string, sandboxPath: string): string | null {
   if (!isSafeWorkspacePath(sandboxPath)) return null;
   const target = path.resolve(artifactsDir, ...sandboxPath.split('/'));
-  const relative = path.relative(artifactsDir, target);
-  if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) return null;
+  if (target === path.resolve(artifactsDir) || !isSameOrInside(target, artifactsDir)) return null;
   return target;
 }
 

@@ -2,6 +2,7 @@ import { mkdir, readdir, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../errors/index.ts';
 import { isMissingFile } from '../util/fs-errors.ts';
+import { isSameOrInside } from '../util/path-inside.ts';
 
 /**
  * The run folder. A previous report is never overwritten: an explicit `--out`
@@ -92,5 +93,5 @@ async function folderState(candidate: string): Promise<'missing' | 'empty' | 'no
 /** A path relative to the current folder when that is shorter, for messages. */
 export function displayPath(target: string, cwd: string = process.cwd()): string {
   const relative = path.relative(cwd, target);
-  return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : target;
+  return relative !== '' && isSameOrInside(target, cwd) ? relative : target;
 }

@@ -1,5 +1,6 @@
 import { open, readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { isSameOrInside } from '../util/path-inside.ts';
 
 /** How every trace.jsonl Datalyst writes begins (its first record). */
 const TRACE_START = '{"type":"run-start"';
@@ -21,7 +22,7 @@ async function startsLikeATrace(file: string): Promise<boolean> {
 
 function inside(dir: string, workspaceDir: string): string | null {
   const relative = path.relative(workspaceDir, dir);
-  if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) return null;
+  if (relative === '' || !isSameOrInside(dir, workspaceDir)) return null;
   return relative.split(path.sep).join('/');
 }
 

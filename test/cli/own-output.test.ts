@@ -44,6 +44,18 @@ describe('datalyst analyze . never reads its own output', () => {
     ]);
   });
 
+  it('takes a folder named like `..runs` for one inside the workspace, not for one above it', async () => {
+    const dir = await analysedProject();
+    await mkdir(path.join(dir, '..runs', 'old'), { recursive: true });
+    await writeFile(path.join(dir, '..runs', 'old', 'trace.jsonl'), traceStart);
+    expect(
+      await findOwnOutput(dir, {
+        outDir: path.join(dir, '..runs', 'new'),
+        runsDir: path.join(dir, '..runs'),
+      }),
+    ).toEqual(['..runs', 'reports/q1', 'runs/20250101-000000-sales']);
+  });
+
   it('leaves them out of the check, the sandbox copy and the trace inputs, and says so', async () => {
     const dir = await analysedProject();
     const server = await startFakeOpenAIServer({
