@@ -6,6 +6,7 @@ import type { AgentEvent } from '../../src/agent/events.ts';
 import { createOfflineAnalyst } from '../../src/agent/offline-analyst/index.ts';
 import { openThread } from '../../src/agent/thread/index.ts';
 import type { Thread } from '../../src/agent/thread/index.ts';
+import type { TerminationReason } from '../../src/trace/schema.ts';
 import { numbersMissingFrom } from './support/answer-numbers.ts';
 
 /**
@@ -28,6 +29,9 @@ interface Reply {
   answer: string;
   /** What every cell of the turn printed. */
   outputs: string[];
+  termination: TerminationReason;
+  /** The analyst's question back, when the turn ended `asked`. */
+  ask: string | null;
 }
 
 /** A thread of the offline analyst on a copy of `files`; its first question is the whole analysis. */
@@ -56,6 +60,8 @@ async function ask(thread: Thread, question: string): Promise<Reply> {
   return {
     answer: end.result.answer ?? '',
     outputs: events.flatMap((event) => (event.type === 'execution-end' ? [event.result.stdout.text] : [])),
+    termination: end.result.termination.reason,
+    ask: end.result.ask,
   };
 }
 
@@ -190,6 +196,9 @@ describe('follow-ups on the messy files (latin-1 budget lines, a workbook with t
     'Gasto total 2011 by GF',
     'break down by the columns of weird_head_padding.csv',
     'large.xlsx',
+    // The workbook has a sheet called `data`: the first names every table, the second that sheet.
+    'Describe the data',
+    'Describe the `data` sheet',
   ];
 
   beforeAll(async () => {
@@ -248,6 +257,26 @@ describe('follow-ups on the messy files (latin-1 budget lines, a workbook with t
     expect(answer).not.toContain('Unnamed:');
     const named = await ask(thread, '1993 by 2000');
     expect(named.answer).toContain('`1993` and `2000` (`weird_head_padding.csv`): r = ');
+  });
+
+  it('describes every loaded table for "Describe the data", not the sheet called `data` alone', () => {
+    const answer = replies.get('Describe the data')?.answer ?? '';
+    expect(answer).toContain('Every table, as the kernel of this conversation holds it:');
+    for (const table of [
+      'large.xlsx [Report]',
+      'large.xlsx [data]',
+      'large.xlsx [criteria]',
+      'spanish_chars.csv',
+      'weird_head_padding.csv',
+    ])
+      expect(answer).toContain(`- \`${table}\`: `);
+  });
+
+  it('describes the sheet called `data` when the question clearly names it', () => {
+    const answer = replies.get('Describe the `data` sheet')?.answer ?? '';
+    expect(answer).toContain('The question names `large.xlsx [data]`;');
+    expect(answer).toContain('- `large.xlsx [data]`: ');
+    expect(answer).not.toContain('`spanish_chars.csv`');
   });
 
   it('quotes only numbers a cell printed', () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/agent/language-model.ts';
 import { offlineAnalystTurn } from '../../src/agent/offline-analyst/index.ts';
 import { parseSteps } from '../../src/agent/tag-parser.ts';
+import type { FileProfile } from '../../src/sandbox/workspace-profile.ts';
 import { column, csvFile, firstMessage } from './support/canned-conversation.ts';
 
 const files = [csvFile('orders.csv', [column('unit_price', 'number'), column('region', 'category')])];
@@ -12,6 +13,32 @@ const answered: ChatMessage[] = [
 
 function steps(messages: ChatMessage[]) {
   return parseSteps(offlineAnalystTurn({ messages }));
+}
+
+/** A workbook whose sheets are called `data` and `notes`, as the profile lists them. */
+function workbook(name: string): FileProfile {
+  const [sheet] = csvFile(name, [column('revenue', 'number'), column('region', 'category')]).tables;
+  if (sheet === undefined) throw new Error('no table');
+  return {
+    ...csvFile(name, []),
+    format: 'excel',
+    tables: [
+      { ...sheet, name: 'data' },
+      { ...sheet, name: 'notes', columns: [column('remark', 'text')] },
+    ],
+  };
+}
+
+/** The conversation after a first question was answered, on `files`. */
+function answeredOn(files: FileProfile[]): ChatMessage[] {
+  return [
+    { role: 'user', content: firstMessage('Give me an overview.', files) },
+    { role: 'assistant', content: '<Answer>Overview.</Answer>' },
+  ];
+}
+
+function codeOf(messages: ChatMessage[]): string {
+  return steps(messages).find((step) => step.kind === 'code')?.text ?? '';
 }
 
 describe('the offline analyst in a thread', () => {
@@ -74,6 +101,52 @@ describe('the offline analyst in a thread', () => {
     ]).find((step) => step.kind === 'answer');
     expect(answer?.text).toContain('The columns of the data are `region`.');
     expect(answer?.text).not.toContain('Unnamed');
+  });
+
+  it.each(['Describe the data', 'summarize the data', 'describe this dataset', 'What is in the data?'])(
+    'takes "%s" as a question about every table, not about a sheet called `data`',
+    (question) => {
+      const files = [workbook('book.xlsx'), csvFile('orders.csv', [column('units', 'number')])];
+      const code = codeOf([...answeredOn(files), { role: 'user', content: question }]);
+      expect(code).toContain('named = None');
+      expect(code).not.toContain('("book.xlsx", "data")');
+    },
+  );
+
+  it('describes every table, then quotes what the kernel printed', () => {
+    const question: ChatMessage = { role: 'user', content: 'Describe the data' };
+    const code = codeOf([...answered, question]);
+    const result =
+      'orders.csv: 29 rows × 2 columns\nFindings:\n- `orders.csv`: 29 rows × 2 columns, as loaded in this conversation.\n';
+    const answer = steps([
+      ...answered,
+      question,
+      { role: 'assistant', content: `<Code>${code}</Code>` },
+      { role: 'user', content: `<Execute>\n${result}</Execute>` },
+    ]).find((step) => step.kind === 'answer')?.text;
+    expect(answer).toContain('Every table, as the kernel of this conversation holds it:');
+    expect(answer).toContain('- `orders.csv`: 29 rows × 2 columns, as loaded in this conversation.');
+  });
+
+  it.each([
+    ['Describe the `data` sheet', '("book.xlsx", "data")'],
+    ['what is in sheet data?', '("book.xlsx", "data")'],
+    ['describe the data table', '("book.xlsx", "data")'],
+    ['Describe "data"', '("book.xlsx", "data")'],
+    ['describe the notes', '("book.xlsx", "notes")'],
+    ['What is in data.csv?', '("data.csv", None)'],
+    ['and the book?', '("book.xlsx", None)'],
+  ])('still takes "%s" as naming a table', (question, named) => {
+    const files = [workbook('book.xlsx'), csvFile('data.csv', [column('units', 'number')])];
+    const code = codeOf([...answeredOn(files), { role: 'user', content: question }]);
+    expect(code).toContain(named);
+    expect(code).not.toContain('named = None');
+  });
+
+  it('does not take "the data" in a question it cannot answer for the data file', () => {
+    const files = [csvFile('data.csv', [column('units', 'number')])];
+    const turn = steps([...answeredOn(files), { role: 'user', content: 'Why is the data so noisy?' }]);
+    expect(turn.some((step) => step.kind === 'code')).toBe(false);
   });
 
   it('reads the question after a replay note the loop put before it', () => {

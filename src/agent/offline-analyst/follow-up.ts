@@ -2,9 +2,9 @@ import type { DataEntry } from '../first-message.ts';
 import type { ChatMessage } from '../language-model.ts';
 import { focusCell } from './cells/focus-cell.ts';
 import { tablesCell } from './cells/tables-cell.ts';
-import type { NamedTable } from './cells/tables-cell.ts';
 import { matchInstructionColumns, nameableColumns, normalizeName } from './column-match.ts';
 import { readFindings, unwrapExecute, type LaterQuestion } from './conversation.ts';
+import { asksAboutAllTables, namedTables } from './table-match.ts';
 
 /**
  * Follow-up questions in a thread. The offline analyst has no language model,
@@ -14,7 +14,9 @@ import { readFindings, unwrapExecute, type LaterQuestion } from './conversation.
  * what that cell printed; a question that names a table gets a cell that
  * describes it as the kernel holds it (rows, and the column names a later
  * question can use: the profile's may differ), then an answer quoting that;
- * any other question gets an honest "cannot answer".
+ * a question about the data as a whole ("Describe the data") gets that
+ * description of every table; any other question gets an honest "cannot
+ * answer".
  */
 
 const disclaimer =
@@ -28,34 +30,6 @@ function columnNames(entries: readonly DataEntry[]): string[] {
       ),
     ),
   ];
-}
-
-/**
- * Tables the question names by file name (without extension: every table of
- * the file, also one only the kernel's tolerant reader could read) or by
- * sheet/table name, at most four.
- */
-function namedTables(question: string, entries: readonly DataEntry[]): NamedTable[] {
-  const words = new Set(
-    question
-      .toLowerCase()
-      .split(/[^\p{L}\p{N}_.-]+/u)
-      .flatMap((word) => [normalizeName(word), normalizeName(word.replace(/\.[a-z0-9]+$/, ''))])
-      .filter((word) => word.length >= 3),
-  );
-  const found: NamedTable[] = [];
-  for (const entry of entries) {
-    const stem = normalizeName(entry.name.replace(/\.[^.]+$/, ''));
-    if (words.has(stem)) {
-      found.push({ file: entry.name, table: null });
-      continue;
-    }
-    for (const table of entry.tables ?? []) {
-      if (table.name !== '' && words.has(normalizeName(table.name)))
-        found.push({ file: entry.name, table: table.name });
-    }
-  }
-  return found.slice(0, 4);
 }
 
 function listNames(names: readonly string[], limit = 12): string {
@@ -128,6 +102,22 @@ export function followUpTurn(followUp: LaterQuestion, entries: readonly DataEntr
       intro: `The question names ${names}; as the kernel of this conversation holds ${tables.length === 1 ? 'it' : 'them'}:`,
       nothing: (failed) =>
         `The description of the ${tables.length === 1 ? 'table' : 'tables'} the question names ${failed ? 'failed' : 'printed nothing'}; its output is in the report.`,
+      closing: 'Ask about one of the columns a follow-up can name for a breakdown of it.',
+    });
+  }
+  const everyTable = asksAboutAllTables(followUp.question);
+  if (everyTable && !ranCell) {
+    return (
+      `<Analyze>\nThe question asks about the data as a whole: every table as the kernel of this conversation holds it, and which column names a follow-up can use.\n</Analyze>\n` +
+      `<Code>\n\`\`\`python\n${tablesCell('all', nameableColumns(entries))}\n\`\`\`\n</Code>`
+    );
+  }
+  if (everyTable) {
+    return quotingAnswer(result, {
+      understand: 'The description ran; the answer quotes what it printed.',
+      intro: 'Every table, as the kernel of this conversation holds it:',
+      nothing: (failed) =>
+        `The description of the tables ${failed ? 'failed' : 'printed nothing'}; its output is in the report.`,
       closing: 'Ask about one of the columns a follow-up can name for a breakdown of it.',
     });
   }

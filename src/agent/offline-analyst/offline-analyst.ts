@@ -160,7 +160,8 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
  * to decide the next cell; the same conversation always gives the same turn.
  * With `focusTables` it studies only those tables (a deep analysis's sub-analyst).
  * In a thread, a follow-up question gets a breakdown of the columns it names,
- * the tables it names as the kernel holds them, or a plain "cannot answer" (follow-up.ts);
+ * the tables it names (or, asked about the data as a whole, every table) as
+ * the kernel holds them, or a plain "cannot answer" (follow-up.ts);
  * a question asked after the first was cancelled unanswered gets the whole
  * analysis, as a first question would (conversation.ts).
  *
