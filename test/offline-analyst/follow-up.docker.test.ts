@@ -2,7 +2,7 @@ import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentEvent } from '../../src/agent/events.ts';
+import type { AgentEvent, TurnResult } from '../../src/agent/events.ts';
 import { createOfflineAnalyst } from '../../src/agent/offline-analyst/index.ts';
 import { openThread } from '../../src/agent/thread/index.ts';
 import type { Thread } from '../../src/agent/thread/index.ts';
@@ -35,7 +35,10 @@ interface Reply {
 }
 
 /** A thread of the offline analyst on a copy of `files`; its first question is the whole analysis. */
-async function threadOn(files: Record<string, string>): Promise<{ thread: Thread; outputs: string[] }> {
+async function threadOn(
+  files: Record<string, string>,
+  askMode: 'pause' | 'reply' = 'pause',
+): Promise<{ thread: Thread; outputs: string[] }> {
   const workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-follow-up-ws-'));
   const runs = await mkdtemp(path.join(os.tmpdir(), 'datalyst-follow-up-runs-'));
   temporary.push(workspaceDir, runs);
@@ -47,6 +50,7 @@ async function threadOn(files: Record<string, string>): Promise<{ thread: Thread
     workspaceDir,
     outDir: path.join(runs, 'thread'),
     model: createOfflineAnalyst(),
+    askMode,
   });
   const first = await ask(thread, 'Describe the data');
   return { thread, outputs: first.outputs };
@@ -90,6 +94,62 @@ describe('a follow-up breakdown on the sales example', () => {
 
   it('quotes only numbers a cell printed', () => {
     expect(numbersMissingFrom(reply.answer, [...earlier, ...reply.outputs])).toEqual([]);
+  });
+});
+
+describe('a follow-up that names no column or table', () => {
+  let thread: Thread;
+  let declined: Reply;
+  let reply: Reply;
+
+  beforeAll(async () => {
+    ({ thread } = await threadOn({ 'orders.csv': path.join(examples, 'sales', 'orders.csv') }));
+    declined = await ask(thread, 'Why did sales fall?');
+    reply = await ask(thread, 'revenue by region');
+  });
+  afterAll(async () => {
+    await thread?.close();
+  });
+
+  it('is not answered: the turn ends asked, with the question back naming what can be asked about', () => {
+    expect(declined.termination).toBe('asked');
+    expect(declined.answer).toBe('');
+    expect(declined.outputs).toEqual([]);
+    expect(declined.ask).toMatch(/^Which column or table is this question about\?/);
+    expect(declined.ask).toContain('`revenue`');
+    expect(declined.ask).toContain('Files: `orders.csv`.');
+    expect(thread.openQuestion).toBeNull(); // the reply was asked
+  });
+
+  it('reads the reply as a follow-up and answers it with one cell in the same kernel', () => {
+    expect(reply.termination).toBe('answered');
+    // One cell, no reload: the breakdown ran on the tables the first question loaded.
+    expect(reply.outputs).toHaveLength(1);
+    expect(reply.outputs[0]).toContain(
+      'Columns named in the instruction, found in orders.csv: revenue, region',
+    );
+    expect(reply.answer).toMatch(/By `region` in `orders\.csv`: `\w+` brings the largest total `revenue`/);
+  });
+});
+
+describe('a follow-up that names nothing where nobody can reply (askMode reply)', () => {
+  let thread: Thread;
+  let result: TurnResult;
+
+  beforeAll(async () => {
+    ({ thread } = await threadOn({ 'orders.csv': path.join(examples, 'sales', 'orders.csv') }, 'reply'));
+    result = await thread.ask('Why did sales fall?').result;
+  });
+  afterAll(async () => {
+    await thread?.close();
+  });
+
+  it('asks once, then describes every table under an assumption it states, instead of asking forever', () => {
+    // The question back, the description cell, the answer.
+    expect(result.rounds).toBe(3);
+    expect(result.termination.reason).toBe('answered');
+    expect(result.answer).toContain('assumes it is about the data as a whole');
+    expect(result.answer).toContain('- `orders.csv`: ');
   });
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/agent/language-model.ts';
+import { askUnansweredReply } from '../../src/agent/model-notes.ts';
 import { offlineAnalystTurn } from '../../src/agent/offline-analyst/index.ts';
 import { parseSteps } from '../../src/agent/tag-parser.ts';
 import type { FileProfile } from '../../src/sandbox/workspace-profile.ts';
@@ -84,23 +85,61 @@ describe('the offline analyst in a thread', () => {
     expect(answer).not.toMatch(/\b100 rows/);
   });
 
-  it('says plainly that it cannot answer a follow-up that names neither a column nor a table', () => {
-    const answer = steps([...answered, { role: 'user', content: 'Why did sales fall?' }]).find(
-      (step) => step.kind === 'answer',
-    );
-    expect(answer?.text).toContain('cannot answer it');
-    expect(answer?.text).toContain('`unit_price`, `region`');
+  it('asks which column or table is meant when a follow-up names none, instead of answering', () => {
+    const turn = steps([...answered, { role: 'user', content: 'Why did sales fall?' }]);
+    expect(turn.some((step) => step.kind === 'answer')).toBe(false);
+    expect(turn.some((step) => step.kind === 'code')).toBe(false);
+    const ask = turn.find((step) => step.kind === 'ask')?.text ?? '';
+    expect(ask).toMatch(/^Which column or table is this question about\?/);
+    expect(ask).toContain('Columns: `unit_price`, `region`.');
+    expect(ask).toContain('Files: `orders.csv`.');
+    expect(ask).toContain('no language model');
+    expect(ask).toContain('`--model`');
   });
 
-  it('offers, when it cannot answer, only column names a question can use', () => {
+  it('offers, when it asks back, only column names a question can use', () => {
     const padded = [csvFile('padded.csv', [column('Unnamed: 0', 'text'), column('region', 'category')])];
-    const answer = steps([
+    const ask = steps([
       { role: 'user', content: firstMessage('Give me an overview.', padded) },
       { role: 'assistant', content: '<Answer>Overview.</Answer>' },
       { role: 'user', content: 'Why did sales fall?' },
-    ]).find((step) => step.kind === 'answer');
-    expect(answer?.text).toContain('The columns of the data are `region`.');
-    expect(answer?.text).not.toContain('Unnamed');
+    ]).find((step) => step.kind === 'ask');
+    expect(ask?.text).toContain('Columns: `region`.');
+    expect(ask?.text).not.toContain('Unnamed');
+  });
+
+  it('reads the reply to its question as a follow-up: a reply that names a column gets the breakdown', () => {
+    const question: ChatMessage = { role: 'user', content: 'Why did sales fall?' };
+    const asked = offlineAnalystTurn({ messages: [...answered, question] });
+    const reply: ChatMessage = { role: 'user', content: 'the unit price' };
+    expect(codeOf([...answered, question, { role: 'assistant', content: asked }, reply])).toContain(
+      'wanted = ["unitprice"]',
+    );
+  });
+
+  it('does not ask again when nobody can reply (a one-shot run): it describes every table and says what it assumed', () => {
+    const question: ChatMessage = { role: 'user', content: 'Why did sales fall?' };
+    const asked: ChatMessage = {
+      role: 'assistant',
+      content: offlineAnalystTurn({ messages: [...answered, question] }),
+    };
+    const noReply: ChatMessage = { role: 'user', content: askUnansweredReply };
+    const first = steps([...answered, question, asked, noReply]);
+    expect(first.some((step) => step.kind === 'ask')).toBe(false);
+    const code = first.find((step) => step.kind === 'code')?.text ?? '';
+    expect(code).toContain('named = None');
+    const result =
+      'Findings:\n- `orders.csv`: 29 rows × 2 columns, as loaded in this conversation.\n\nfacts: {"stage": "tables"}\n';
+    const answer = steps([
+      ...answered,
+      question,
+      asked,
+      noReply,
+      { role: 'assistant', content: `<Code>${code}</Code>` },
+      { role: 'user', content: `<Execute>\n${result}</Execute>` },
+    ]).find((step) => step.kind === 'answer')?.text;
+    expect(answer).toContain('assumes it is about the data as a whole');
+    expect(answer).toContain('- `orders.csv`: 29 rows × 2 columns, as loaded in this conversation.');
   });
 
   it.each(['Describe the data', 'summarize the data', 'describe this dataset', 'What is in the data?'])(
@@ -143,10 +182,10 @@ describe('the offline analyst in a thread', () => {
     expect(code).not.toContain('named = None');
   });
 
-  it('does not take "the data" in a question it cannot answer for the data file', () => {
+  it('does not take "the data" in a question it cannot answer for the data file: it asks', () => {
     const files = [csvFile('data.csv', [column('units', 'number')])];
     const turn = steps([...answeredOn(files), { role: 'user', content: 'Why is the data so noisy?' }]);
-    expect(turn.some((step) => step.kind === 'code')).toBe(false);
+    expect(turn.some((step) => step.kind === 'ask')).toBe(true);
   });
 
   it('reads the question after a replay note the loop put before it', () => {

@@ -1,6 +1,7 @@
 import type { DataEntry } from '../first-message.ts';
 import type { ChatMessage } from '../language-model.ts';
 import { focusCell } from './cells/focus-cell.ts';
+import { askUnansweredReply } from '../model-notes.ts';
 import { tablesCell } from './cells/tables-cell.ts';
 import { matchInstructionColumns, nameableColumns, normalizeName } from './column-match.ts';
 import { readFindings, unwrapExecute, type LaterQuestion } from './conversation.ts';
@@ -15,8 +16,12 @@ import { asksAboutAllTables, namedTables } from './table-match.ts';
  * describes it as the kernel holds it (rows, and the column names a later
  * question can use: the profile's may differ), then an answer quoting that;
  * a question about the data as a whole ("Describe the data") gets that
- * description of every table; any other question gets an honest "cannot
- * answer".
+ * description of every table. Any other question is not answered: the
+ * analyst asks back (`<Ask>`, the turn ends `asked`) which column or table is
+ * meant, listing those a question can name, and the reply is the next
+ * follow-up. Where nobody can reply (a one-shot run answers an <Ask> with a
+ * fixed note), it takes the question to be about the data as a whole and
+ * says so.
  */
 
 const disclaimer =
@@ -106,30 +111,48 @@ export function followUpTurn(followUp: LaterQuestion, entries: readonly DataEntr
     });
   }
   const everyTable = asksAboutAllTables(followUp.question);
-  if (everyTable && !ranCell) {
+  // Nobody could say which column or table was meant: the loop's note says to assume and say so.
+  const assumed = !everyTable && followUp.question.trim() === askUnansweredReply;
+  if ((everyTable || assumed) && !ranCell) {
     return (
-      `<Analyze>\nThe question asks about the data as a whole: every table as the kernel of this conversation holds it, and which column names a follow-up can use.\n</Analyze>\n` +
+      `<Analyze>\n${assumed ? 'Nobody can say which column or table the question is about, so it is taken to be about the data as a whole' : 'The question asks about the data as a whole'}: ` +
+      `every table as the kernel of this conversation holds it, and which column names a follow-up can use.\n</Analyze>\n` +
       `<Code>\n\`\`\`python\n${tablesCell('all', nameableColumns(entries))}\n\`\`\`\n</Code>`
     );
   }
-  if (everyTable) {
+  if (everyTable || assumed) {
     return quotingAnswer(result, {
       understand: 'The description ran; the answer quotes what it printed.',
-      intro: 'Every table, as the kernel of this conversation holds it:',
+      intro: assumed
+        ? 'The question named no column or table, and nobody could say which was meant, so this answer assumes it is about the data as a whole and does not answer anything more specific. Every table, as the kernel of this conversation holds it:'
+        : 'Every table, as the kernel of this conversation holds it:',
       nothing: (failed) =>
         `The description of the tables ${failed ? 'failed' : 'printed nothing'}; its output is in the report.`,
       closing: 'Ask about one of the columns a follow-up can name for a breakdown of it.',
     });
   }
+  return askWhichNames(entries);
+}
+
+/**
+ * The question names no column or table the analyst knows: rather than an
+ * answer that answers nothing, it asks which one is meant (the turn ends
+ * `asked`; the reply is read as the next follow-up).
+ */
+function askWhichNames(entries: readonly DataEntry[]): string {
   // Only names a question can use: not `Unnamed: 1` (the kernel calls it `column_2`), not "GF" (too short to match).
   const nameable = new Set(nameableColumns(entries));
   const known = columnNames(entries).filter((name) => nameable.has(normalizeName(name)));
+  const files = entries.filter((entry) => (entry.tables ?? []).length > 0).map((entry) => entry.name);
+  const lists = [
+    known.length > 0 ? `Columns: ${listNames(known)}.` : null,
+    files.length > 0 ? `Files: ${listNames(files)}.` : null,
+  ].filter((line) => line !== null);
   return (
-    `<Answer>\n${disclaimer} It can answer a follow-up only about columns or tables it finds named in the question, ` +
-    `and this question names none of them, so it cannot answer it.\n\n` +
-    (known.length > 0
-      ? `The columns of the data are ${listNames(known)}. Ask about one of them by name, `
-      : 'Ask about a column by name, ') +
-    'or run Datalyst with a language model (`--model`) for questions that need judgement.\n</Answer>'
+    `<Analyze>\nThe question names no column or table of the data, and the offline analyst answers a follow-up only about those it finds named: it asks which is meant.\n</Analyze>\n` +
+    `<Ask>\nWhich column or table is this question about? Datalyst's built-in offline analyst (rules, no language model) answers a follow-up only about the columns or tables it names, and this one names none.\n\n` +
+    (lists.length > 0 ? `${lists.join('\n')}\n\n` : '') +
+    'Reply with the names you mean (one or more columns, or a file), or "describe the data" for every table. ' +
+    'A question that needs judgement needs a language model (`--model`).\n</Ask>'
   );
 }

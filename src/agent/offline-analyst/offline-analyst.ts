@@ -161,7 +161,7 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
  * With `focusTables` it studies only those tables (a deep analysis's sub-analyst).
  * In a thread, a follow-up question gets a breakdown of the columns it names,
  * the tables it names (or, asked about the data as a whole, every table) as
- * the kernel holds them, or a plain "cannot answer" (follow-up.ts);
+ * the kernel holds them, or else a question back: which column or table is meant (follow-up.ts);
  * a question asked after the first was cancelled unanswered gets the whole
  * analysis, as a first question would (conversation.ts).
  *

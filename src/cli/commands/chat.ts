@@ -62,7 +62,8 @@ ${promptHelp}
 When the model asks you something (<Ask>), your next line is the reply.
 Without a model the built-in offline analyst answers: the first question gets
 its exploratory analysis; follow-ups that name columns or tables get a
-breakdown of those, and it says plainly when it cannot answer.
+breakdown of those, "describe the data" every table; to any other question it
+replies by asking which column or table is meant.
 
 The session's run folder (default runs/<time>-<workspace>) holds the trace of
 every question; \`datalyst analyze --continue <run-folder> "<question>"\` adds
