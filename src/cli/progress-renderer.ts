@@ -50,6 +50,8 @@ export interface ProgressRendererOptions {
   liveOutputLines?: number;
   /** A conversation (`datalyst chat`): each turn's end gets its closing line. Default false (one run: `run-end` has it). */
   threaded?: boolean;
+  /** The built-in offline analyst answers (no language model): its questions back are not said to be a model's. Default false. */
+  offline?: boolean;
 }
 
 const labelWidth = 10;
@@ -111,6 +113,11 @@ export class ProgressRenderer {
     this.maxCodeLines = options.maxCodeLines ?? 15;
   }
 
+  /** Who asks in an <Ask>. */
+  private get asker(): string {
+    return this.options.offline === true ? 'The offline analyst' : 'The model';
+  }
+
   handle(event: AgentEvent): void {
     switch (event.type) {
       case 'run-start':
@@ -160,7 +167,7 @@ export class ProgressRenderer {
       case 'ask':
         this.endStream();
         this.result(
-          `${this.style.bold(this.style.cyan('? The model asks:'))} ${sanitizeForTerminal(event.question)}`,
+          `${this.style.bold(this.style.cyan(`? ${this.asker} asks:`))} ${sanitizeForTerminal(event.question)}`,
         );
         if (event.reply !== null)
           this.info(this.style.dim(`  (no one can answer in this run; it was told: ${event.reply})`));
@@ -554,7 +561,7 @@ export class ProgressRenderer {
     const facts = `${plural(result.rounds, 'round')} · ${formatDuration(result.durationMs)}`;
     const reason = result.termination.reason;
     if (reason === 'answered') this.result(`${this.style.green(this.style.bold('✓ Answered'))} in ${facts}`);
-    else if (reason === 'asked') this.result(this.style.cyan('The model waits for your reply.'));
+    else if (reason === 'asked') this.result(this.style.cyan(`${this.asker} waits for your reply.`));
     else if (reason === 'cancelled')
       this.result(`${this.style.yellow(this.style.bold('■ Turn cancelled'))} after ${facts}`);
     else this.result(`${this.style.red(this.style.bold(`✗ No answer (${reason})`))} after ${facts}`);

@@ -9,7 +9,7 @@ import type { PreparedReport } from './prepared-report.ts';
 import { reportStyles } from './report-styles.ts';
 import { markdownPlainText, renderSafeMarkdown } from './safe-markdown.ts';
 import type { ProcessEntry } from './run-view.ts';
-import { noAnswerText, stripCodeFence } from './run-view.ts';
+import { askerName, noAnswerText, stripCodeFence } from './run-view.ts';
 import { madeBy } from './made-by.ts';
 import {
   formatBytes,
@@ -174,7 +174,8 @@ function renderConversation({ report }: HtmlContext): string {
           : `<p class="grounding">${verified} of ${checked} number${checked === 1 ? '' : 's'} found in the execution outputs.</p>`;
       body = `${grounding}<div class="answer markdown">${answer.html}</div>`;
     } else if (turn.ask !== null) {
-      body = `<p class="label">The model asked</p><blockquote class="instruction">${escapeHtml(turn.ask)}</blockquote>`;
+      // Markdown as the answers are: the question back may name columns as `code`, in paragraphs.
+      body = `<p class="label">${askerName(report.view.start.model.offline)} asked</p><blockquote class="ask markdown">${renderSafeMarkdown(turn.ask, { nestHeadingsUnder: 3 })}</blockquote>`;
     } else {
       body = `<p class="note">${escapeHtml(noAnswerText(turn.termination))}</p>`;
     }

@@ -15,7 +15,7 @@ import {
 } from './report-format.ts';
 import { durationFact, endedFact, roundsFact, terminationFact, totalsScope } from './provenance-facts.ts';
 import type { ProcessEntry } from './run-view.ts';
-import { noAnswerText, stripCodeFence } from './run-view.ts';
+import { askerName, noAnswerText, stripCodeFence } from './run-view.ts';
 import { madeBy } from './made-by.ts';
 import { readingNotes } from './reading-notes.ts';
 import { dataSectionMarkdown } from './data-section-markdown.ts';
@@ -92,7 +92,13 @@ export function renderMarkdownReport(
         '',
       );
       if (turn.answer !== null) out.push(neutralizeMarkdown(turn.answer, { nestHeadingsUnder: 3 }), '');
-      else if (turn.ask !== null) out.push(`**The model asked:** ${escapeMarkdownText(turn.ask)}`, '');
+      else if (turn.ask !== null)
+        out.push(
+          `**${askerName(view.start.model.offline)} asked:**`,
+          '',
+          neutralizeMarkdown(turn.ask, { nestHeadingsUnder: 3 }),
+          '',
+        );
       else out.push(`*${escapeMarkdownText(noAnswerText(turn.termination))}*`, '');
     }
   } else out.push('## Answer', '');

@@ -32,6 +32,7 @@ pre { margin: .4rem 0; padding: .7rem .9rem; background: var(--soft); border: 1p
 .banner-cancelled, .banner-incomplete { background: #ffebe9; border-color: #ff8182; }
 .label { margin: 1rem 0 .3rem; font-size: .78rem; font-weight: 700; letter-spacing: .05em; text-transform: uppercase; color: var(--muted); }
 .instruction { margin: 0; padding: .6rem 1rem; border-left: 4px solid var(--accent); background: var(--soft); white-space: pre-wrap; }
+.ask { margin: 0; padding: .1rem 1rem; border-left: 4px solid var(--accent); background: var(--soft); }
 html { scroll-padding-top: 3rem; }
 nav.toc { position: sticky; top: 0; z-index: 10; background: rgba(255,255,255,.96); border-bottom: 1px solid var(--line); font-size: .9rem; }
 /* The links wrap to a second line on a narrow screen: scrolled sideways, the last ones (Provenance) were cut off at 390 px with nothing to say there were more. */

@@ -218,7 +218,12 @@ export function buildRunView(records: readonly TraceRecord[]): RunView {
     end?.rounds ?? Math.max(0, ...records.map((record) => ('round' in record ? record.round : 0)));
   const ending =
     end ?? (lastTurn?.termination ? { termination: lastTurn.termination, answer: lastTurn.answer } : null);
-  const { outcome, outcomeMessage } = describeOutcome(ending, answer, start.rerunOf !== undefined);
+  const { outcome, outcomeMessage } = describeOutcome(
+    ending,
+    answer,
+    start.rerunOf !== undefined,
+    start.model.offline,
+  );
   return {
     start,
     end,
@@ -264,6 +269,7 @@ function describeOutcome(
   end: Pick<RunEndRecord, 'termination' | 'answer'> | null,
   answer: string | null,
   rerun: boolean,
+  offline: boolean,
 ): { outcome: RunOutcome; outcomeMessage: string | null } {
   if (end === null) {
     return {
@@ -276,8 +282,7 @@ function describeOutcome(
   if (reason === 'asked') {
     return {
       outcome: 'not-answered',
-      outcomeMessage:
-        'The model asked the user a question (shown in the process) and waits for the reply; the thread can go on with it.',
+      outcomeMessage: `${askerName(offline)} asked the user a question (shown in the process) and waits for the reply; the thread can go on with it.`,
     };
   }
   if (reason === 'cancelled') {
@@ -315,6 +320,11 @@ const terminationLabels: Record<RunEndRecord['termination']['reason'], string> =
   cancelled: 'cancelled',
   'rerun-cell-failed': 'a recorded cell failed on the new data',
 };
+
+/** Who asks the user in an `<Ask>`: the model, or the built-in offline analyst, which is no model. */
+export function askerName(offline: boolean): string {
+  return offline ? 'The offline analyst' : 'The model';
+}
 
 export function terminationLabel(reason: RunEndRecord['termination']['reason']): string {
   return terminationLabels[reason];

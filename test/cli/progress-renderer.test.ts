@@ -491,6 +491,31 @@ describe('progress renderer, conversations and live cell output', () => {
     expect(output).toContain('✓ Answered in 1 round');
   });
 
+  it('says the offline analyst asks, not a model, and that a turn ending asked waits for the reply (neither answered nor failed)', () => {
+    const question = 'Which column or table is this question about?';
+    const output = render(
+      [
+        { type: 'turn-start', turn: 2, question: 'Why did sales fall?', replyToAsk: false },
+        { type: 'round-start', round: 14 },
+        { type: 'ask', round: 14, question, reply: null },
+        {
+          type: 'turn-end',
+          result: {
+            ...turnResult,
+            answer: null,
+            ask: question,
+            termination: { reason: 'asked', detail: 'Asked a question in round 14.' },
+          },
+        },
+      ],
+      { threaded: true, offline: true },
+    );
+    expect(output).toContain(`? The offline analyst asks: ${question}\n`);
+    expect(output).toContain('The offline analyst waits for your reply.');
+    expect(output).not.toContain('The model');
+    expect(output).not.toMatch(/Answered|No answer/);
+  });
+
   it('says a replay that matches the record once, without a warning marker (--continue printed it twice, the second as "! replay:")', () => {
     const replayText =
       'The sandbox was started again and 13 recorded cells replayed in 3641 ms; every output matches the record.';

@@ -1,4 +1,4 @@
-import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import type { AgentEvent, TurnResult } from '../../src/agent/events.ts';
 import { createOfflineAnalyst } from '../../src/agent/offline-analyst/index.ts';
 import { openThread } from '../../src/agent/thread/index.ts';
 import type { Thread } from '../../src/agent/thread/index.ts';
+import { renderRunFolder } from '../../src/report/index.ts';
 import type { TerminationReason } from '../../src/trace/schema.ts';
 import { numbersMissingFrom } from './support/answer-numbers.ts';
 
@@ -101,10 +102,17 @@ describe('a follow-up that names no column or table', () => {
   let thread: Thread;
   let declined: Reply;
   let reply: Reply;
+  const report = { md: '', html: '' };
 
   beforeAll(async () => {
     ({ thread } = await threadOn({ 'orders.csv': path.join(examples, 'sales', 'orders.csv') }));
     declined = await ask(thread, 'Why did sales fall?');
+    // The report as it stands while the question back waits for its reply.
+    const outDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-follow-up-report-'));
+    temporary.push(outDir);
+    await renderRunFolder(thread.outDir, { outDir, formats: ['md', 'html'] });
+    report.md = await readFile(path.join(outDir, 'report.md'), 'utf8');
+    report.html = await readFile(path.join(outDir, 'report.html'), 'utf8');
     reply = await ask(thread, 'revenue by region');
   });
   afterAll(async () => {
@@ -119,6 +127,19 @@ describe('a follow-up that names no column or table', () => {
     expect(declined.ask).toContain('`revenue`');
     expect(declined.ask).toContain('Files: `orders.csv`.');
     expect(thread.openQuestion).toBeNull(); // the reply was asked
+  });
+
+  it('shows in the report as a question of the offline analyst that waits for a reply: not failed, not answered', () => {
+    expect(report.md).toMatch(/^# Waiting for a reply: /);
+    expect(report.md).toContain('The offline analyst asked the user a question');
+    expect(report.md).toContain(
+      '**The offline analyst asked:**\n\nWhich column or table is this question about?',
+    );
+    expect(report.md).toContain('`revenue`');
+    expect(report.md).not.toMatch(/The model asked|cannot answer/);
+    expect(report.html).toContain('<p class="label">The offline analyst asked</p>');
+    expect(report.html).toContain('<code>revenue</code>');
+    expect(report.html).not.toMatch(/>Failed<|>Answered</);
   });
 
   it('reads the reply as a follow-up and answers it with one cell in the same kernel', () => {

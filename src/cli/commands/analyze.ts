@@ -219,6 +219,7 @@ export function makeRenderer(
   options: AnalyzeCommandOptions,
   maxRounds?: number,
   threaded = false,
+  offline = false,
 ): ProgressRenderer {
   // With --json, stdout carries only JSON; people still see warnings and errors on stderr.
   const out = options.json === true ? context.stderr : context.stdout;
@@ -230,6 +231,7 @@ export function makeRenderer(
     ...(out.columns === undefined ? {} : { columns: out.columns }),
     ...(maxRounds === undefined ? {} : { maxRounds }),
     threaded,
+    offline,
   });
 }
 

@@ -144,7 +144,13 @@ async function prepare(
   threaded: boolean,
 ): Promise<Prepared> {
   const settings = await loadCommandSettings(context, workspace, question, options);
-  const renderer = makeRenderer(context, options, settings.maxRounds, threaded);
+  const renderer = makeRenderer(
+    context,
+    options,
+    settings.maxRounds,
+    threaded,
+    settings.model.kind === 'offline',
+  );
   const check = await checkRunWorkspace(settings);
   describeWorkspace(renderer, check, context);
   if (settings.model.kind === 'offline') {
@@ -461,7 +467,7 @@ export async function runContinue(
       renderer.result(`✓ Answered (question ${result.turn}) in ${plural(result.rounds, 'round')}`);
     else if (reason === 'asked')
       renderer.result(
-        `The model asks: ${sanitizeForTerminal(result.ask ?? '')}\n  Reply with --continue ${runFolder} "<reply>".`,
+        `${settings.model.kind === 'offline' ? 'The offline analyst' : 'The model'} asks: ${sanitizeForTerminal(result.ask ?? '')}\n  Reply with --continue ${runFolder} "<reply>".`,
       );
     else renderer.result(`✗ No answer (${reason}): ${sanitizeForTerminal(result.termination.detail)}`);
     // As `analyze` does: the report-end line under --json tells scripts where the report went.
