@@ -194,3 +194,78 @@ describe('the offline analyst on a series over time', () => {
     );
   });
 });
+
+interface PricedRow {
+  date: string;
+  month: number;
+  unitPrice: number;
+  units: number;
+}
+
+/** Two years of orders, one to three a day: a price per order that rises through the year, and units sold. */
+function pricedRows(): PricedRow[] {
+  const rows: PricedRow[] = [];
+  let state = 11;
+  const next = (): number => {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    return state / 2147483648;
+  };
+  for (let day = Date.UTC(2022, 0, 1); day <= Date.UTC(2023, 11, 31); day += 86_400_000) {
+    const date = new Date(day);
+    const count = 1 + (date.getUTCDate() % 3);
+    for (let row = 0; row < count; row += 1) {
+      const unitPrice = Math.round((20 + date.getUTCMonth() * 2 + next() * 5) * 100) / 100;
+      const units = 1 + Math.floor(next() * 6);
+      rows.push({ date: date.toISOString().slice(0, 10), month: date.getUTCMonth() + 1, unitPrice, units });
+    }
+  }
+  return rows;
+}
+
+describe('the offline analyst on dated events of a measure that does not add up', () => {
+  const rows = pricedRows();
+  let prices: Run;
+  let orders: Run;
+
+  beforeAll(async () => {
+    // Only a price to measure: its mean per week, never its total.
+    prices = await analyzeFiles('prices', {
+      'prices.csv': `date,unit_price\n${rows.map((row) => `${row.date},${row.unitPrice}`).join('\n')}\n`,
+    });
+    // A calendar part first, then units: the units are the measure over time, and they add up.
+    orders = await analyzeFiles('orders-by-date', {
+      'orders.csv': `date,month,units\n${rows.map((row) => `${row.date},${row.month},${row.units}`).join('\n')}\n`,
+    });
+  });
+
+  it('does not add up a price per week: it gives the mean of each week and says why', () => {
+    expect(prices.answer).not.toMatch(/(total|sum of) unit_price/i);
+    expect(prices.answer).toMatch(
+      /the mean unit_price per week went from [\d.]+ in the first quarter of that span to [\d.]+ in the last \([-\d.]+% change\)\. `unit_price` is a level of each row \(a score, rating, price, age or average\), so each week shows the mean of its rows, not their total\./,
+    );
+    expect(prices.answer).toMatch(/By weekday, the mean unit_price is highest on \w{3} \([\d.]+\)/);
+  });
+
+  it('gives the mean price of each calendar month, over the rows of both years', () => {
+    const sums = new Map<number, { total: number; count: number }>();
+    for (const row of rows) {
+      const month = sums.get(row.month) ?? { total: 0, count: 0 };
+      sums.set(row.month, { total: month.total + row.unitPrice, count: month.count + 1 });
+    }
+    const means = [...sums].map(([month, { total, count }]) => [month, total / count] as const);
+    const sorted = [...means].sort((a, b) => b[1] - a[1]);
+    const names = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+    const said = ([month, value]: readonly [number, number]): string =>
+      `${names[month - 1]} (${value.toFixed(2)})`;
+    const [highest, lowest] = [sorted[0], sorted.at(-1)];
+    if (highest === undefined || lowest === undefined) throw new Error('no months');
+    expect(prices.answer).toContain(
+      `By calendar month, the mean unit_price is highest in ${said(highest)} and lowest in ${said(lowest)}.`,
+    );
+  });
+
+  it('measures a quantity over time rather than a calendar part that comes first', () => {
+    expect(orders.answer).toContain('the total units per week went from');
+    expect(orders.answer).not.toMatch(/(total|mean|sum of) month per/);
+  });
+});

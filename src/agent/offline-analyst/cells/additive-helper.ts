@@ -20,10 +20,12 @@
  *
  * Anything else adds up. Plural words do not count ("days_absent" and
  * "shares" are quantities). `why_not_added` returns the reason in the words
- * the finding uses, so the answer says what was computed and why.
+ * the finding uses, so the answer says what was computed and why;
+ * `not_added` also names which of the five it is.
  *
- * Defined in the focus cell itself: a follow-up runs it in a kernel whose
- * setup cell may be a replayed one from before this helper.
+ * Defined in each cell that uses it (the time step, the focus step): a
+ * follow-up runs the focus cell in a kernel whose setup cell may be a
+ * replayed one from before this helper.
  */
 export const additiveHelper = String.raw`RATIO_WORDS = {'pct', 'percent', 'percentage', 'rate', 'ratio', 'share', 'proportion', 'fraction'}
 CALENDAR_WORDS = {'year', 'yr', 'fy', 'quarter', 'month', 'week', 'weekday', 'day', 'hour', 'minute', 'second'}
@@ -36,8 +38,9 @@ def name_words(name):
     spaced = re.sub(r'([a-z])([A-Z])', r'\1 \2', str(name))
     return [word for word in re.split(r'[\W_]+', spaced.lower()) if word]
 
-def why_not_added(series):
-    """None when a measure adds up across rows (amounts, counts, units); else why it does not, as the finding says it."""
+def not_added(series):
+    """None when a measure adds up across rows (amounts, counts, units); else (kind, why): kind one of 'ratio',
+    'calendar', 'level', 'code', 'serial', and why as the finding says it."""
     words, values = name_words(series.name), pd.to_numeric(series, errors='coerce').dropna()
     if values.empty:
         return None
@@ -45,13 +48,18 @@ def why_not_added(series):
     if '%' in str(series.name) or RATIO_WORDS.intersection(words):
         low, high = values.min(), values.max()
         bound = '1' if low >= 0 and high <= 1 else '100' if low >= 0 and high <= 100 else None
-        return 'is a percentage, rate or ratio (its name says so' + (f', and its values lie between 0 and {bound})' if bound else ')')
+        return 'ratio', 'is a percentage, rate or ratio (its name says so' + (f', and its values lie between 0 and {bound})' if bound else ')')
     if CALENDAR_WORDS.intersection(words) and whole:
-        return f'looks like a calendar part (whole numbers named {md(series.name)})'
+        return 'calendar', f'looks like a calendar part (whole numbers named {md(series.name)})'
     if LEVEL_WORDS.intersection(words):
-        return 'is a level of each row (a score, rating, price, age or average)'
+        return 'level', 'is a level of each row (a score, rating, price, age or average)'
     if words and words[-1] in CODE_WORDS:
-        return 'looks like a code (its name says so)'
+        return 'code', 'looks like a code (its name says so)'
     if whole and len(values) >= 20 and values.is_unique and values.max() - values.min() == len(values) - 1:
-        return 'looks like a serial number (whole numbers, each once, in an unbroken run)'
-    return None`;
+        return 'serial', 'looks like a serial number (whole numbers, each once, in an unbroken run)'
+    return None
+
+def why_not_added(series):
+    """None when a measure adds up across rows; else why it does not, as the finding says it."""
+    found = not_added(series)
+    return None if found is None else found[1]`;
