@@ -4,6 +4,9 @@ import type { RenderedReport } from '../index.ts';
 import { displayPath } from './output-dir.ts';
 import type { ProgressRenderer } from './progress-renderer.ts';
 
+/** The file named as "the report", in this order: `--format md` alone wrote its figures (assets/*.png) first. */
+const MAIN_REPORT_FILES = ['report.html', 'report.pdf', 'report.md', 'analysis.ipynb', 'trace.json'];
+
 /** The closing lines after a report is written: where it is, and what the reader should know about it. */
 export function describeRenderedReport(
   renderer: ProgressRenderer,
@@ -31,7 +34,9 @@ export function describeRenderedReport(
       `${charts.failed} chart${charts.failed === 1 ? '' : 's'} could not be rendered (shown as an error box in the report).`,
     );
   }
-  const main = files.find((file) => path.basename(file) === 'report.html') ?? files[0];
+  const main =
+    MAIN_REPORT_FILES.map((name) => files.find((file) => path.basename(file) === name)).find(Boolean) ??
+    files[0];
   if (main === undefined) return;
   renderer.result(`Report: ${displayPath(main, cwd)}`);
   const others = files.filter((file) => file !== main && path.dirname(file) === path.dirname(main));

@@ -37,4 +37,22 @@ describe('the closing lines after a report', () => {
     });
     expect(output).toContain('Numbers in the answer: 4 of 4 found in the execution outputs.\n');
   });
+
+  it('names the report, not a figure it wrote first, when Markdown is the only format', () => {
+    let output = '';
+    const renderer = new ProgressRenderer({
+      write: (text) => (output += text),
+      live: false,
+      color: false,
+      quiet: false,
+    });
+    describeRenderedReport(
+      renderer,
+      ['/runs/r1/assets/E7-figure-1.png', '/runs/r1/report.md'],
+      { grounding: { checked: 0, verified: 0, unverified: 0 }, charts },
+      '/runs',
+    );
+    expect(output).toContain('Report: r1/report.md\n');
+    expect(output).not.toContain('also:');
+  });
 });
