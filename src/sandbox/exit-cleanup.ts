@@ -48,26 +48,47 @@ function isDatalystListener(listener: unknown): boolean {
 }
 
 /**
- * signal-exit (loaded by execa and many CLIs while they run a child) listens to signals too, and like
- * us acts only when it is alone: each would take the other for the application's handler and neither
- * would end the process. Its listeners cannot be told apart, but it counts them where every copy can
- * see: v4 on `globalThis[Symbol.for('signal-exit emitter')]`, v3 on `process.__signal_exit_emitter__`.
+ * signal-exit (loaded by execa while it runs a child, ink, ora, write-file-atomic, many CLIs) listens
+ * to signals too, and like us acts only when it is alone: each would take the other for the
+ * application's handler and neither would end the process. Its listeners are told by their source
+ * (v4's names `__signal_exit_emitter__`, v3's is `function listener` reading `emitter.count`), and
+ * never more of them than signal-exit says it loaded (its count, kept where every copy can see: v4 on
+ * `globalThis[Symbol.for('signal-exit emitter')]`, v3 on `process.__signal_exit_emitter__`). The count
+ * alone goes stale (an application that removed every listener and added its own would have its
+ * handler taken for signal-exit's); the source alone could match an application's code.
  */
-function signalExitListenerCount(): number {
-  const v4 = (globalThis as unknown as Record<symbol, unknown>)[Symbol.for('signal-exit emitter')];
-  const v3 = (process as unknown as Record<string, unknown>)['__signal_exit_emitter__'];
+function isSignalExitListener(listener: unknown): boolean {
+  try {
+    const source = Function.prototype.toString.call(listener);
+    return (
+      source.includes('__signal_exit_emitter__') ||
+      (/^function listener\s*\(/.test(source) && source.includes('emitter.count'))
+    );
+  } catch {
+    return false; // not a plain function (a proxy): not signal-exit's
+  }
+}
+
+function signalExitLoadedCount(): number {
   let count = 0;
-  for (const emitter of [v4, v3]) {
-    const loaded = (emitter as { count?: unknown } | undefined)?.count;
-    if (typeof loaded === 'number' && Number.isInteger(loaded) && loaded > 0) count += loaded;
+  try {
+    const v4 = (globalThis as unknown as Record<symbol, unknown>)[Symbol.for('signal-exit emitter')];
+    const v3 = (process as unknown as Record<string, unknown>)['__signal_exit_emitter__'];
+    for (const emitter of [v4, v3]) {
+      const loaded = (emitter as { count?: unknown } | undefined)?.count;
+      if (typeof loaded === 'number' && Number.isInteger(loaded) && loaded > 0) count += loaded;
+    }
+  } catch {
+    return 0; // a forged global that throws must not break the signal handler
   }
   return count;
 }
 
 /** Listeners of the application's own: neither ours (any copy) nor signal-exit's. */
 function applicationListenerCount(signal: NodeJS.Signals): number {
-  const others = process.listeners(signal).filter((listener) => !isDatalystListener(listener)).length;
-  return Math.max(0, others - signalExitListenerCount());
+  const others = process.listeners(signal).filter((listener) => !isDatalystListener(listener));
+  const signalExit = Math.min(others.filter(isSignalExitListener).length, signalExitLoadedCount());
+  return others.length - signalExit;
 }
 
 function onSignal(signal: NodeJS.Signals): void {
@@ -99,8 +120,12 @@ async function cleanUpThenRaise(signal: NodeJS.Signals): Promise<void> {
   cleaning = undefined;
   signalled = false;
   uninstall();
+  if (applicationListenerCount(signal) > 0) return;
   // Raised again with signal-exit still listening, it finds itself alone: it runs its callbacks and ends the process.
-  if (applicationListenerCount(signal) === 0) process.kill(process.pid, signal);
+  // That signal arrives on a later turn of the event loop, and the sandboxes just removed may have been all that kept
+  // the loop alive: without this timer the process would end first, by a normal exit with status 0.
+  if (process.listenerCount(signal) > 0) setTimeout(() => undefined, 5_000);
+  process.kill(process.pid, signal);
 }
 
 async function disposeLiveKernels(signal: NodeJS.Signals): Promise<void> {
