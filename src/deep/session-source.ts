@@ -33,12 +33,7 @@ export class SessionSource {
     poolSize: number,
   ) {
     const backend = options.sandbox?.backend ?? readSandboxEnvironment().backend ?? 'docker';
-    // The pool cannot leave folders out of the workspace: a run that must (its own runs folder inside) opens its own.
-    const ownPool =
-      options.warmPool === undefined &&
-      options.createSandbox === undefined &&
-      backend === 'docker' &&
-      (options.sandbox?.excludeDirs ?? []).length === 0;
+    const ownPool = options.warmPool === undefined && options.createSandbox === undefined && backend === 'docker';
     this.ownsPool = ownPool;
     this.poolSize = poolSize;
     this.pool = options.warmPool ?? null;
@@ -102,6 +97,8 @@ export class SessionSource {
     if (this.pool !== null && this.poolClosing === null) {
       return this.pool.acquire({
         ...(sandboxOptions.workspaceDir === undefined ? {} : { workspaceDir: sandboxOptions.workspaceDir }),
+        // The run folder (and the caller's folders) left out, as createSandbox leaves them out: a pool lists too.
+        ...(sandboxOptions.excludeDirs === undefined ? {} : { excludeDirs: sandboxOptions.excludeDirs }),
         ...(sandboxOptions.signal === undefined ? {} : { signal: sandboxOptions.signal }),
       });
     }

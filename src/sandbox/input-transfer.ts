@@ -3,7 +3,6 @@ import path from 'node:path';
 import type Docker from 'dockerode';
 import { z } from 'zod';
 import type { InputTransfer } from './sandbox-limits.ts';
-import { isMissingFile } from '../util/fs-errors.ts';
 import type { InputWorkspace } from './kernel-process.ts';
 import { isSafeWorkspacePath } from './workspace-files.ts';
 
@@ -73,36 +72,39 @@ export type ChosenTransfer = { type: 'bind'; source: string; hidden: string[] } 
 
 /**
  * The left-out folders a bind of `source` must hide (see `BindInputs`): each
- * that is a real folder of it, outermost only. `missing` is set when one is
- * not there yet: made later, it would show through the bind. A name that is
- * a link, a file or no workspace path at all hides nothing (the listing never
- * follows links, and leaves out only what lies below a folder).
+ * that is a real folder of it, outermost only. `unsure` is set when one may
+ * show through the bind all the same: it is not there yet (made later, it
+ * would), it could not be examined, or its name is no workspace path (the
+ * listing compares names; a mount could not be placed by it). A link or a
+ * file hides nothing (the listing never follows links, and leaves out only
+ * what lies below a folder).
  */
 async function foldersToHide(
   source: string,
   excludeDirs: readonly string[],
-): Promise<{ hidden: string[]; missing: boolean }> {
-  const safe = [...new Set(excludeDirs)].filter(isSafeWorkspacePath).sort();
+): Promise<{ hidden: string[]; unsure: boolean }> {
+  const given = [...new Set(excludeDirs)];
+  const safe = given.filter(isSafeWorkspacePath).sort();
+  let unsure = safe.length < given.length;
   const outermost = safe.filter((dir) => !safe.some((other) => other !== dir && dir.startsWith(`${other}/`)));
-  let missing = false;
   const hidden: string[] = [];
   for (const dir of outermost) {
     const folder = path.join(source, ...dir.split('/'));
     try {
       // No link on the way (its target, not this folder, is what the container would see there).
       if ((await lstat(folder)).isDirectory() && (await realpath(folder)) === folder) hidden.push(dir);
-    } catch (error) {
-      if (isMissingFile(error)) missing = true;
+    } catch {
+      unsure = true;
     }
   }
-  return { hidden, missing };
+  return { hidden, unsure };
 }
 
 /**
  * `bind` where the engine can mount the host folder and the sandbox user can
  * read every file through it, the left-out folders hidden; else `volume`
  * (which holds the listed files only). `auto` also copies when a left-out
- * folder is not there yet (it would show through the bind once made); an
+ * folder may show through the bind (not there yet, unreadable, an odd name); an
  * explicit `bind` hides the ones that are there. A pooled start (`later`)
  * has no folder yet: always `volume`.
  */
@@ -113,8 +115,8 @@ export async function chooseInputTransfer(
 ): Promise<ChosenTransfer> {
   if (workspace === 'later' || wanted === 'volume') return { type: 'volume' };
   const source = await realpath(workspace.dir);
-  const { hidden, missing } = await foldersToHide(source, workspace.excludeDirs ?? []);
+  const { hidden, unsure } = await foldersToHide(source, workspace.excludeDirs ?? []);
   if (wanted === 'bind') return { type: 'bind', source, hidden };
-  if (missing || (await bindUnavailableReason(docker)) !== null) return { type: 'volume' };
+  if (unsure || (await bindUnavailableReason(docker)) !== null) return { type: 'volume' };
   return (await readableBySandboxUser(workspace)) ? { type: 'bind', source, hidden } : { type: 'volume' };
 }

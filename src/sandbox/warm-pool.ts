@@ -44,6 +44,8 @@ export interface WarmPoolOptions {
 export interface AcquireOptions {
   /** Host folder whose files appear by name in the session's working directory (filled into its inputs volume). */
   workspaceDir?: string;
+  /** Workspace-relative folders (`/`-separated) left out with everything in them (a run folder inside it). */
+  excludeDirs?: readonly string[];
   signal?: AbortSignal;
 }
 
@@ -224,7 +226,10 @@ export function createWarmPool(options: WarmPoolOptions = {}): WarmPool {
       const files =
         acquireOptions.workspaceDir === undefined
           ? []
-          : await listWorkspaceFiles(acquireOptions.workspaceDir, workspaceListLimits(limits));
+          : await listWorkspaceFiles(acquireOptions.workspaceDir, {
+              ...workspaceListLimits(limits),
+              ...(acquireOptions.excludeDirs === undefined ? {} : { excludeDirs: acquireOptions.excludeDirs }),
+            });
       let pooled = takeReady();
       if (pooled) {
         stats.warmHits += 1;

@@ -140,6 +140,33 @@ describe('a library run whose outDir lies inside the workspace', () => {
     );
   });
 
+  it('rerunAnalysis() leaves the recorded run folder out too when it lies in the new workspace', async () => {
+    // `datalyst rerun runs/old .`: the earlier run's trace and artifacts are not the new data.
+    const { workspaceDir } = await workspace();
+    const oldRun = path.join(workspaceDir, 'runs', 'old');
+    await mkdir(oldRun, { recursive: true });
+    const trace = makeSyntheticTrace({ seed: 5, rounds: 1, charts: 0, figures: 0 });
+    await writeFile(path.join(oldRun, 'trace.json'), JSON.stringify(trace));
+    const start = trace.records[0];
+    if (start?.type !== 'run-start') throw new Error('the synthetic trace starts with run-start');
+    for (const file of start.workspace.files) await writeFile(path.join(workspaceDir, file.path), 'a\n1\n');
+    const opened: SandboxOptions[] = [];
+    const outDir = path.join(workspaceDir, 'runs', 'new');
+    await rerunAnalysis({
+      runDir: oldRun,
+      workspaceDir,
+      outDir,
+      createSandbox: (options) => {
+        opened.push(options);
+        return Promise.reject(new Error('no sandbox in this test'));
+      },
+    });
+    expect(opened.map((options) => options.excludeDirs)).toEqual([['runs/old', 'runs/new']]);
+    expect(await inputPaths(outDir)).toEqual(
+      [...start.workspace.files.map((file) => file.path), 'sales.csv'].sort(),
+    );
+  });
+
   it('deepAnalyze() leaves it out of every session and of every sub-analysis inputs', async () => {
     const { workspaceDir } = await workspace();
     const outDir = path.join(workspaceDir, 'deep');

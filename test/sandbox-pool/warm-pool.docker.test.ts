@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
@@ -57,6 +57,21 @@ describe('warm pool', () => {
     expect(result.value).toBe('np.int64(30)');
     expect(session.limits.memoryMb).toBe(512);
     await waitUntil(() => pool.stats.ready === 2, 60_000);
+  });
+
+  it('leaves the folders it is told to out of the workspace (a run folder inside it)', async () => {
+    // Regression: deepAnalyze with the caller's pool and its outDir inside the workspace profiled its own deep.json.
+    await mkdir(join(workspaceDir, 'run'), { recursive: true });
+    await writeFile(join(workspaceDir, 'run', 'deep.json'), '{}');
+    try {
+      await using session = await pool.acquire({ workspaceDir, excludeDirs: ['run'] });
+      const listed = await session.execute(
+        "import os\nsorted(os.path.join(d, f) for d, _, fs in os.walk('.') for f in fs)",
+      );
+      expect(listed.value).toBe("['./sales.csv']");
+    } finally {
+      await rm(join(workspaceDir, 'run'), { recursive: true, force: true });
+    }
   });
 
   it('never hands a used container to another session', async () => {

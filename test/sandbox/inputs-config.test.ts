@@ -163,6 +163,10 @@ describe('folders left out of a bound workspace', () => {
     expect(await chooseInputTransfer(noEngine, { dir, files, excludeDirs: later }, 'auto')).toEqual({
       type: 'volume',
     });
+    // So does a name no mount can take ('../outside' is no workspace path): it could not be hidden.
+    expect(
+      await chooseInputTransfer(noEngine, { dir, files, excludeDirs: ['run', '../outside'] }, 'auto'),
+    ).toEqual({ type: 'volume' });
 
     const base = { sessionId: 's', image: 'i', limits: defaultSandboxLimits, nowMs: 0 };
     const body = containerCreateBody({

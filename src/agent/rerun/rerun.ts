@@ -260,8 +260,12 @@ export async function rerunAnalysis(options: RerunOptions): Promise<RerunResult>
   const workspaceDir = path.resolve(options.workspaceDir);
   const runId = options.runId ?? newRunId();
   const outDir = path.resolve(options.outDir ?? path.join(options.runsDir ?? 'runs', runId));
-  // A new run folder inside the new workspace is not data: left out of the listing, the hashes and the sandbox.
-  const { sandbox } = await withRunFolderLeftOut(options, outDir);
+  // Run folders inside the new workspace are not data, the new one nor the recorded one (`datalyst rerun runs/x .`):
+  // left out of the listing, the hashes and the sandbox.
+  const { sandbox } = await withRunFolderLeftOut(
+    await withRunFolderLeftOut({ ...options, workspaceDir }, recorded.runDir),
+    outDir,
+  );
   const listed = await listInputFiles(workspaceDir, sandbox?.excludeDirs);
   const present = new Set(listed.map((file) => file.path));
   const { needed, notRead } = filesNeeded(recorded);
