@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { ProgressRenderer } from '../../src/cli/progress-renderer.ts';
 import { describeRenderedReport } from '../../src/cli/report-summary.ts';
 
-function closingLines(rendered: Parameters<typeof describeRenderedReport>[2]): string {
+function closingLines(
+  rendered: Parameters<typeof describeRenderedReport>[2],
+  files: readonly string[] = ['/runs/r1/report.html'],
+): string {
   let output = '';
   const renderer = new ProgressRenderer({
     write: (text) => (output += text),
@@ -10,7 +13,7 @@ function closingLines(rendered: Parameters<typeof describeRenderedReport>[2]): s
     color: false,
     quiet: false,
   });
-  describeRenderedReport(renderer, ['/runs/r1/report.html'], rendered, '/runs');
+  describeRenderedReport(renderer, files, rendered, '/runs');
   return output;
 }
 
@@ -39,19 +42,10 @@ describe('the closing lines after a report', () => {
   });
 
   it('names the report, not a figure it wrote first, when Markdown is the only format', () => {
-    let output = '';
-    const renderer = new ProgressRenderer({
-      write: (text) => (output += text),
-      live: false,
-      color: false,
-      quiet: false,
-    });
-    describeRenderedReport(
-      renderer,
-      ['/runs/r1/assets/E7-figure-1.png', '/runs/r1/report.md'],
-      { grounding: { checked: 0, verified: 0, unverified: 0 }, charts },
-      '/runs',
-    );
+    const output = closingLines({ grounding: { checked: 0, verified: 0, unverified: 0 }, charts }, [
+      '/runs/r1/assets/E7-figure-1.png',
+      '/runs/r1/report.md',
+    ]);
     expect(output).toContain('Report: r1/report.md\n');
     expect(output).not.toContain('also:');
   });
