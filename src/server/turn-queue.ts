@@ -9,6 +9,8 @@ export interface TurnQueueOptions {
   retryAfterSeconds: number;
 }
 
+const turns = (count: number): string => `${count} ${count === 1 ? 'turn is' : 'turns are'}`;
+
 interface Waiter {
   start: () => void;
 }
@@ -40,9 +42,12 @@ export class TurnQueue {
       throw new ServerRequestError(
         429,
         'TOO_MANY_TURNS',
-        `${this.#running} turns are running and ${this.#waiting.length} are waiting; no room for another.`,
+        `${turns(this.#running)} running and ${this.#waiting.length} waiting, as many as this server takes; no room for another.`,
         {
-          fix: `Retry after ${this.#options.retryAfterSeconds} s, or start the server with more --max-queued-turns.`,
+          fix:
+            `Retry after ${this.#options.retryAfterSeconds} s, or start the server with a larger --max-queued ` +
+            `(turns that may wait, now ${this.#options.maxQueued}; the \`maxQueuedTurns\` option) or --max-turns ` +
+            `(turns run at once, now ${this.#options.maxRunning}; \`maxConcurrentTurns\`).`,
           fault: 'system',
           retryAfterSeconds: this.#options.retryAfterSeconds,
         },
