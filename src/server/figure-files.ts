@@ -1,12 +1,22 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { z } from 'zod';
 import type { AgentEvent } from '../agent/index.ts';
 
 type ExecutionEnd = Extract<AgentEvent, { type: 'execution-end' }>;
 
 /** A figure's name in the server's API and on disk: `<outputId>--<figureId>` (the kernel's figure ids restart with a new kernel; output ids do not). */
 export const figureNamePattern = /^[A-Za-z0-9_-]{1,64}--[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * A figure's name as a file to download (`files` of a completion): `<outputId>-figure-<n>.png`, n counting
+ * the cell's figures from 1, the name the report gives its own copy (`assets/E7-figure-1.png`).
+ */
+export const figureFileNamePattern = /^[A-Za-z0-9_-]{1,64}-figure-[1-9][0-9]{0,5}\.png$/;
+
+export const figureFileName = (outputId: string, position: number): string =>
+  `${outputId}-figure-${position + 1}.png`;
 
 export const figurePath = (runDir: string, name: string): string =>
   path.join(runDir, 'figures', `${name}.png`);
@@ -60,4 +70,29 @@ const SYNC_WRITE_MAX_BASE64_CHARS = 350_000;
 export async function readStoredFigure(runDir: string, name: string): Promise<Buffer | null> {
   if (!figureNamePattern.test(name)) return null;
   return readFile(figurePath(runDir, name)).catch(() => null);
+}
+
+/** What a turn event says of the figures this module stored: an `execution-end`'s output id and each figure's `name`. */
+const storedFiguresEventSchema = z.object({
+  type: z.literal('execution-end'),
+  outputId: z.string(),
+  result: z.object({ figures: z.array(z.object({ name: z.string().optional() })) }),
+});
+
+/**
+ * The figures of one turn event that are in the run folder: each one's file
+ * name (`figureFileName`) and stored name. None for any other event, or a
+ * figure that could not be written (it stayed in the event).
+ */
+export function storedFiguresOf(event: { type: string }): { fileName: string; name: string }[] {
+  // Most events are text deltas: not parsed.
+  if (event.type !== 'execution-end') return [];
+  const parsed = storedFiguresEventSchema.safeParse(event);
+  if (!parsed.success) return [];
+  const { outputId, result } = parsed.data;
+  return result.figures.flatMap((figure, position) =>
+    figure.name !== undefined && figureNamePattern.test(figure.name)
+      ? [{ fileName: figureFileName(outputId, position), name: figure.name }]
+      : [],
+  );
 }

@@ -206,7 +206,9 @@ const operations: Operation[] = [
   {
     method: 'get',
     path: '/v1/threads/{threadId}/turns/{index}/figures/{name}',
-    summary: "A figure a cell drew (PNG), named in its execution-end event's figures[].name",
+    summary:
+      "A figure a cell drew (PNG), named in its execution-end event's figures[].name or, as a completion's `files` " +
+      'name it, `<outputId>-figure-<n>.png`',
     response: { status: 200, content: { 'image/png': null } },
   },
   {

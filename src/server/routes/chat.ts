@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DeepAnalyzeText } from '../deepanalyze-stream.ts';
+import { storedFiguresOf } from '../figure-files.ts';
 import { badRequest } from '../http-error.ts';
 import {
   chatCompletionRequestSchema,
@@ -62,6 +63,7 @@ export function registerChatRoutes(app: FastifyInstance, context: RouteContext):
       return;
     }
     const text = new DeepAnalyzeText();
+    const figures: string[] = [];
     let content = '';
     for await (const event of context.threads.events(
       threadId,
@@ -70,10 +72,11 @@ export function registerChatRoutes(app: FastifyInstance, context: RouteContext):
       turn.controller.signal,
     )) {
       content += text.next(event);
+      for (const figure of storedFiguresOf(event)) figures.push(figure.fileName);
     }
     const record = await turn.done;
     content += noAnswerNote(record, content !== '');
-    const files = generatedFiles(baseUrlOf(request), threadId, record);
+    const files = generatedFiles(baseUrlOf(request), threadId, record, figures);
     const completion: ChatCompletion = {
       id: completionId,
       object: 'chat.completion',
@@ -115,6 +118,7 @@ async function streamCompletion(
       choices: [{ index: 0, delta, finish_reason: finish }],
     }) satisfies ChatCompletionChunk;
   const text = new DeepAnalyzeText();
+  const figures: string[] = [];
   let sent = false;
   try {
     sse.send(chunk({ role: 'assistant', content: '' }));
@@ -125,6 +129,7 @@ async function streamCompletion(
       turn.controller.signal,
     )) {
       if (sse.closed) break;
+      for (const figure of storedFiguresOf(event)) figures.push(figure.fileName);
       const content = text.next(event);
       if (content.length > 0) {
         sse.send(chunk({ content }));
@@ -135,7 +140,7 @@ async function streamCompletion(
     const record = await turn.done;
     const note = noAnswerNote(record, sent);
     if (note !== '') sse.send(chunk({ content: note }));
-    const files = generatedFiles(baseUrlOf(request), turn.threadId, record);
+    const files = generatedFiles(baseUrlOf(request), turn.threadId, record, figures);
     sse.send({
       ...chunk(
         { files, thread_id: turn.threadId },
@@ -161,12 +166,22 @@ function noAnswerNote(record: TurnRecord, afterText: boolean): string {
   return `${afterText ? '\n\n' : ''}No answer (${termination.reason}): ${termination.detail}`;
 }
 
-/** The turn's artifacts and its report, as DeepAnalyze's `files` ({ name, url }). */
-function generatedFiles(baseUrl: string, threadId: string, record: TurnRecord): GeneratedFile[] {
+/**
+ * DeepAnalyze's `files` ({ name, url }): the turn's artifacts (files its cells wrote), the figures its cells
+ * displayed (`figures`: their file names, figure-files.ts), as DeepAnalyze lists the images an analysis made,
+ * and its report.
+ */
+function generatedFiles(
+  baseUrl: string,
+  threadId: string,
+  record: TurnRecord,
+  figures: readonly string[],
+): GeneratedFile[] {
   const view = turnView(baseUrl, threadId, record);
   const turnUrl = `${baseUrl}/v1/threads/${threadId}/turns/${record.index}`;
   return [
     ...view.artifacts.map((artifact) => ({ name: artifact.path, url: artifact.url })),
+    ...figures.map((name) => ({ name, url: `${turnUrl}/figures/${name}` })),
     { name: 'report.html', url: `${turnUrl}/report?format=html` },
   ];
 }
