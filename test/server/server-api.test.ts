@@ -268,7 +268,7 @@ describe('datalyst serve: DeepAnalyze-compatible chat completions', () => {
       '<Analyze>Save it.</Analyze><Code>\nwrite()\n</Code>\n<Execute>\n```\ncell-output wrote out.csv\n\n[files written: out.csv (created, 22 B)]\n```\n</Execute>\n<Answer>The mean is 42.</Answer>',
     );
     expect(message.thread_id).toMatch(/^thread-/);
-    expect(message.files.map((file) => file.name)).toEqual(['out.csv', 'report.html']);
+    expect(message.files.map((file) => file.name)).toEqual(['out.csv', 'report-turn-1.html']);
     const artifact = await fetch(message.files[0]?.url ?? '');
     expect(artifact.status).toBe(200);
     expect(await artifact.text()).toBe('region,total\nnorth,18\n');
@@ -305,13 +305,24 @@ describe('datalyst serve: DeepAnalyze-compatible chat completions', () => {
     expect(final.choices[0]?.finish_reason).toBe('stop');
     const threadId = final.choices[0]?.delta.thread_id ?? '';
     expect(threadId).toMatch(/^thread-/);
-    expect(final.choices[0]?.delta.files).toEqual([expect.objectContaining({ name: 'report.html' })]);
+    expect(final.choices[0]?.delta.files).toEqual([
+      {
+        name: 'report-turn-1.html',
+        url: `${server.url}/v1/threads/${threadId}/turns/1/report?format=html`,
+      },
+    ]);
 
     const followUp = await client.chat.completions.create({
       model: 'DeepAnalyze-8B',
       messages: [{ role: 'user', content: 'and again?', thread_id: threadId } as never],
     });
-    expect((followUp.choices[0]?.message as unknown as { thread_id: string }).thread_id).toBe(threadId);
+    const followUpMessage = followUp.choices[0]?.message as unknown as {
+      thread_id: string;
+      files: { name: string }[];
+    };
+    expect(followUpMessage.thread_id).toBe(threadId);
+    // Each turn's report has its own name: a client saving files by name keeps the first one.
+    expect(followUpMessage.files.map((file) => file.name)).toEqual(['report-turn-2.html']);
     const thread = (await (await fetch(`${server.url}/v1/threads/${threadId}`)).json()) as {
       turns: Turn[];
       files: { id: string }[];

@@ -73,7 +73,7 @@ describe('datalyst serve on the real sandbox, called with the openai client', ()
     expect(text).toMatch(/<Answer>[\s\S]+<\/Answer>$/);
     const delta = finalDelta(last);
     expect(delta?.thread_id).toMatch(/^thread-/);
-    const report = delta?.files.find((entry) => entry.name === 'report.html');
+    const report = delta?.files.find((entry) => entry.name === 'report-turn-1.html');
     const html = await fetch(report?.url ?? '');
     expect(html.status).toBe(200);
     expect(await html.text()).toContain('offline analyst');

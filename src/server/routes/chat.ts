@@ -169,7 +169,7 @@ function noAnswerNote(record: TurnRecord, afterText: boolean): string {
 /**
  * DeepAnalyze's `files` ({ name, url }): the turn's artifacts (files its cells wrote), the figures its cells
  * displayed (`figures`: their file names, figure-files.ts), as DeepAnalyze lists the images an analysis made,
- * and its report.
+ * and its report, `report-turn-<n>.html` (DeepAnalyze's report names differ per turn too: a timestamp).
  */
 function generatedFiles(
   baseUrl: string,
@@ -182,7 +182,8 @@ function generatedFiles(
   return [
     ...view.artifacts.map((artifact) => ({ name: artifact.path, url: artifact.url })),
     ...figures.map((name) => ({ name, url: `${turnUrl}/figures/${name}` })),
-    { name: 'report.html', url: `${turnUrl}/report?format=html` },
+    // Named per turn: a client that saves files by name keeps each turn's report (the download itself is report.html).
+    { name: `report-turn-${record.index}.html`, url: `${turnUrl}/report?format=html` },
   ];
 }
 
