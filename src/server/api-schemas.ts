@@ -124,7 +124,7 @@ export const answerGroundingSchema = z
   .meta({ id: 'AnswerGrounding' });
 export type AnswerGrounding = z.infer<typeof answerGroundingSchema>;
 
-export const reportFormatSchema = z.enum(['html', 'md', 'ipynb', 'json']);
+export const reportFormatSchema = z.enum(['html', 'md', 'ipynb', 'json', 'pdf']);
 export type ReportFormatParameter = z.infer<typeof reportFormatSchema>;
 
 /**

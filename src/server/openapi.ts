@@ -46,7 +46,9 @@ const json = 'application/json';
 const reportFormatQuery = {
   format: {
     schema: reportFormatSchema.default('html'),
-    description: 'html (default), md (one file, images inline), ipynb (the notebook) or json (the trace).',
+    description:
+      'html (default), md (one file, images inline), ipynb (the notebook), json (the trace) or pdf (the HTML ' +
+      'printed by Chromium on the server, as a download; 501 `CHROMIUM_UNAVAILABLE` when the server has none).',
   },
 };
 const reportContent = Object.fromEntries(

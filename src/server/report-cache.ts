@@ -1,5 +1,6 @@
 import { mkdir, readFile, readlink, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import pLimit from 'p-limit';
 import { ChartPool, findTrace, renderReport, type ReportFormat } from '../report/index.ts';
 import { readTrace, type TraceRecord } from '../trace/index.ts';
 import { VERSION } from '../version.ts';
@@ -49,19 +50,35 @@ export interface ReportRequest {
  * appends for it does not change a report already kept.
  *
  * The first request writes HTML, Markdown, the notebook and the trace at
- * once, from one prepared report; PDF (Chromium) only when asked for. Charts
+ * once, from one prepared report; PDF (the HTML printed by Chromium) only
+ * when asked for, one at a time. Charts
  * come from the run folder's `.chart-cache/`, where the server drew each one
  * as its cell displayed it (chart-drawings.ts): no chart is drawn again.
  * Those drawings are SVG only, so Markdown and the notebook get their PNGs
  * rasterized from the kept SVG (no vega), kept in turn.
  */
+export interface ReportCacheOptions {
+  /** The Chromium (or Chrome) binary that prints PDF reports. Default /usr/bin/chromium (`DATALYST_CHROMIUM` in `datalyst serve`). */
+  chromiumPath?: string;
+}
+
 export class ReportCache {
+  readonly #chromiumPath: string | undefined;
   /** Renders under way, by folder and formats: requests that come meanwhile wait for the same one. */
   readonly #pending = new Map<string, Promise<void>>();
+  /** One PDF printed at a time: each print starts a Chromium (a few hundred MB), and a page of links may ask for many. */
+  readonly #printing = pLimit(1);
   /** Charts of every report rendered here: drawn by vega, taken from the cache, PNGs rasterized from a kept SVG. */
   readonly chartStats = { drawn: 0, reused: 0, rasterized: 0 };
 
-  /** The report file of `format`, written first if needed. A TraceError when the run folder has no trace. */
+  constructor(options: ReportCacheOptions = {}) {
+    this.#chromiumPath = options.chromiumPath;
+  }
+
+  /**
+   * The report file of `format`, written first if needed. A TraceError when the run folder has no trace; for
+   * `pdf`, a ChromiumUnavailableError when Chromium is missing or does not start.
+   */
   async path(request: ReportRequest, format: ReportFormat): Promise<string> {
     const formats = format === 'pdf' ? (['pdf'] as const) : BUNDLED_FORMATS;
     const file = path.join(request.outDir, fileOf[format]);
@@ -70,7 +87,10 @@ export class ReportCache {
     if (pending === undefined) {
       // The marker is looked at inside the shared promise: a request that comes while a render ends
       // finds either that render or its marker, never starts a second one over files being sent.
-      const written = this.#ensure(request, formats, file);
+      const written =
+        format === 'pdf'
+          ? this.#printing(() => this.#ensure(request, formats, file))
+          : this.#ensure(request, formats, file);
       const forget = (): void => {
         if (this.#pending.get(key) === written) this.#pending.delete(key);
       };
@@ -114,7 +134,13 @@ export class ReportCache {
       idleTimeoutMs: REPORT_WORKERS_IDLE_MS,
     });
     try {
-      await renderReport(records, { outDir: request.outDir, formats, chartPool: pool, audience: 'server' });
+      await renderReport(records, {
+        outDir: request.outDir,
+        formats,
+        chartPool: pool,
+        audience: 'server',
+        ...(this.#chromiumPath === undefined ? {} : { chromiumPath: this.#chromiumPath }),
+      });
     } finally {
       await pool.close();
       this.chartStats.drawn += pool.stats.drawn;

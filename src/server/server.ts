@@ -65,6 +65,8 @@ export interface ServerOptions {
    * host or PID namespace (a restarted container) is taken over after 3 missed beats.
    */
   dataDirHeartbeatMs?: number;
+  /** The Chromium (or Chrome) binary that prints `?format=pdf` reports. Default /usr/bin/chromium (`DATALYST_CHROMIUM`). */
+  chromiumPath?: string;
   /** The error log (JSON lines on stderr, level `warn`: 5xx, failed turns, sandbox failures; no line per request). */
   log?: ServerLogOptions;
 }
@@ -263,7 +265,9 @@ async function buildApp(
   const context: RouteContext = {
     files,
     threads,
-    reports: new ReportCache(),
+    reports: new ReportCache(
+      options.chromiumPath === undefined ? {} : { chromiumPath: options.chromiumPath },
+    ),
     modelId: options.modelId,
     startedAt: Math.floor(Date.now() / 1000),
   };

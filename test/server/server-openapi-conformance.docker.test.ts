@@ -166,6 +166,7 @@ describe('the served /openapi.json describes what the server sends', () => {
       'md',
       'ipynb',
       'json',
+      'pdf',
     ]);
   });
 });

@@ -27,6 +27,9 @@ from another machine or container once it is 30 s without a heartbeat).
 Listening anywhere but 127.0.0.1, ::1 or localhost needs an API key,
 DATALYST_SERVER_API_KEY or --api-key-file; clients send it as a bearer token.
 
+Reports come as html, md, ipynb, json or pdf (?format=); PDF is printed by
+headless Chromium (DATALYST_CHROMIUM, default /usr/bin/chromium).
+
 Examples:
   $ datalyst serve
   $ datalyst serve --port 8300 --data-dir /srv/datalyst
@@ -185,6 +188,7 @@ async function runServe(context: CliContext, options: ServeCommandOptions): Prom
         : { maxFileBytes: Math.round(options.maxFileMb * 1024 * 1024) }),
       ...(options.maxDataGb === undefined ? {} : { maxDataBytes: Math.round(options.maxDataGb * 1024 ** 3) }),
       idleTimeoutMs: parseDurationMs(options.idleTimeout, '--idle-timeout'),
+      ...(context.env.chromium === undefined ? {} : { chromiumPath: context.env.chromium }),
       // The model's key never reaches the log either (the server's own key is always kept out).
       log: {
         level: options.logLevel,

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { createThreadRequestSchema, createTurnRequestSchema, reportFormatSchema } from '../api-schemas.ts';
+import { DatalystError } from '../../errors/index.ts';
 import { artifactNotFound, badRequest, notFound, ServerRequestError } from '../http-error.ts';
 import { reportContentSecurityPolicy } from '../../report/index.ts';
 import { reportContentType, reportFileName } from '../report-cache.ts';
@@ -173,7 +174,11 @@ async function sendReport(
   }
   // The thread as it stood when this turn ended: rendered once, kept, the same bytes after later turns.
   const outDir = path.join(runDir, 'reports', `turn-${traceTurn}`);
-  const file = await context.reports.path({ runDir, outDir, traceTurn }, format);
+  const file = await context.reports.path({ runDir, outDir, traceTurn }, format).catch((error: unknown) => {
+    throw DatalystError.isInstance(error) && error.code === 'CHROMIUM_UNAVAILABLE'
+      ? pdfUnavailable(error)
+      : error;
+  });
   // Markdown is downloaded as one file: its images go inline (the assets folder stays on the server). The
   // artifacts are read from the run folder itself, not through the report folder's link to it.
   const body =
@@ -185,11 +190,31 @@ async function sendReport(
       : createReadStream(file);
   await reply
     .header('content-type', reportContentType[format])
-    .header('content-disposition', contentDisposition(reportFileName(format)).replace('attachment', 'inline'))
+    // A PDF is a download: browsers' PDF viewers do not open in a sandboxed document.
+    .header(
+      'content-disposition',
+      format === 'pdf'
+        ? contentDisposition(reportFileName(format))
+        : contentDisposition(reportFileName(format)).replace('attachment', 'inline'),
+    )
     .header('x-content-type-options', 'nosniff')
     // The report's own policy (no scripts, nothing fetched) plus a sandbox: it gets an opaque origin, never the API's.
     .header('content-security-policy', `${reportContentSecurityPolicy}; sandbox`)
     .send(body);
+}
+
+/** No PDF without Chromium: the server's lack, said without its paths (the log has the cause); the other formats work. */
+function pdfUnavailable(cause: DatalystError): ServerRequestError {
+  return new ServerRequestError(
+    501,
+    'CHROMIUM_UNAVAILABLE',
+    'This server cannot print PDF reports: its Chromium is missing or did not start.',
+    {
+      fix: "Ask for format=html (print it from a browser) or md, ipynb, json; the server's operator can install Chromium or set DATALYST_CHROMIUM to a Chromium or Chrome binary.",
+      fault: 'system',
+      cause,
+    },
+  );
 }
 
 /** A turn's events as SSE (`id:` = seq), from `afterSeq` on, until `turn-end` or the client leaves. */
