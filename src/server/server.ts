@@ -13,7 +13,7 @@ import { errorBody, fileLimitFix, ServerRequestError } from './http-error.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { ReportCache } from './report-cache.ts';
 import { serverLoggerOptions, type ServerLogOptions } from './server-log.ts';
-import type { RouteContext } from './route-context.ts';
+import { parsePublicUrl, type RouteContext } from './route-context.ts';
 import { registerChartRoutes } from './routes/charts.ts';
 import { registerChatRoutes } from './routes/chat.ts';
 import { registerFigureRoutes } from './routes/figures.ts';
@@ -65,6 +65,12 @@ export interface ServerOptions {
    * host or PID namespace (a restarted container) is taken over after 3 missed beats.
    */
   dataDirHeartbeatMs?: number;
+  /**
+   * The URL clients reach the server at, when that is not the address it sees them use: behind a TLS proxy
+   * (`https://data.example.com`, a path under it too). Every URL in an answer (files, artifacts, reports,
+   * events) starts with it. Default: none, each request's own scheme and `Host` (`X-Forwarded-*` is never read).
+   */
+  publicUrl?: string;
   /** The Chromium (or Chrome) binary that prints `?format=pdf` reports. Default /usr/bin/chromium (`DATALYST_CHROMIUM`). */
   chromiumPath?: string;
   /** The error log (JSON lines on stderr, level `warn`: 5xx, failed turns, sandbox failures; no line per request). */
@@ -100,6 +106,7 @@ async function buildLockedApp(
   const host = options.host ?? '127.0.0.1';
   const apiKey = options.apiKey ?? null;
   checkListenSecurity(host, apiKey);
+  if (options.publicUrl !== undefined) parsePublicUrl(options.publicUrl);
   // Before anything in the folder is read or changed: recovery would mark another live server's running turns interrupted.
   const lock = await lockDataDir(
     options.dataDir,
@@ -270,6 +277,7 @@ async function buildApp(
     ),
     modelId: options.modelId,
     startedAt: Math.floor(Date.now() / 1000),
+    publicUrl: options.publicUrl === undefined ? null : parsePublicUrl(options.publicUrl),
   };
   const openApi = buildOpenApiDocument();
   app.get('/health', async (): Promise<Health> => ({

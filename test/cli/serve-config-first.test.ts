@@ -78,4 +78,12 @@ describe('`datalyst serve` with a bad key setting refuses before Docker is check
     expect(run.stderr).toContain('shorter than 16 characters');
     expect(run.stderr).not.toContain('Docker');
   });
+
+  it('a --public-url that is not an http(s) base: refused before Docker is checked', async () => {
+    const run = await serve(['--public-url', 'ftp://data.example.com']);
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toContain('--public-url must be http or https, not ftp.');
+    expect(run.stderr).not.toContain('Docker');
+    expect(run.stdout).toBe('');
+  });
 });

@@ -27,6 +27,10 @@ from another machine or container once it is 30 s without a heartbeat).
 Listening anywhere but 127.0.0.1, ::1 or localhost needs an API key,
 DATALYST_SERVER_API_KEY or --api-key-file; clients send it as a bearer token.
 
+Behind a TLS proxy, --public-url gives the address clients use, so that the
+download URLs in answers work for them (X-Forwarded-* headers are not read:
+any client could send them).
+
 Reports come as html, md, ipynb, json or pdf (?format=); PDF is printed by
 headless Chromium (DATALYST_CHROMIUM, default /usr/bin/chromium).
 
@@ -35,6 +39,7 @@ Examples:
   $ datalyst serve --port 8300 --data-dir /srv/datalyst
   $ DATALYST_SERVER_API_KEY=$(openssl rand -hex 32) datalyst serve --host 0.0.0.0
   $ datalyst serve --base-url http://localhost:8000/v1 --model DeepAnalyze-8B
+  $ datalyst serve --public-url https://data.example.com   # behind a TLS proxy
 
 ${exitCodeHelpFor([
   [ExitCode.answered, 'stopped by Ctrl-C (running turns cancelled, their sandboxes removed)'],
@@ -52,6 +57,7 @@ const serveOptionsSchema = z.object({
   port: z.coerce.number().int().min(0).max(65535).default(8200),
   dataDir: z.string().default('datalyst-data'),
   apiKeyFile: z.string().optional(),
+  publicUrl: z.string().optional(),
   model: z.string().optional(),
   baseUrl: z.string().optional(),
   profile: z.string().optional(),
@@ -78,6 +84,10 @@ export function defineServeCommand(program: Command, context: CliContext, setExi
     .option(
       '--api-key-file <file>',
       'file holding the API key clients must send (env DATALYST_SERVER_API_KEY)',
+    )
+    .option(
+      '--public-url <url>',
+      'the URL clients reach the server at, behind a TLS proxy (e.g. https://data.example.com); download URLs in answers start with it (default: the scheme and Host of each request)',
     )
     .option('--model <name>', 'model name at the endpoint (env DATALYST_MODEL)')
     .option('--base-url <url>', 'OpenAI-compatible endpoint (env DATALYST_BASE_URL, OPENAI_BASE_URL)')
@@ -118,7 +128,7 @@ async function runServe(context: CliContext, options: ServeCommandOptions): Prom
   });
   let pool: WarmPool | null = null;
   try {
-    const { checkDataDirFree, checkListenAddress, checkListenSecurity, startServer } =
+    const { checkDataDirFree, checkListenAddress, checkListenSecurity, parsePublicUrl, startServer } =
       await import('../../server/index.ts');
     const dataDir = path.resolve(context.cwd, options.dataDir);
     // A missing or weak key (or a key file others may read), a port in use, or a data folder another server
@@ -126,6 +136,7 @@ async function runServe(context: CliContext, options: ServeCommandOptions): Prom
     // checks the key again and takes the folder's lock for real).
     const apiKey = await readApiKey(options, context.cwd);
     checkListenSecurity(options.host, apiKey);
+    if (options.publicUrl !== undefined) parsePublicUrl(options.publicUrl);
     await checkListenAddress(options.host, options.port);
     await checkDataDirFree(dataDir);
     const configFile = await loadConfigFile(options.config ?? context.env.configPath, context.cwd);
@@ -174,6 +185,7 @@ async function runServe(context: CliContext, options: ServeCommandOptions): Prom
       host: options.host,
       port: options.port,
       apiKey,
+      ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
       modelId: modelSettings.kind === 'offline' ? OFFLINE_ANALYST_ID : modelSettings.id,
       engine: {
         createModel: () => createModel(modelSettings),
@@ -197,7 +209,7 @@ async function runServe(context: CliContext, options: ServeCommandOptions): Prom
       },
     });
     context.stdout.write(
-      `Datalyst serving on ${server.url} (model ${modelSettings.kind === 'offline' ? 'offline analyst' : modelSettings.id}, data in ${options.dataDir}${apiKey === null ? '' : ', API key required'})\n`,
+      `Datalyst serving on ${server.url} (model ${modelSettings.kind === 'offline' ? 'offline analyst' : modelSettings.id}, data in ${options.dataDir}${apiKey === null ? '' : ', API key required'}${options.publicUrl === undefined ? '' : `, URLs in answers start with ${parsePublicUrl(options.publicUrl)}`})\n`,
     );
     if (server.interruptedOnStart > 0) {
       context.stdout.write(

@@ -76,7 +76,7 @@ export function registerChatRoutes(app: FastifyInstance, context: RouteContext):
     }
     const record = await turn.done;
     content += noAnswerNote(record, content !== '');
-    const files = generatedFiles(baseUrlOf(request), threadId, record, figures);
+    const files = generatedFiles(baseUrlOf(request, context), threadId, record, figures);
     const completion: ChatCompletion = {
       id: completionId,
       object: 'chat.completion',
@@ -140,7 +140,7 @@ async function streamCompletion(
     const record = await turn.done;
     const note = noAnswerNote(record, sent);
     if (note !== '') sse.send(chunk({ content: note }));
-    const files = generatedFiles(baseUrlOf(request), turn.threadId, record, figures);
+    const files = generatedFiles(baseUrlOf(request, context), turn.threadId, record, figures);
     sse.send({
       ...chunk(
         { files, thread_id: turn.threadId },

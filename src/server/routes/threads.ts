@@ -36,7 +36,7 @@ export function registerThreadRoutes(app: FastifyInstance, context: RouteContext
     const files = (await Promise.all(record.file_ids.map((id) => context.files.get(id)))).filter(
       (file) => file !== null,
     );
-    return threadView(baseUrlOf(request), record, turns, files, threads.sandboxOpen(record.id));
+    return threadView(baseUrlOf(request, context), record, turns, files, threads.sandboxOpen(record.id));
   };
 
   app.post('/v1/threads', async (request, reply) => {
@@ -66,12 +66,12 @@ export function registerThreadRoutes(app: FastifyInstance, context: RouteContext
     const { threadId } = parseWith(threadParams, request.params, 'path');
     const body = parseWith(createTurnRequestSchema, request.body, 'request body');
     const turn = await threads.startTurn(threadId, body.question, body.file_ids);
-    return reply.code(202).send(turnView(baseUrlOf(request), threadId, turn.record));
+    return reply.code(202).send(turnView(baseUrlOf(request, context), threadId, turn.record));
   });
 
   app.get('/v1/threads/:threadId/turns/:index', async (request) => {
     const { threadId, index } = parseWith(turnParams, request.params, 'path');
-    return turnView(baseUrlOf(request), threadId, await findTurn(threads, threadId, index));
+    return turnView(baseUrlOf(request, context), threadId, await findTurn(threads, threadId, index));
   });
 
   app.get('/v1/threads/:threadId/turns/:index/events', async (request, reply) => {
@@ -90,7 +90,7 @@ export function registerThreadRoutes(app: FastifyInstance, context: RouteContext
     const cancelled = threads.cancel(threadId, index);
     const live = threads.liveTurn(threadId, index);
     const record = live === null ? await findTurn(threads, threadId, index) : await live.done;
-    return { ...turnView(baseUrlOf(request), threadId, record), cancelled };
+    return { ...turnView(baseUrlOf(request, context), threadId, record), cancelled };
   });
 
   app.get('/v1/threads/:threadId/turns/:index/report', async (request, reply) => {
