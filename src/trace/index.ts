@@ -4,6 +4,7 @@ export {
   turnStartSchema,
   turnEndSchema,
   replaySchema,
+  workspaceChangeSchema,
   stepKindSchema,
   terminationReasonSchema,
   usageSchema,
@@ -45,6 +46,7 @@ export type {
   TurnStartRecord,
   TurnEndRecord,
   ReplayRecord,
+  WorkspaceChangeRecord,
   TraceVersion,
   TraceDocument,
 } from './schema.ts';
@@ -53,6 +55,8 @@ export type { TraceWriterOptions } from './writer.ts';
 export { readTrace, parseTraceDocument, parseTraceLines } from './reader.ts';
 export type { ReadTrace, ReadTraceOptions } from './reader.ts';
 export { splitTurns } from './turns.ts';
+export { inputFileHistory, currentInputFiles } from './input-files.ts';
+export type { InputFileEntry } from './input-files.ts';
 export type { TraceTurn } from './turns.ts';
 export {
   findNumberMentions,

@@ -16,6 +16,10 @@ export const TRACE_VERSION = 2;
  * Version 2 adds turns (`turn-start`, `turn-end`), replays of a resumed
  * thread (`replay`), the model's questions (`ask` steps, `asked` turns) and
  * cells stopped by a cancel (`cancelled`, with what they printed so far).
+ * Later additions to version 2 (`workspace-change`, the `workspace` notice)
+ * did not bump it: a reader older than them refuses a trace that holds one
+ * (a record it does not know fails its schema) and never misreads it, and
+ * every trace without one stays readable by it.
  */
 export const traceVersionSchema = z.union([z.literal(1), z.literal(2)]);
 export type TraceVersion = z.infer<typeof traceVersionSchema>;
@@ -203,6 +207,8 @@ export const noticeKindSchema = z.enum([
   'replay',
   /** What a re-run on new data did: cells run, numbers of the answer updated or stale. */
   'rerun',
+  /** Files of a thread's workspace came, changed or went between questions (the `workspace-change` record). */
+  'workspace',
 ]);
 export type NoticeKind = z.infer<typeof noticeKindSchema>;
 
@@ -269,10 +275,28 @@ export const replaySchema = z.object({
   skipped: z.array(z.object({ outputId: z.string(), detail: z.string() })),
 });
 
+/**
+ * A thread's workspace changed between questions: when its sandbox opened
+ * again (after a release, a failure, or a resume) the files differed from
+ * the inputs known so far (run-start's, then each earlier change's). The
+ * files are listed with size and SHA-256 as run-start lists them: `added`
+ * and `changed` as they are now, `removed` as they were. A
+ * `workspace-profile` of the whole workspace follows it, and the next
+ * question's `turn-start` after that.
+ */
+export const workspaceChangeSchema = z.object({
+  type: z.literal('workspace-change'),
+  at: z.string(),
+  added: z.array(inputFileSchema),
+  changed: z.array(inputFileSchema),
+  removed: z.array(inputFileSchema),
+});
+
 export const traceRecordSchema = z.discriminatedUnion('type', [
   turnStartSchema,
   turnEndSchema,
   replaySchema,
+  workspaceChangeSchema,
   runStartSchema,
   workspaceProfileRecordSchema,
   modelTurnSchema,
@@ -293,6 +317,7 @@ export type ModelTurnRecord = z.infer<typeof modelTurnSchema>;
 export type TurnStartRecord = z.infer<typeof turnStartSchema>;
 export type TurnEndRecord = z.infer<typeof turnEndSchema>;
 export type ReplayRecord = z.infer<typeof replaySchema>;
+export type WorkspaceChangeRecord = z.infer<typeof workspaceChangeSchema>;
 
 /** `trace.json`: the whole trace in one document. `trace.jsonl` holds the same records a line each. */
 export const traceDocumentSchema = z.object({
