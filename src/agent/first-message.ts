@@ -112,8 +112,9 @@ function clipOrNull(text: string | null, maxChars: number): string | null {
 /**
  * One file's entry. Every text in it comes from the data or the kernel
  * (column names, samples, notes can be megabytes long), so each is clipped.
+ * Also the entries of a thread's note on a changed workspace (`workspace-change.ts`).
  */
-function toDataEntry(file: FileProfile, withProfile: boolean, limits: FirstMessageLimits): DataEntry {
+export function toDataEntry(file: FileProfile, withProfile: boolean, limits: FirstMessageLimits): DataEntry {
   const entry: DataEntry = {
     name: clipText(file.path, limits.maxNameChars),
     size: formatFileSize(file.sizeBytes),
@@ -154,6 +155,9 @@ function toDataEntry(file: FileProfile, withProfile: boolean, limits: FirstMessa
   return entry;
 }
 
+/** The `# Data` section of a workspace without files. */
+export const noDataFilesLine = 'No data files: the workspace holds none.';
+
 /**
  * Builds the first user message from the instruction and the sandbox's
  * workspace profile. Its size is bounded: full profiles for the first files
@@ -185,6 +189,8 @@ export function formatFirstMessage(
       `(${profile.files.length} of ${profile.totalFiles} files profiled: ${unprofiled} more in the workspace were not profiled or listed)`,
     );
   }
+  // A workspace with no files at all (a chat without data, `whenNoFiles: 'ask-model'`) says so, not an empty section.
+  if (lines.length === 0) lines.push(noDataFilesLine);
   return `# Instruction\n${instruction.trim()}\n\n# Data\n${lines.join('\n')}`;
 }
 

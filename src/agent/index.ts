@@ -56,6 +56,8 @@ export type { ExecuteTextOptions } from './execute-text.ts';
 export { estimateTokens } from './context-budget.ts';
 export { hashWorkspaceFiles } from './input-files.ts';
 export { formatFirstMessage, formatFileSize, parseDataSection, parseInstruction } from './first-message.ts';
+export { diffInputFiles, formatWorkspaceChangeNote, readWorkspaceChangeNotes } from './workspace-change.ts';
+export type { WorkspaceChange, WorkspaceChangeNote } from './workspace-change.ts';
 export { createOfflineAnalyst, OFFLINE_ANALYST_ID } from './offline-analyst/index.ts';
 export type { OfflineAnalystOptions } from './offline-analyst/index.ts';
 // For the deep analysis (src/deep), which builds on threads as any caller would.

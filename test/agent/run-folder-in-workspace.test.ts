@@ -94,11 +94,13 @@ describe('a library run whose outDir lies inside the workspace', () => {
       model: createOfflineAnalyst(),
       createSandbox: sandbox.factory,
     });
+    // The workspace is compared with the trace's inputs before a question.
+    await resumed.ask('And by region?').result;
     await resumed.close();
-    const notices = (await readTrace(path.join(outDir, 'trace.jsonl'))).records.flatMap((record) =>
-      record.type === 'notice' ? [record.text] : [],
-    );
+    const records = (await readTrace(path.join(outDir, 'trace.jsonl'))).records;
+    const notices = records.flatMap((record) => (record.type === 'notice' ? [record.text] : []));
     expect(notices.filter((text) => text.includes('workspace changed'))).toEqual([]);
+    expect(records.filter((record) => record.type === 'workspace-change')).toEqual([]);
   });
 
   it('an outDir outside the workspace leaves the options as they were', async () => {

@@ -384,8 +384,9 @@ describe('thread', () => {
         { path: 'blob.csv', sizeBytes: 64, format: 'csv' as const, tables: [], error: 'not text', notes: [] },
       ],
     };
+    let profile: typeof testProfile = unreadable;
     const { server, options, sandbox, runDir } = await setUp([answerTurn('an answer about nothing')], {
-      profile: unreadable,
+      profile: () => profile,
     });
     try {
       const thread = await openThread(options);
@@ -401,13 +402,17 @@ describe('thread', () => {
       expect(server.completionRequests).toHaveLength(0);
       expect(sandbox.sessions).toHaveLength(1);
 
-      // Files changed since: they may be readable now, so the model is asked.
+      // A file came since: the workspace is profiled again in a sandbox, and now holds a table, so the model is asked.
       await writeFile(path.join(options.workspaceDir, 'more.csv'), 'a,b\n1,2\n');
+      profile = { truncated: false, files: [...unreadable.files, ...testProfile.files] };
       const changed = await resumeThread(runDir, rest);
       const third = await changed.ask('third').result;
       await changed.close();
       expect(third.termination.reason).toBe('answered');
       expect(server.completionRequests).toHaveLength(1);
+      expect(sandbox.sessions).toHaveLength(2);
+      const change = (await readTrace(runDir)).find((record) => record.type === 'workspace-change');
+      expect(change).toMatchObject({ added: [{ path: 'more.csv', sizeBytes: 8 }], changed: [], removed: [] });
     } finally {
       await server.close();
     }

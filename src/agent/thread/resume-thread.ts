@@ -1,16 +1,19 @@
 import path from 'node:path';
 import { readTrace } from '../../trace/reader.ts';
+import { currentInputFiles } from '../../trace/input-files.ts';
 import type { TraceRecord } from '../../trace/schema.ts';
+import type { WorkspaceProfile } from '../../sandbox/index.ts';
 import { ContextManager } from '../context-manager.ts';
 import type { StopDecision } from '../stop-conditions.ts';
 import { defaultFirstMessageLimits, formatFirstMessage } from '../first-message.ts';
-import { hashWorkspaceFiles } from '../input-files.ts';
+import { listInputFiles } from '../input-files.ts';
 import { assertResumeThreadOptions } from '../options-schema.ts';
 import { executeMessages, resolveModelProfile, type ModelProfile } from '../model-profile.ts';
 import { stoppedTurnNote } from '../model-notes.ts';
 import { defaultMaxTraceFigureBytes } from '../trace-figure-budget.ts';
 import { TraceRecorder } from '../trace-recorder.ts';
 import { executedCell, type ExecutedCell } from '../turn-handler.ts';
+import { formatWorkspaceChangeNote } from '../workspace-change.ts';
 import { Thread, contextBudgetFor, replyReserveFor, type RestoredThread } from './thread.ts';
 import { withRunFolderLeftOut } from './run-folder.ts';
 import type { ResumeThreadOptions, ThreadOptions } from './thread-options.ts';
@@ -22,7 +25,9 @@ const toldKinds = new Set(['nudge', 'final-answer-request', 'ask-reply', 'replay
  * The conversation as the model saw it, rebuilt from the trace: the system
  * prompt, the first message (instruction and workspace profile), each reply,
  * the execution results after it, what the loop told the model, and each
- * later question (after a stopped turn, in a message the stop note opens).
+ * later question (after a note on a changed workspace, made again from the
+ * `workspace-change` record and the profile before it, and after a stopped
+ * turn, in a message the stop note opens).
  * Shortenings made by compaction are not redone; the thread compacts again
  * when it needs to. Returns the note that opens the next question's message
  * when the last turn was stopped.
@@ -36,13 +41,14 @@ function rebuildConversation(
   const start = records[0];
   if (start?.type !== 'run-start') return null;
   const workspaceProfile = records.find((record) => record.type === 'workspace-profile');
+  const limits = { ...defaultFirstMessageLimits, ...options.firstMessageLimits };
   if (profile.systemPrompt !== null) context.add('system', { role: 'system', content: profile.systemPrompt });
   const firstMessage = formatFirstMessage(
     start.instruction,
     workspaceProfile?.type === 'workspace-profile'
       ? workspaceProfile.profile
       : { truncated: false, files: [] },
-    { ...defaultFirstMessageLimits, ...options.firstMessageLimits },
+    limits,
   );
   context.add('first', { role: 'user', content: firstMessage });
   let executeTexts: string[] = [];
@@ -58,8 +64,17 @@ function rebuildConversation(
   let questionReached = true;
   let cellStopped = false;
   let noteBeforeNextQuestion: string | null = null;
+  // The latest profile (a change's note is made from the one recorded just before it), and notes for the next question.
+  let latestProfile: WorkspaceProfile = { truncated: false, files: [] };
+  let changeNotes: string[] = [];
   for (const record of records) {
     switch (record.type) {
+      case 'workspace-profile':
+        latestProfile = record.profile;
+        break;
+      case 'workspace-change':
+        changeNotes.push(formatWorkspaceChangeNote(record, latestProfile, limits));
+        break;
       case 'model-turn':
         flush();
         context.add('assistant', { role: 'assistant', content: record.text });
@@ -83,7 +98,9 @@ function rebuildConversation(
         // Turn 1's question is the instruction of the first message.
         if (turnsSeen > 1 || record.turn > 1) {
           flush();
-          // As the live thread: the stop's note right before the question, after any replay note.
+          // As the live thread: the workspace's note after any replay note, then the stop's note, then the question.
+          for (const note of changeNotes) context.beginQuestion(note);
+          changeNotes = [];
           if (noteBeforeNextQuestion !== null) context.beginQuestion(noteBeforeNextQuestion);
           noteBeforeNextQuestion = null;
           context.addQuestion(record.question);
@@ -97,6 +114,8 @@ function rebuildConversation(
     }
   }
   flush();
+  // A change taken in by a question that never began (stopped at once): the next question's message holds it.
+  for (const note of changeNotes) context.beginQuestion(note);
   return noteBeforeNextQuestion;
 }
 
@@ -126,11 +145,8 @@ export async function resumeThread(runDir: string, options: ResumeThreadOptions)
   const workspaceDir = options.workspaceDir ?? start.workspace.path;
   // The run folder inside the workspace stays out of it, as when the thread was opened.
   const resumeOptions = await withRunFolderLeftOut({ ...options, workspaceDir }, outDir);
-  const inputFiles = await hashWorkspaceFiles(
-    workspaceDir,
-    options.signal,
-    resumeOptions.sandbox?.excludeDirs,
-  );
+  // Listed now so that a missing workspace throws here; compared with the trace's inputs before the first question.
+  await listInputFiles(workspaceDir, resumeOptions.sandbox?.excludeDirs);
   const threadOptions: ThreadOptions = {
     ...resumeOptions,
     workspaceDir,
@@ -155,14 +171,19 @@ export async function resumeThread(runDir: string, options: ResumeThreadOptions)
   let openTurn: { turn: number; rounds: number } | null = null;
   let lastTurn: RestoredThread['lastTurn'] = null;
   let pendingAsk: string | null = null;
-  // Only a workspace with nothing readable ends a turn `no-data`; it stays so while its files are the same.
+  // Only a workspace with nothing readable ends a turn `no-data`; it stays so until its files change (the
+  // thread looks before the next question). A question the model answered, or a change, means it was readable.
   let noData: StopDecision | null = null;
   for (const record of records) {
     switch (record.type) {
       case 'execution':
         cells.push(executedCell(record.outputId, record.code, record.result));
         break;
+      case 'workspace-change':
+        noData = null;
+        break;
       case 'model-turn':
+        noData = null;
         rounds = Math.max(rounds, record.round);
         if (openTurn !== null) openTurn.rounds += 1;
         usage.promptTokens += record.usage?.promptTokens ?? 0;
@@ -216,20 +237,6 @@ export async function resumeThread(runDir: string, options: ResumeThreadOptions)
     });
     lastTurn = { answer: null, termination };
   }
-  const recorded = new Map(start.workspace.files.map((file) => [file.path, file.sha256]));
-  const changed = inputFiles
-    .filter((file) => recorded.get(file.path) !== file.sha256)
-    .map((file) => file.path);
-  const missing = start.workspace.files.filter((file) => !inputFiles.some((now) => now.path === file.path));
-  if (changed.length + missing.length > 0) {
-    // Files came, went or changed: they may be readable now, so the question goes to the model.
-    noData = null;
-    recorder.notice(
-      rounds,
-      'warning',
-      `The workspace changed since the thread began (${[...changed, ...missing.map((file) => `${file.path} (gone)`)].join(', ')}); replayed outputs may differ.`,
-    );
-  }
   const context = new ContextManager({
     contextBudgetTokens: contextBudgetFor(threadOptions),
     replyReserveTokens: replyReserveFor(threadOptions),
@@ -241,7 +248,8 @@ export async function resumeThread(runDir: string, options: ResumeThreadOptions)
   return new Thread(
     threadOptions,
     recorder,
-    Promise.resolve(inputFiles),
+    // The inputs as the trace knows them: the first question compares the workspace with them.
+    Promise.resolve(currentInputFiles(records)),
     { runId: start.runId, outDir, createdDir: null },
     {
       instruction: start.instruction,

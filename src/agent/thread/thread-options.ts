@@ -50,7 +50,7 @@ export interface ResumeThreadOptions extends Omit<
   ThreadOptions,
   'workspaceDir' | 'outDir' | 'runsDir' | 'runId' | 'workspaceProfile'
 > {
-  /** The data folder. Default the one the trace recorded; its files are hashed again and a change is a notice. */
+  /** The data folder. Default the one the trace recorded; before the first question its files are compared with the trace's inputs, and a change is recorded, profiled and told to the model. */
   workspaceDir?: string;
 }
 

@@ -10,8 +10,8 @@ import { errorText } from '../clip-text.ts';
 import { ContextManager } from '../context-manager.ts';
 import { runErrorOf, type AgentEvent, type AnalysisResult, type TurnResult } from '../events.ts';
 import { defaultExecuteTextOptions } from '../execute-text.ts';
-import { defaultFirstMessageLimits, formatFirstMessage } from '../first-message.ts';
-import { hashInputFiles, listInputFiles } from '../input-files.ts';
+import { defaultFirstMessageLimits, formatFileSize, formatFirstMessage } from '../first-message.ts';
+import { hashInputFiles, hashWorkspaceFiles, listInputFiles } from '../input-files.ts';
 import { resolveModelProfile, type ModelProfile } from '../model-profile.ts';
 import { stoppedTurnNote, threadFullText } from '../model-notes.ts';
 import { RunControl } from '../run-control.ts';
@@ -28,6 +28,7 @@ import {
 import { defaultMaxTraceFigureBytes } from '../trace-figure-budget.ts';
 import { TraceRecorder } from '../trace-recorder.ts';
 import { TurnHandler, type ExecutedCell } from '../turn-handler.ts';
+import { diffInputFiles, formatWorkspaceChangeNote, type WorkspaceChange } from '../workspace-change.ts';
 import { replayCells, replayTexts } from './replay.ts';
 import {
   assertRunFolderIsFree,
@@ -62,7 +63,7 @@ export interface RestoredThread {
   pendingAsk: string | null;
   lastTurn: Pick<TurnResult, 'answer' | 'termination' | 'error'> | null;
   artifactBudget: ArtifactBudget;
-  /** The recorded `no-data` decision, when the workspace had nothing readable and has not changed since. */
+  /** The recorded `no-data` decision, when the last question found nothing readable (a change is seen before the next). */
   noData: StopDecision | null;
   /** Opens the next question's message: the last turn was stopped (see `stoppedTurnNote`). */
   noteBeforeNextQuestion: string | null;
@@ -121,8 +122,10 @@ export class Thread implements AsyncDisposable {
   private readonly deadlineMs: number | null;
   private readonly contextBudgetTokens: number;
   private readonly stopConditions: StopCondition[];
-  /** Set when the workspace profile found nothing readable: every turn then ends `no-data` before the model is asked. */
+  /** Set when the workspace profile found nothing readable: every turn then ends `no-data` before the model is asked, until the workspace changes. */
   private noData: StopDecision | null;
+  /** The input files as the thread knows them: hashed when it opened (or folded from the trace), then as each change found them. */
+  private knownInputs: Promise<InputFile[]>;
   private readonly context: ContextManager;
   private session: SandboxSession | null = null;
   private sandbox: ThreadSandboxState;
@@ -160,13 +163,14 @@ export class Thread implements AsyncDisposable {
   constructor(
     private readonly options: ThreadOptions,
     private readonly recorder: TraceRecorder,
-    /** Hashed while the first sandbox starts (see `openThread`); awaited when run-start is written. */
+    /** Hashed while the first sandbox starts (see `openThread`); awaited when run-start is written. A resumed thread's are the trace's. */
     private readonly inputFiles: Promise<InputFile[]>,
     identity: { runId: string; outDir: string; createdDir: string | null },
     restored: RestoredThread | null,
   ) {
     // A failure surfaces where it is awaited; unawaited, it must not crash the process.
     inputFiles.catch(() => {});
+    this.knownInputs = inputFiles;
     this.runId = identity.runId;
     this.outDir = identity.outDir;
     this.createdDir = identity.createdDir;
@@ -439,7 +443,12 @@ export class Thread implements AsyncDisposable {
     }
     const session = this.session;
     if (session === null) throw new Error('Thread.begin: no session');
-    const profile = yield* this.profileWorkspace(session, signal);
+    const profile = yield* this.profileWorkspace(
+      session,
+      signal,
+      this.options.workspaceProfile,
+      () => this.inputFiles,
+    );
     if (this.profile.systemPrompt !== null) {
       this.context.add('system', { role: 'system', content: this.profile.systemPrompt });
     }
@@ -453,15 +462,79 @@ export class Thread implements AsyncDisposable {
     this.conversationStarted = true;
   }
 
-  /** A later question whose sandbox is gone: a fresh session replays the recorded cells, and the model is told what differs. */
-  private async *reopen(signal: AbortSignal): AsyncGenerator<AgentEvent, void, undefined> {
+  /**
+   * Before a later question: the sandbox is opened again when it is gone,
+   * and the workspace is compared with the inputs the thread knows. A thread
+   * with nothing readable opens none unless its files changed (then a fresh
+   * one, even if a session is open: it holds a copy of the old workspace).
+   */
+  private async *prepareLaterQuestion(signal: AbortSignal): AsyncGenerator<AgentEvent, void, undefined> {
+    if (this.session !== null && this.noData === null) return;
+    // Hashed while the sandbox starts and replays, as `openThread` hashes while the first one starts.
+    const listing = hashWorkspaceFiles(this.workspaceDir, signal, this.options.sandbox?.excludeDirs);
+    listing.catch(() => undefined);
+    if (this.noData !== null) {
+      if (diffInputFiles(await this.knownInputs, await listing) === null) return;
+      await this.closeSession('released');
+    }
+    yield* this.reopen(listing, signal);
+  }
+
+  /**
+   * A fresh session replays the recorded cells, and the model is told what
+   * differs; then files that came, changed or went since the inputs known
+   * are recorded, profiled and told to the model before the question.
+   */
+  private async *reopen(
+    listing: Promise<InputFile[]>,
+    signal: AbortSignal,
+  ): AsyncGenerator<AgentEvent, void, undefined> {
     const session = await this.openSession(signal);
-    if (this.cells.length === 0) return;
-    const summary = yield* replayCells(session, this.cells, signal);
-    this.recorder.append({ type: 'replay', at: nowIso(), ...summary });
-    const { notice, modelNote } = replayTexts(summary);
-    yield this.recorder.notice(this.rounds, 'replay', notice);
-    this.context.tellModel(modelNote);
+    if (this.cells.length > 0) {
+      const summary = yield* replayCells(session, this.cells, signal);
+      this.recorder.append({ type: 'replay', at: nowIso(), ...summary });
+      const { notice, modelNote } = replayTexts(summary);
+      yield this.recorder.notice(this.rounds, 'replay', notice);
+      this.context.tellModel(modelNote);
+    }
+    const now = await listing;
+    const change = diffInputFiles(await this.knownInputs, now);
+    if (change !== null) yield* this.takeInChange(session, change, now, signal);
+  }
+
+  /**
+   * The workspace changed: profiled again in the fresh session (the whole
+   * of it: the report's data section and the `no-data` decision need every
+   * file), recorded (`workspace-profile`, then `workspace-change`), and told
+   * to the model in a note before the question, in the first message's
+   * layout. Only once all of that is done do the changed files count as
+   * known: a turn stopped before then finds the change again.
+   */
+  private async *takeInChange(
+    session: SandboxSession,
+    change: WorkspaceChange,
+    now: InputFile[],
+    signal: AbortSignal,
+  ): AsyncGenerator<AgentEvent, void, undefined> {
+    // A profile that fails says nothing of the files: the question goes to the model (see noDataDecision).
+    const noDataBefore = this.noData;
+    this.noData = null;
+    let profile: WorkspaceProfile;
+    try {
+      profile = yield* this.profileWorkspace(session, signal, undefined, () => Promise.resolve(now));
+    } catch (error) {
+      this.noData = noDataBefore;
+      throw error;
+    }
+    this.recorder.append({ type: 'workspace-change', at: nowIso(), ...change });
+    this.knownInputs = Promise.resolve(now);
+    yield this.recorder.notice(this.rounds, 'workspace', workspaceChangeNotice(change));
+    this.context.beginQuestion(
+      formatWorkspaceChangeNote(change, profile, {
+        ...defaultFirstMessageLimits,
+        ...this.options.firstMessageLimits,
+      }),
+    );
   }
 
   private async *turn(
@@ -488,10 +561,10 @@ export class Thread implements AsyncDisposable {
       if (!this.conversationStarted) {
         yield* this.begin(question, control.signal);
       } else {
-        // A thread with nothing readable needs no sandbox: its turn ends `no-data` below.
-        if (this.session === null && this.noData === null) yield* this.reopen(control.signal);
+        // A thread with nothing readable needs no sandbox unless its files changed: its turn ends `no-data` below.
+        yield* this.prepareLaterQuestion(control.signal);
         // A message of its own says the last turn was stopped, and the question follows in it (never in a
-        // cell's output); after any replay note, so that nothing stands between the note and the question.
+        // cell's output); after any replay and workspace notes, so that nothing stands between it and the question.
         if (this.noteBeforeNextQuestion !== null) this.context.beginQuestion(this.noteBeforeNextQuestion);
         this.noteBeforeNextQuestion = null;
         this.context.addQuestion(question);
@@ -657,29 +730,32 @@ export class Thread implements AsyncDisposable {
   }
 
   /**
-   * The workspace profile for the first message (the caller's when it gave
-   * one, made of this workspace). A profile that fails does
-   * not stop the analysis: the model gets the file names and sizes, and the
+   * The workspace profile for the first message (`given`: the caller's,
+   * made of this workspace), or for the note after a change, and the
+   * `no-data` decision made from it. A profile that fails does not stop the
+   * analysis: the model gets the file names and sizes (of `inputs`), and the
    * trace says why there is no more.
    */
   private async *profileWorkspace(
     session: SandboxSession,
     signal: AbortSignal,
+    given: WorkspaceProfile | undefined,
+    inputs: () => Promise<InputFile[]>,
   ): AsyncGenerator<AgentEvent, WorkspaceProfile, undefined> {
     let profile: WorkspaceProfile;
     try {
-      profile = this.options.workspaceProfile ?? (await session.profileWorkspace({ signal }));
+      profile = given ?? (await session.profileWorkspace({ signal }));
       this.noData = noDataDecision(profile, true);
     } catch (error) {
       if (signal.aborted) throw error;
       yield this.recorder.notice(
-        0,
+        this.rounds,
         'warning',
         `The workspace could not be profiled; the model sees file names and sizes only. ${errorText(error)}`,
       );
       profile = {
         truncated: false,
-        files: (await this.inputFiles).map((file) => ({
+        files: (await inputs()).map((file) => ({
           path: file.path,
           sizeBytes: file.sizeBytes,
           format: 'unsupported' as const,
@@ -693,6 +769,18 @@ export class Thread implements AsyncDisposable {
     yield { type: 'profile-end', profile };
     return profile;
   }
+}
+
+/** The user's notice of a change: each file with its size; the trace's record holds the SHA-256. */
+function workspaceChangeNotice(change: WorkspaceChange): string {
+  const files = (list: readonly InputFile[]) =>
+    list.map((file) => `${file.path} (${formatFileSize(file.sizeBytes, ' ')})`).join(', ');
+  const parts = [
+    change.added.length > 0 ? `added ${files(change.added)}` : null,
+    change.changed.length > 0 ? `changed ${files(change.changed)}` : null,
+    change.removed.length > 0 ? `removed ${files(change.removed)}` : null,
+  ].filter((part) => part !== null);
+  return `The workspace changed before this question: ${parts.join('; ')}. It was profiled again and the model is told.`;
 }
 
 /**

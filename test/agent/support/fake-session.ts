@@ -85,8 +85,8 @@ export interface FakeSessionOptions {
   image?: string | null;
   /** close() rejects with this (after marking the session closed). */
   closeError?: Error;
-  /** What profileWorkspace returns. Default `testProfile`. */
-  profile?: WorkspaceProfile;
+  /** What profileWorkspace returns (a function: asked at each call, as the workspace may change). Default `testProfile`. */
+  profile?: WorkspaceProfile | (() => WorkspaceProfile);
 }
 
 export interface FakeSandbox {
@@ -161,7 +161,8 @@ export function createFakeSandbox(options: FakeSessionOptions = {}): FakeSandbox
       profileWorkspace(profileOptions) {
         const part = profileOptions?.part;
         profiled.push(part ?? null);
-        const profile = options.profile ?? testProfile;
+        const profile =
+          (typeof options.profile === 'function' ? options.profile() : options.profile) ?? testProfile;
         if (part === undefined || part.count === 1) return Promise.resolve(profile);
         // A part, as the kernel makes it: every count-th file, and the listing it was dealt from.
         return Promise.resolve({
