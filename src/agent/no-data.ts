@@ -12,13 +12,20 @@ const maxReasonChars = 200;
  * with at least one column (a header-only CSV is 0 rows × its columns: data).
  * A README or other text beside no table is not data. Decided only from a profile the
  * sandbox computed (`profiled`): a profile that failed as a whole says
- * nothing about the files, and the run goes on.
+ * nothing about the files, and the run goes on. With `whenNoFiles:
+ * 'ask-model'` a workspace with no file at all goes to the model (a chat
+ * without data); files that cannot be read still end the run.
  */
-export function noDataDecision(profile: WorkspaceProfile, profiled: boolean): StopDecision | null {
+export function noDataDecision(
+  profile: WorkspaceProfile,
+  profiled: boolean,
+  whenNoFiles: 'stop' | 'ask-model' = 'stop',
+): StopDecision | null {
   if (!profiled) return null;
   const readable = profile.files.some((file) => file.tables.some((table) => table.columns.length > 0));
   if (readable) return null;
   if (profile.files.length === 0) {
+    if (whenNoFiles === 'ask-model' && (profile.totalFiles ?? 0) === 0) return null;
     return { reason: 'no-data', detail: 'The workspace holds no files, so there was nothing to analyse.' };
   }
   const reasons = profile.files.slice(0, maxFilesNamed).map((file) => {

@@ -126,6 +126,7 @@ const threadShape = {
   ...runOptionsShape,
   askMode: z.enum(['pause', 'reply'], { error: "'pause' or 'reply'" }).optional(),
   idleTimeoutMs: positiveNumber.nullable().optional(),
+  whenNoFiles: z.enum(['stop', 'ask-model'], { error: "'stop' or 'ask-model'" }).optional(),
   workspaceProfile: z.object({ files: z.array(z.unknown()) }, { error: 'a WorkspaceProfile' }).optional(),
 };
 

@@ -80,6 +80,8 @@ describe('options a first-time caller gets wrong are a ConfigError before anythi
     const { instruction: _instruction, ...threadOptions } = options;
     const opened = await rejection(openThread({ ...threadOptions, idleTimeoutMs: 0 }));
     expect(opened.message).toMatch(/idleTimeoutMs of openThread\(\) must be a number above 0; got 0/);
+    const noFiles = await rejection(openThread({ ...threadOptions, whenNoFiles: 'ask' as 'stop' }));
+    expect(noFiles.message).toMatch(/whenNoFiles of openThread\(\) must be 'stop' or 'ask-model'; got "ask"/);
     const resumed = await rejection(resumeThread(runDir, { ...threadOptions, profile: 'gpt' as 'chat' }));
     expect(resumed.code).toBe('CONFIG_INVALID');
     expect(resumed.message).toMatch(/profile of resumeThread\(\)/);

@@ -203,4 +203,48 @@ describe('a thread whose workspace changes between questions', () => {
     const after = server.completionRequests[1]?.body?.messages ?? [];
     expect(after.slice(0, before.length)).toEqual(before);
   });
+
+  it("whenNoFiles 'ask-model': a workspace without files goes to the model, whose first message says there are none", async () => {
+    const workspaceDir = await emptyWorkspace();
+    const { server, options } = await setUp(
+      [answerTurn('Hello! Attach a file to analyse.')],
+      workspaceDir,
+      () => ({
+        truncated: false,
+        files: [],
+      }),
+    );
+    const thread = await openThread({ ...options, whenNoFiles: 'ask-model' });
+    const result = await thread.ask('Hello').result;
+    await thread.close();
+    expect(result).toMatchObject({
+      termination: { reason: 'answered' },
+      answer: 'Hello! Attach a file to analyse.',
+    });
+    expect(lastUserMessage(server.completionRequests[0]?.body?.messages)).toBe(
+      `# Instruction\nHello\n\n# Data\n${noDataFilesLine}`,
+    );
+  });
+
+  it("whenNoFiles 'ask-model' still ends no-data when the files cannot be read", async () => {
+    const workspaceDir = await emptyWorkspace();
+    await writeFile(path.join(workspaceDir, 'blob.csv'), Buffer.from([0, 1, 2, 3]));
+    const { server, options } = await setUp([answerTurn('about nothing')], workspaceDir, () => ({
+      truncated: false,
+      files: [
+        {
+          path: 'blob.csv',
+          sizeBytes: 4,
+          format: 'csv',
+          tables: [],
+          error: 'binary data, not text',
+          notes: [],
+        },
+      ],
+    }));
+    const thread = await openThread({ ...options, whenNoFiles: 'ask-model' });
+    expect((await thread.ask('Hello').result).termination.reason).toBe('no-data');
+    await thread.close();
+    expect(server.completionRequests).toHaveLength(0);
+  });
 });

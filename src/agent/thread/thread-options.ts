@@ -30,6 +30,15 @@ export interface ThreadOptions extends Omit<AnalyzeOptions, 'instruction' | 'sig
    * first. Null for never. Default null.
    */
   idleTimeoutMs?: number | null;
+  /**
+   * What a workspace with no file at all does: `stop` ends each question
+   * `no-data` before the model is asked (the CLI's guard against an answer
+   * about nothing); `ask-model` sends it to the model, whose first message
+   * says there are no data files (a chat without data, as DeepAnalyze's
+   * "Simple Chat (No Files)"). Files that cannot be read end `no-data`
+   * either way. Default `stop`.
+   */
+  whenNoFiles?: 'stop' | 'ask-model';
   /** Cancels opening the thread (hashing the workspace). Each question takes its own signal. */
   signal?: AbortSignal;
   /**

@@ -745,7 +745,7 @@ export class Thread implements AsyncDisposable {
     let profile: WorkspaceProfile;
     try {
       profile = given ?? (await session.profileWorkspace({ signal }));
-      this.noData = noDataDecision(profile, true);
+      this.noData = noDataDecision(profile, true, this.options.whenNoFiles ?? 'stop');
     } catch (error) {
       if (signal.aborted) throw error;
       yield this.recorder.notice(
