@@ -19,7 +19,15 @@ import {
   safeBaseUrl,
   stepLabel,
 } from './report-format.ts';
-import { durationFact, endedFact, roundsFact, terminationFact, totalsScope } from './provenance-facts.ts';
+import {
+  durationFact,
+  endedFact,
+  inputFileWhen,
+  inputsChanged,
+  roundsFact,
+  terminationFact,
+  totalsScope,
+} from './provenance-facts.ts';
 import { highlightPython } from './python-highlighter.ts';
 import { readingNotes } from './reading-notes.ts';
 import type { WorkspaceProfile } from '../sandbox/workspace-profile.ts';
@@ -625,10 +633,12 @@ function renderProvenance({ report }: HtmlContext): string {
     ]);
   const versions = report.toolVersions.map(([name, version]) => `${name} ${version}`).join(', ');
   facts.push(['Tool versions', versions]);
-  const files = start.workspace.files
+  // A thread whose workspace changed lists every version of its inputs, each with when it came.
+  const changed = inputsChanged(view);
+  const files = view.inputFiles
     .map(
       (file) =>
-        `<tr><td class="mono">${escapeHtml(file.path)}</td><td>${formatExactBytes(file.sizeBytes)}</td><td class="hash">${escapeHtml(file.sha256)}</td></tr>`,
+        `<tr><td class="mono">${escapeHtml(file.path)}</td><td>${formatExactBytes(file.sizeBytes)}</td>${changed ? `<td>${escapeHtml(inputFileWhen(file))}</td>` : ''}<td class="hash">${escapeHtml(file.sha256)}</td></tr>`,
     )
     .join('');
   const artifacts = view.artifacts
@@ -640,7 +650,7 @@ function renderProvenance({ report }: HtmlContext): string {
   return `<section id="provenance"><h2>Provenance</h2>
 <dl class="facts">${facts.map(([name, value]) => `<dt>${escapeHtml(name)}</dt><dd>${typeof value === 'string' ? escapeHtml(value) : timeHtml(value.time)}</dd>`).join('')}</dl>
 <h3>Input files</h3>
-${start.workspace.files.length === 0 ? '<p class="note">No input files were recorded.</p>' : `<table class="files"><thead><tr><th>File</th><th>Size</th><th>SHA-256</th></tr></thead><tbody>${files}</tbody></table>`}
+${view.inputFiles.length === 0 ? '<p class="note">No input files were recorded.</p>' : `<table class="files"><thead><tr><th>File</th><th>Size</th>${changed ? '<th>When</th>' : ''}<th>SHA-256</th></tr></thead><tbody>${files}</tbody></table>`}
 ${readingNotesHtml(view.profile)}
 ${view.artifacts.length === 0 ? '' : `<h3>Files the code wrote (artifacts/)</h3><table class="files"><thead><tr><th>File</th><th>Size</th><th>Output</th><th>SHA-256</th></tr></thead><tbody>${artifacts}</tbody></table>`}
 </section>`;

@@ -13,7 +13,15 @@ import {
   safeBaseUrl,
   stepLabel,
 } from './report-format.ts';
-import { durationFact, endedFact, roundsFact, terminationFact, totalsScope } from './provenance-facts.ts';
+import {
+  durationFact,
+  endedFact,
+  inputFileWhen,
+  inputsChanged,
+  roundsFact,
+  terminationFact,
+  totalsScope,
+} from './provenance-facts.ts';
 import type { ProcessEntry } from './run-view.ts';
 import { askerName, noAnswerText, stripCodeFence } from './run-view.ts';
 import { madeBy } from './made-by.ts';
@@ -326,12 +334,19 @@ function renderProvenance(report: PreparedReport): string[] {
       `- **Re-run of:** run ${escapeMarkdownText(rerunOf.runId)} (folder ${escapeMarkdownText(rerunOf.folderName)}), trace SHA-256 \`${rerunOf.traceSha256}\`; its recorded cells were run again on the input files below, with no model asked for code`,
     );
   lines.push('', '### Input files', '');
-  if (start.workspace.files.length === 0) lines.push('*No input files were recorded.*');
-  else {
+  if (view.inputFiles.length === 0) lines.push('*No input files were recorded.*');
+  else if (!inputsChanged(view)) {
     lines.push('| File | Size | SHA-256 |', '| --- | ---: | --- |');
-    for (const file of start.workspace.files)
+    for (const file of view.inputFiles)
       lines.push(
         `| ${escapeMarkdownText(file.path)} | ${formatExactBytes(file.sizeBytes)} | \`${file.sha256}\` |`,
+      );
+  } else {
+    // A thread whose workspace changed: every version of its inputs, each with when it came.
+    lines.push('| File | Size | When | SHA-256 |', '| --- | ---: | --- | --- |');
+    for (const file of view.inputFiles)
+      lines.push(
+        `| ${escapeMarkdownText(file.path)} | ${formatExactBytes(file.sizeBytes)} | ${inputFileWhen(file)} | \`${file.sha256}\` |`,
       );
   }
   const reading = readingNotes(view.profile);

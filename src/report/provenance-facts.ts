@@ -1,3 +1,4 @@
+import type { InputFileEntry } from '../trace/input-files.ts';
 import { formatDuration, formatUtcTime } from './report-format.ts';
 import type { RunView } from './run-view.ts';
 import { terminationLabel } from './run-view.ts';
@@ -73,4 +74,15 @@ export function roundsFact(view: RunView): string {
   return view.turns.length > 1
     ? `${view.rounds} over ${view.turns.length} questions (at most ${limit} per question)`
     : `${view.rounds} of at most ${limit}`;
+}
+
+/** True when a thread's workspace changed between questions: the input files table then says when each came. */
+export function inputsChanged(view: RunView): boolean {
+  return view.inputFiles.some((file) => file.change !== 'start');
+}
+
+/** When an input file was listed: at the start, or added, changed (its new hash) or removed (its last) before a question. */
+export function inputFileWhen(file: InputFileEntry): string {
+  if (file.change === 'start') return 'at the start';
+  return `${file.change} before question ${file.beforeTurn ?? '?'}`;
 }

@@ -12,6 +12,7 @@ import type {
   Usage,
 } from '../trace/schema.ts';
 import { CancelledError, TraceError } from '../errors/index.ts';
+import { inputFileHistory, type InputFileEntry } from '../trace/input-files.ts';
 
 /** One entry of the process, in the order it happened. */
 export type ProcessEntry =
@@ -50,7 +51,10 @@ export type RunOutcome = 'answered' | 'not-answered' | 'cancelled' | 'incomplete
 export interface RunView {
   start: RunStartRecord;
   end: RunEndRecord | null;
+  /** The latest profile of the workspace (a thread whose files changed records one per change). */
   profile: WorkspaceProfile | null;
+  /** The input files: run-start's, then each one a thread's question found added, changed or removed. */
+  inputFiles: InputFileEntry[];
   process: ProcessEntry[];
   executions: ExecutionRecord[];
   artifacts: ArtifactRecord[];
@@ -156,6 +160,7 @@ export function buildRunView(records: readonly TraceRecord[]): RunView {
         break;
       }
       case 'replay':
+      case 'workspace-change':
         break;
       case 'workspace-profile':
         profile = record.profile;
@@ -228,6 +233,7 @@ export function buildRunView(records: readonly TraceRecord[]): RunView {
     start,
     end,
     profile,
+    inputFiles: inputFileHistory(records),
     process,
     executions,
     artifacts,

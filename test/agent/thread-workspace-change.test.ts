@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { noDataFilesLine } from '../../src/agent/first-message.ts';
 import { createOpenAIChatModel } from '../../src/agent/openai-chat-model.ts';
 import { openThread, resumeThread } from '../../src/agent/thread/index.ts';
 import type { ThreadOptions } from '../../src/agent/thread/index.ts';
+import { renderRunFolder } from '../../src/report/index.ts';
 import type { WorkspaceProfile } from '../../src/sandbox/workspace-profile.ts';
 import { startFakeOpenAIServer, type ScriptEntry } from '../support/fake-openai-server.ts';
 import { createFakeSandbox, printed, testProfile } from './support/fake-session.ts';
@@ -119,6 +120,17 @@ describe('a thread whose workspace changes between questions', () => {
     expect(trace.find((record) => record.type === 'notice' && record.kind === 'workspace')).toMatchObject({
       text: expect.stringContaining(`added person.csv (${personCsv.length} B)`),
     });
+
+    // The report's provenance lists the file that came, with its SHA-256 and the question it came before.
+    await renderRunFolder(runDir, { formats: ['html', 'md'] });
+    const markdown = await readFile(path.join(runDir, 'report.md'), 'utf8');
+    expect(markdown).toContain(
+      `| person.csv | ${personCsv.length} B | added before question 2 | \`${sha256(personCsv)}\` |`,
+    );
+    const html = await readFile(path.join(runDir, 'report.html'), 'utf8');
+    expect(html).toContain(
+      `<td class="mono">person.csv</td><td>${personCsv.length} B</td><td>added before question 2</td><td class="hash">${sha256(personCsv)}</td>`,
+    );
   });
 
   it('a thread with nothing readable sees a file that came even while its sandbox is open', async () => {
