@@ -216,6 +216,26 @@ describe('a thread whose workspace changes between questions', () => {
     expect(after.slice(0, before.length)).toEqual(before);
   });
 
+  it('files put into the workspace between openThread and the first question are run-start’s inputs, not a change', async () => {
+    const workspaceDir = await emptyWorkspace();
+    const { runDir, options } = await setUp([answerTurn('one'), answerTurn('two')], workspaceDir, () => ({
+      truncated: false,
+      files: [personProfile],
+    }));
+    const thread = await openThread(options);
+    await writeFile(path.join(workspaceDir, 'person.csv'), personCsv);
+    await thread.ask('Describe the data').result;
+    await thread.releaseSandbox();
+    await thread.ask('And now?').result;
+    await thread.close();
+    const trace = await readTrace(runDir);
+    const start = trace[0];
+    expect(start?.type === 'run-start' && start.workspace.files).toEqual([
+      { path: 'person.csv', sizeBytes: personCsv.length, sha256: sha256(personCsv) },
+    ]);
+    expect(trace.filter((record) => record.type === 'workspace-change')).toEqual([]);
+  });
+
   it("whenNoFiles 'ask-model': a workspace without files goes to the model, whose first message says there are none", async () => {
     const workspaceDir = await emptyWorkspace();
     const { server, options } = await setUp(

@@ -422,12 +422,14 @@ export class Thread implements AsyncDisposable {
       try {
         await this.openSession(signal);
       } finally {
+        // A listing that failed now (the folder gone) leaves the inputs hashed at open: the session says why.
+        const inputFiles = await this.inputsAtStart(signal).catch(() => this.inputFiles);
         this.recorder.append(
           runStartRecord({
             options: { ...this.options, instruction: question },
             runId: this.runId,
             startedAt: this.startedAt,
-            inputFiles: await this.inputFiles,
+            inputFiles,
             profile: this.profile,
             maxRounds: this.maxRounds,
             deadlineMs: this.deadlineMs,
@@ -460,6 +462,26 @@ export class Thread implements AsyncDisposable {
       }),
     });
     this.conversationStarted = true;
+  }
+
+  /**
+   * The inputs as the first question's sandbox got them: those hashed when
+   * the thread opened, hashed again when the files listed now differ (files
+   * put into the workspace between `openThread` and the first question were
+   * missing from run-start, and the next change found them "added").
+   */
+  private async inputsAtStart(signal: AbortSignal): Promise<InputFile[]> {
+    const hashed = await this.inputFiles;
+    const listed = await listInputFiles(this.workspaceDir, this.options.sandbox?.excludeDirs);
+    const same =
+      listed.length === hashed.length &&
+      listed.every(
+        (file, index) => file.path === hashed[index]?.path && file.sizeBytes === hashed[index].sizeBytes,
+      );
+    if (same) return hashed;
+    const now = await hashInputFiles(listed, signal);
+    this.knownInputs = Promise.resolve(now);
+    return now;
   }
 
   /**
