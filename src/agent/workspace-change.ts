@@ -50,7 +50,10 @@ const maxNamedFiles = 10;
 const lineLabels = { added: 'Added file', changed: 'Changed file', removed: 'Removed file' } as const;
 
 function namedFiles(files: readonly InputFile[], limits: FirstMessageLimits): string {
-  const names = files.slice(0, maxNamedFiles).map((file) => clipText(file.path, limits.maxNameChars));
+  // One line: a name with a line break must not open a paragraph the notes are looked for in.
+  const names = files
+    .slice(0, maxNamedFiles)
+    .map((file) => clipText(file.path.replace(/\s+/g, ' '), limits.maxNameChars));
   const more = files.length - names.length;
   return names.join(', ') + (more > 0 ? ` and ${more} more` : '');
 }

@@ -4,6 +4,11 @@ import { parseDataSection, parseInstruction } from '../first-message.ts';
 import type { DataEntry } from '../first-message.ts';
 import type { ChatMessage } from '../language-model.ts';
 import { questionAfterStoppedTurnNote } from '../model-notes.ts';
+import {
+  applyWorkspaceChangeNotes,
+  readWorkspaceChangeNotes,
+  type WorkspaceChangeNote,
+} from '../workspace-change.ts';
 import { stageOfCode } from './stages.ts';
 import type { Stage } from './stages.ts';
 
@@ -14,8 +19,11 @@ import type { Stage } from './stages.ts';
  * and for each of its earlier cells the step it was, the Execute text it got
  * back, and what that text says (findings, facts, an error, lost state). In a
  * thread, a later question (`readLaterQuestion`) is either a follow-up of an
- * answer or, when every earlier question was stopped unanswered, the
- * question the analysis is now about.
+ * answer or, when every earlier question was stopped unanswered or found no
+ * data, the question the analysis is now about. The thread's notes on a
+ * changed workspace (files added, changed, removed between questions) update
+ * the first message's files (`currentEntries`) and mark a question as the stop
+ * note does.
  */
 
 /** The `facts: {...}` line a cell prints last; every field optional, the text is untrusted. */
@@ -46,6 +54,7 @@ export interface ExecutedStep {
 export interface OfflineConversation {
   /** The first message's instruction, or the later question that took its place (see `readConversation`). */
   instruction: string;
+  /** The first message's files, with the thread's notes on a changed workspace applied. */
   entries: DataEntry[];
   steps: ExecutedStep[];
   /** A message after the last execution result that is not one (a nudge, a request for the final answer). */
@@ -153,24 +162,92 @@ function lastParagraph(content: string): string {
 }
 
 /**
- * The question after the thread's stop note in a user message, or null. The
- * note is looked for only where the thread writes it: after the first
+ * Where the thread writes its notes in a user message: after the first
  * message's data section (whose lines are JSON, with no blank line), after
  * the last <Execute> output of results it is joined to, or anywhere in a
- * message of its own. A column name or a printed value that holds the note's
- * words is data, and never becomes the question.
+ * message of its own; -1 when nowhere. A column name or a printed value that
+ * holds a note's words is data, and never becomes a question or a file.
  */
-function questionInMessage(content: string, isFirst: boolean): string | null {
+function noteSearchStart(content: string, isFirst: boolean): number {
   if (isFirst) {
     const data = content.indexOf('\n\n# Data\n');
     const end = data === -1 ? -1 : content.indexOf('\n\n', data + 2);
-    return end === -1 ? null : questionAfterStoppedTurnNote(content, end + 2);
+    return end === -1 ? -1 : end + 2;
   }
   if (/^\s*<Execute>/i.test(content)) {
     const close = content.lastIndexOf('</Execute>');
-    return close === -1 ? null : questionAfterStoppedTurnNote(content, close + '</Execute>'.length);
+    return close === -1 ? -1 : close + '</Execute>'.length;
   }
-  return questionAfterStoppedTurnNote(content);
+  return 0;
+}
+
+/**
+ * The question after the thread's notes in a user message, or null when the
+ * message holds none: after the stop note (the previous question was
+ * stopped), else after the last note on a changed workspace (files came
+ * before this question; a thread whose first question found no data writes
+ * one into the message that holds the first).
+ */
+function questionInMessage(content: string, isFirst: boolean): string | null {
+  const from = noteSearchStart(content, isFirst);
+  if (from === -1) return null;
+  const afterStop = questionAfterStoppedTurnNote(content, from);
+  if (afterStop !== null) return afterStop;
+  const changed = readWorkspaceChangeNotes(content, from).at(-1);
+  return changed === undefined ? null : content.slice(changed.end).trim();
+}
+
+/** The thread's notes on a changed workspace in one message, where it writes them. */
+function changeNotesInMessage(content: string, isFirst: boolean): WorkspaceChangeNote[] {
+  const from = noteSearchStart(content, isFirst);
+  return from === -1 ? [] : readWorkspaceChangeNotes(content, from);
+}
+
+/** The files the workspace holds as the thread last told: the first message's, with every change note applied. */
+export function currentEntries(messages: readonly ChatMessage[]): DataEntry[] {
+  const firstIndex = messages.findIndex((message) => message.role === 'user');
+  const notes = messages.flatMap((message, index) =>
+    message.role === 'user' && index >= firstIndex
+      ? changeNotesInMessage(message.content, index === firstIndex)
+      : [],
+  );
+  return applyWorkspaceChangeNotes(parseDataSection(messages[firstIndex]?.content ?? ''), notes);
+}
+
+/** Files the workspace gained or changed (to load) and lost (to forget) since the last answer or <Ask>. */
+export interface WorkspaceGain {
+  load: DataEntry[];
+  removed: string[];
+}
+
+/**
+ * What the notes since the last answer or <Ask> say came, changed or went:
+ * a follow-up's kernel holds the tables of the files as they were, so these
+ * are loaded (or forgotten) first. Null when nothing changed since. Notes
+ * before a turn that answered were that turn's to load, and a replay runs
+ * its cells again.
+ */
+export function workspaceGainSinceAnswer(messages: readonly ChatMessage[]): WorkspaceGain | null {
+  const firstIndex = messages.findIndex((message) => message.role === 'user');
+  const lastAnswer = messages.findLastIndex(
+    (message) => message.role === 'assistant' && answerOrAskTag.test(message.content),
+  );
+  const load = new Map<string, DataEntry>();
+  const removed = new Set<string>();
+  messages.forEach((message, index) => {
+    if (message.role !== 'user' || index <= lastAnswer || index < firstIndex) return;
+    for (const note of changeNotesInMessage(message.content, index === firstIndex)) {
+      for (const entry of note.removed) {
+        load.delete(entry.name);
+        removed.add(entry.name);
+      }
+      for (const entry of [...note.changed, ...note.added]) {
+        removed.delete(entry.name);
+        load.set(entry.name, entry);
+      }
+    }
+  });
+  return load.size + removed.size === 0 ? null : { load: [...load.values()], removed: [...removed] };
 }
 
 /**
@@ -257,7 +334,7 @@ export function readConversation(messages: readonly ChatMessage[]): OfflineConve
   if (pendingCode !== null && !resultSeen) steps.push(readStep(pendingCode, null));
   return {
     instruction: restart?.question ?? parseInstruction(first),
-    entries: parseDataSection(first),
+    entries: currentEntries(messages),
     steps,
     finishRequested,
   };

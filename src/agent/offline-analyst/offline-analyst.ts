@@ -15,9 +15,13 @@ import { registryCell } from './cells/registry-cell.ts';
 import { relationsCell } from './cells/relations-cell.ts';
 import { setupCell } from './cells/setup-cell.ts';
 import { timeCell } from './cells/time-cell.ts';
-import { readConversation, readLaterQuestion } from './conversation.ts';
+import {
+  currentEntries,
+  readConversation,
+  readLaterQuestion,
+  workspaceGainSinceAnswer,
+} from './conversation.ts';
 import { followUpTurn } from './follow-up.ts';
-import { parseDataSection } from '../first-message.ts';
 import type { DataEntry } from '../first-message.ts';
 import type { OfflineConversation } from './conversation.ts';
 import { focusEntries } from './focus-tables.ts';
@@ -124,8 +128,9 @@ export function offlineAnalystTurn(
   const resolved: ResolvedOptions = { ...defaults, ...limits };
   const later = readLaterQuestion(request.messages);
   if (later?.followsAnswer === true) {
-    const first = request.messages.find((message) => message.role === 'user')?.content ?? '';
-    return followUpTurn(later, focusEntries(parseDataSection(first), focusTables));
+    // The files as the thread last told them (first message and notes on a changed workspace), and what came since the answer.
+    const entries = focusEntries(currentEntries(request.messages), focusTables);
+    return followUpTurn(later, entries, workspaceGainSinceAnswer(request.messages));
   }
   const read = readConversation(request.messages);
   const conversation = {
@@ -162,8 +167,10 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
  * In a thread, a follow-up question gets a breakdown of the columns it names,
  * the tables it names (or, asked about the data as a whole, every table) as
  * the kernel holds them, or else a question back: which column or table is meant (follow-up.ts);
- * a question asked after the first was cancelled unanswered gets the whole
- * analysis, as a first question would (conversation.ts).
+ * a question asked after the first was cancelled unanswered, or after a
+ * first question that found no data once files came, gets the whole
+ * analysis, as a first question would (conversation.ts); a follow-up after
+ * files came loads them first.
  *
  * @example
  * const model = createOfflineAnalyst();
