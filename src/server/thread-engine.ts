@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { openThread, resumeThread } from '../agent/index.ts';
 import type {
@@ -23,7 +23,14 @@ import { storeFigures } from './figure-files.ts';
  * A server thread is one library thread: one sandbox session with a live
  * kernel across questions, one run folder (`trace.jsonl`, `artifacts/`). A
  * thread whose process is gone (a restart) or whose sandbox was given back
- * (idle) resumes by replaying its recorded cells in a fresh session.
+ * (idle, or because a follow-up attached files) resumes by replaying its
+ * recorded cells in a fresh session; the library then finds the files that
+ * came since, profiles them and tells the model before the question.
+ *
+ * A thread without files goes to a language model (`whenNoFiles:
+ * 'ask-model'`: DeepAnalyze's "Simple Chat (No Files)"); the offline analyst,
+ * which can only analyse data, ends it `no-data` with a detail that says how
+ * to attach files.
  */
 export interface EngineOptions {
   /** A model for one thread; the offline analyst keeps per-thread state, so each thread gets its own. */
@@ -57,10 +64,12 @@ export async function openEngineThread(
   thread: OpenEngineThreadOptions,
   engine: EngineOptions,
 ): Promise<EngineThread> {
+  const model = engine.createModel();
   const options: Omit<ThreadOptions, 'workspaceDir' | 'outDir'> = {
-    model: engine.createModel(),
+    model,
     // The server decides when an idle thread gives its sandbox back.
     idleTimeoutMs: null,
+    whenNoFiles: model.offline === true ? 'stop' : 'ask-model',
     ...(engine.profile === undefined ? {} : { profile: engine.profile }),
     ...(engine.createSandbox === undefined ? {} : { createSandbox: engine.createSandbox }),
     ...(engine.sandbox === undefined ? {} : { sandbox: engine.sandbox }),
@@ -79,7 +88,8 @@ export async function openEngineThread(
       let result: TurnResult | null = null;
       // Read before the turn writes to the trace: the turn's own cells are added as they end.
       grounder.start();
-      for await (const event of library.ask(question, { signal })) {
+      for await (const libraryEvent of library.ask(question, { signal })) {
+        const event = await withAttachHint(libraryEvent, thread.workspaceDir);
         if (event.type === 'turn-end') result = event.result;
         // Charts are drawn as they appear, into the run folder: the UI's first view then draws none (issue #14).
         if (event.type === 'execution-end') {
@@ -106,4 +116,18 @@ export async function openEngineThread(
       await library.close();
     },
   };
+}
+
+/** What an API user does about a thread without files: the library's detail knows nothing of `file_ids`. */
+export const ATTACH_FILES_HINT =
+  'Upload the data files with POST /v1/files and attach them to the next question with `file_ids` (with the thread’s `thread_id`), or start a new thread with them.';
+
+/** A turn that ended `no-data` on a thread with no file at all gets the hint (the trace keeps the library's words). */
+async function withAttachHint(event: AgentEvent, workspaceDir: string): Promise<AgentEvent> {
+  if (event.type !== 'turn-end' || event.result.termination.reason !== 'no-data') return event;
+  const entries = await readdir(workspaceDir).catch(() => []);
+  if (entries.length > 0) return event;
+  const termination = { ...event.result.termination };
+  termination.detail = `${termination.detail} ${ATTACH_FILES_HINT}`;
+  return { ...event, result: { ...event.result, termination } };
 }

@@ -247,7 +247,8 @@ export class ThreadService {
       if (files.length > 0) {
         const before = record.file_ids.length;
         record = await this.#addFiles(record, files);
-        // A live sandbox holds the old copy of the workspace: the next question reopens it (replaying the cells) with the new files.
+        // A live sandbox holds the old copy of the workspace: the next question reopens it (replaying the cells)
+        // with the new files, which the library finds, hashes, profiles and tells the model about first.
         if (record.file_ids.length > before) await live.engine?.releaseSandbox();
       }
       const turns = await this.#options.store.readTurns(id);
