@@ -94,7 +94,7 @@ function noDataStory(view: RunView, audience: ReportAudience): { happened: strin
     const more = unread.length > 5 ? `; and ${unread.length - 5} more` : '';
     return {
       happened: `${unread.length === 1 ? 'The data file' : 'No data file'} of the workspace could ${unread.length === 1 ? 'not ' : ''}be read, so nothing was analysed: ${named.join('; ')}${more}.`,
-      todo: `The ${unread.length === 1 ? 'file' : 'files'} listed under Data could not be read: check that ${unread.length === 1 ? 'it opens' : 'they open'} in the program that made ${unread.length === 1 ? 'it' : 'them'}, repair or export ${unread.length === 1 ? 'it' : 'them'} again (CSV, Excel, JSON, SQLite or Parquet), and ${audience === 'server' ? `upload ${unread.length === 1 ? 'it' : 'them'} to a new analysis` : 'run the analysis again'}.`,
+      todo: `The ${unread.length === 1 ? 'file' : 'files'} listed under Data could not be read: check that ${unread.length === 1 ? 'it opens' : 'they open'} in the program that made ${unread.length === 1 ? 'it' : 'them'}, repair or export ${unread.length === 1 ? 'it' : 'them'} again (CSV, Excel, JSON, SQLite or Parquet), and ${audience === 'server' ? `attach ${unread.length === 1 ? 'it' : 'them'} to your next question (this conversation looks at its files again before each question) or to a new analysis` : 'run the analysis again'}.`,
     };
   }
   // Files in formats Datalyst does not read (a PDF, a text file); files with a table would contradict the ending.
@@ -111,7 +111,7 @@ function noDataStory(view: RunView, audience: ReportAudience): { happened: strin
           : sentence(readerMessage(detail)),
     todo:
       audience === 'server'
-        ? 'Upload the data files (CSV, Excel, JSON, SQLite or Parquet) to a new analysis and ask there. What was found is listed under Data.'
+        ? 'Attach the data files (CSV, Excel, JSON, SQLite or Parquet) to your next question: this conversation looks at its files again before each question. What was found is listed under Data.'
         : 'Put the data files (CSV, Excel, JSON, SQLite or Parquet) in the workspace folder, or point the analysis at the folder that holds them, and run it again. What was found is listed under Data.',
   };
 }
