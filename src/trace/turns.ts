@@ -15,8 +15,10 @@ export interface TraceTurn {
 /**
  * Splits a trace into its turns. A version 1 trace (and whatever a version 2
  * trace holds before its first `turn-start`) is turn 1, whose question is the
- * run's instruction. `run-start`, `workspace-profile`, `replay` and `run-end`
- * records are kept in the turn they fall in, so nothing is lost.
+ * run's instruction. `run-start`, `workspace-profile`, `replay`,
+ * `workspace-change` and `run-end` records are kept in the turn they fall in
+ * (a replay or a change found before a question falls in the turn before
+ * it), so nothing is lost.
  */
 export function splitTurns(records: readonly TraceRecord[]): TraceTurn[] {
   const start = records[0];
