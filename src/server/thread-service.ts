@@ -225,7 +225,7 @@ export class ThreadService {
    */
   async startTurn(id: string, question: string, fileIds: readonly string[]): Promise<LiveTurn> {
     return this.#withLock(id, async () => {
-      let record = await this.#options.store.readThread(id);
+      const record = await this.#options.store.readThread(id);
       if (record === null) throw notFound('thread', id);
       const live = this.#liveThread(id);
       // A turn that has sent turn-done is only closing its log: a client that asks again at once waits for that.
@@ -244,45 +244,64 @@ export class ThreadService {
       // A turn writes (its trace, artifacts, reports): none starts in a full data folder.
       await this.#options.quota?.checkRoom('a new turn');
       const slot = this.#options.queue.reserve();
-      if (files.length > 0) {
-        const before = record.file_ids.length;
-        record = await this.#addFiles(record, files);
-        // A live sandbox holds the old copy of the workspace: the next question reopens it (replaying the cells)
-        // with the new files, which the library finds, hashes, profiles and tells the model about first.
-        if (record.file_ids.length > before) await live.engine?.releaseSandbox();
+      try {
+        return await this.#queueTurn(id, record, live, question, files, slot);
+      } catch (error) {
+        // Refused after all (its files over the thread's limit, a record not written): the place goes back.
+        slot.cancel();
+        throw error;
       }
-      const turns = await this.#options.store.readTurns(id);
-      const index = (turns.at(-1)?.index ?? 0) + 1;
-      const turn: TurnRecord = {
-        index,
-        question,
-        status: 'queued',
-        created_at: nowSeconds(),
-        started_at: null,
-        ended_at: null,
-        termination: null,
-        answer: null,
-        rounds: 0,
-        artifacts: [],
-      };
-      await this.#options.store.saveTurn(id, turn);
-      const log = new TurnLog(this.#options.store.eventsPath(id, index));
-      log.append({ type: 'turn-queued', position: slot.position });
-      const controller = new AbortController();
-      const liveTurn: LiveTurn = {
-        threadId: id,
-        record: turn,
-        log,
-        controller,
-        done: Promise.resolve(turn),
-        finishing: false,
-      };
-      liveTurn.done = this.#runTurn(record, liveTurn, slot.whenStarted);
-      live.turn = liveTurn;
-      if (live.idleTimer !== null) clearTimeout(live.idleTimer);
-      live.idleTimer = null;
-      return liveTurn;
     });
+  }
+
+  /** The reserved turn's files placed, its record and log written, and its run begun (waiting for its place). */
+  async #queueTurn(
+    id: string,
+    threadRecord: ThreadRecord,
+    live: LiveThread,
+    question: string,
+    files: readonly FileObject[],
+    slot: ReturnType<TurnQueue['reserve']>,
+  ): Promise<LiveTurn> {
+    let record = threadRecord;
+    if (files.length > 0) {
+      const before = record.file_ids.length;
+      record = await this.#addFiles(record, files);
+      // A live sandbox holds the old copy of the workspace: the next question reopens it (replaying the cells)
+      // with the new files, which the library finds, hashes, profiles and tells the model about first.
+      if (record.file_ids.length > before) await live.engine?.releaseSandbox();
+    }
+    const turns = await this.#options.store.readTurns(id);
+    const index = (turns.at(-1)?.index ?? 0) + 1;
+    const turn: TurnRecord = {
+      index,
+      question,
+      status: 'queued',
+      created_at: nowSeconds(),
+      started_at: null,
+      ended_at: null,
+      termination: null,
+      answer: null,
+      rounds: 0,
+      artifacts: [],
+    };
+    await this.#options.store.saveTurn(id, turn);
+    const log = new TurnLog(this.#options.store.eventsPath(id, index));
+    log.append({ type: 'turn-queued', position: slot.position });
+    const controller = new AbortController();
+    const liveTurn: LiveTurn = {
+      threadId: id,
+      record: turn,
+      log,
+      controller,
+      done: Promise.resolve(turn),
+      finishing: false,
+    };
+    liveTurn.done = this.#runTurn(record, liveTurn, slot.whenStarted);
+    live.turn = liveTurn;
+    if (live.idleTimer !== null) clearTimeout(live.idleTimer);
+    live.idleTimer = null;
+    return liveTurn;
   }
 
   liveTurn(id: string, index: number): LiveTurn | null {

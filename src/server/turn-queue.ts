@@ -36,8 +36,16 @@ export class TurnQueue {
     return this.#waiting.length;
   }
 
-  /** Throws the 429 now, before any work, when there is no room; otherwise reserves a place. */
-  reserve(): { position: number; whenStarted: (signal: AbortSignal) => Promise<() => void> } {
+  /**
+   * Throws the 429 now, before any work, when there is no room; otherwise reserves a place. A
+   * reservation whose turn is not started after all (its files refused, a record not written) is
+   * given back with `cancel()`, or its place would stay taken until the server restarts.
+   */
+  reserve(): {
+    position: number;
+    whenStarted: (signal: AbortSignal) => Promise<() => void>;
+    cancel: () => void;
+  } {
     if (this.#running + this.#waiting.length >= this.#options.maxRunning + this.#options.maxQueued) {
       throw new ServerRequestError(
         429,
@@ -55,11 +63,11 @@ export class TurnQueue {
     }
     const position = Math.max(0, this.#running + this.#waiting.length + 1 - this.#options.maxRunning);
     // Count the reservation now so that a burst cannot overbook between reserve() and whenStarted().
-    const waiter = this.#enqueue();
-    return { position, whenStarted: (signal) => waiter(signal) };
+    const { wait, cancel } = this.#enqueue();
+    return { position, whenStarted: (signal) => wait(signal), cancel };
   }
 
-  #enqueue(): (signal: AbortSignal) => Promise<() => void> {
+  #enqueue(): { wait: (signal: AbortSignal) => Promise<() => void>; cancel: () => void } {
     let settle: (() => void) | null = null;
     let started = false;
     const entry: Waiter = {
@@ -85,7 +93,12 @@ export class TurnQueue {
         next.start();
       }
     };
-    return async (signal) => {
+    const cancel = (): void => {
+      const index = this.#waiting.indexOf(entry);
+      if (index >= 0) this.#waiting.splice(index, 1);
+      else if (started) release();
+    };
+    const wait = async (signal: AbortSignal): Promise<() => void> => {
       if (!started) {
         await new Promise<void>((resolve, reject) => {
           settle = resolve;
@@ -104,5 +117,6 @@ export class TurnQueue {
       }
       return release;
     };
+    return { wait, cancel };
   }
 }

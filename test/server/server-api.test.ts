@@ -11,7 +11,13 @@ import {
   turnEventSchema,
   type Turn,
 } from '../../src/server/index.ts';
-import { readSse, scriptedModel, startTestServer, type TestServer } from './support/server-harness.ts';
+import {
+  readSse,
+  scriptedModel,
+  startTestServer,
+  waitForTurnStatus,
+  type TestServer,
+} from './support/server-harness.ts';
 
 const csv = 'region,units\nnorth,10\nsouth,7\n';
 let current: TestServer[] = [];
@@ -621,6 +627,34 @@ describe('datalyst serve: idle threads and limits', () => {
       `${server.url}/v1/threads/${other.id}/turns/1/artifacts/..%2f..%2f..%2f${one.id}%2fthread.json`,
     );
     expect(escape.status).not.toBe(200);
+  });
+
+  it('gives a refused follow-up its place in the turn queue back (it stayed taken: a few 413s made every turn 429)', async () => {
+    const server = await serve({ maxThreadBytes: 40, maxConcurrentTurns: 1, maxQueuedTurns: 1 });
+    const small = await upload(server, 'small.csv', 'a,b\n1,2\n');
+    const large = await upload(server, 'large.csv', `a,b\n${'1,2\n'.repeat(20)}`);
+    const json = (body: unknown) => ({
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const thread = (await (await fetch(`${server.url}/v1/threads`, json({ file_ids: [small] }))).json()) as {
+      id: string;
+    };
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const refused = await fetch(
+        `${server.url}/v1/threads/${thread.id}/turns`,
+        json({ question: 'Describe the data.', file_ids: [large] }),
+      );
+      expect(refused.status).toBe(413);
+    }
+    const asked = await fetch(
+      `${server.url}/v1/threads/${thread.id}/turns`,
+      json({ question: 'Describe the data.' }),
+    );
+    expect(asked.status).toBe(202);
+    const { index } = (await asked.json()) as { index: number };
+    await waitForTurnStatus(server.url, thread.id, index, 'finished');
   });
 });
 
