@@ -109,7 +109,7 @@ for file, table, load in sources:
     key = f'{file} [{table}]' if table else file
     try:
         sampled_reader.total_rows = None
-        frame = eval(load, {'pd': sampled_reader, 'sqlite3': sqlite3})
+        frame = read_table(load, sampled_reader)
         if file.lower().endswith(('.csv', '.tsv', '.txt')) and looks_misread(file, frame):
             raise ValueError(f'{frame.shape[1]} columns, but most lines hold more fields: delimiter or header not recognised')
         register(key, frame, total_rows=sampled_reader.total_rows)

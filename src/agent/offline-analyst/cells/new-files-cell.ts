@@ -66,7 +66,7 @@ for file, table, load in new_sources:
     try:
         if reader is not None:
             reader.total_rows = None
-        frame = eval(load, {'pd': reader if reader is not None else pd, 'sqlite3': sqlite3})
+        frame = read_table(load, reader if reader is not None else pd)
         if file.lower().endswith(('.csv', '.tsv', '.txt')) and looks_misread(file, frame):
             raise ValueError(f'{frame.shape[1]} columns, but most lines hold more fields: delimiter or header not recognised')
         register(key, frame, total_rows=getattr(reader, 'total_rows', None))

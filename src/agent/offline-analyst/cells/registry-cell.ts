@@ -3,13 +3,14 @@ import { stageHeader } from '../stages.ts';
 /**
  * How loaded tables are kept: `register` tidies a table and notes exact
  * duplicates (the same table saved as CSV, XLSX and SQLite), `looks_misread`
- * catches a CSV read with the wrong delimiter or header, and `choose_focus`
+ * catches a CSV read with the wrong delimiter or header, `read_table` runs a
+ * profile's load code (only if it is one), and `choose_focus`
  * picks the tables to study in depth and sums up their column kinds (the
  * facts the plan reads).
  */
 export function registryCell(maxFocusTables: number): string {
   return String.raw`${stageHeader('registry')}
-import csv, hashlib
+import ast, csv, hashlib
 fingerprints, sampled = {}, {}
 shape_listed = set()  # tables whose shape a step has stated (the load step, the tolerant reader)
 
@@ -63,5 +64,40 @@ def looks_misread(path, frame):
     columns = frame.shape[1] if len(frame) == 0 else frame.dropna(axis=1, how='all').shape[1]
     return fields >= 2 and fields > 1.5 * columns
 
-print('Registry ready: register, looks_misread, choose_focus.')`;
+# A table's load code comes from the sandbox's profile through the conversation's text, where a question
+# could write look-alike text: it runs only when it is what the profile writes (a pandas reader, or
+# sqlite3.connect, with literal arguments, and the few methods the JSON shapes use), never as any Python.
+LOAD_CALLS = {('pd', 'read_csv'), ('pd', 'read_excel'), ('pd', 'read_json'), ('pd', 'read_parquet'),
+              ('pd', 'read_sql_query'), ('pd', 'json_normalize'), ('sqlite3', 'connect')}
+LOAD_METHODS = {'tolist', 'rename_axis', 'reset_index'}
+
+def is_load_code(node):
+    if isinstance(node, ast.Expression):
+        return is_load_code(node.body)
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return isinstance(node.operand, ast.Constant)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return all(is_load_code(item) for item in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(key is not None and is_load_code(key) for key in node.keys) and all(is_load_code(v) for v in node.values)
+    if isinstance(node, ast.Subscript):
+        return is_load_code(node.value) and is_load_code(node.slice)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        arguments = all(is_load_code(a) for a in node.args) and all(
+            k.arg is not None and is_load_code(k.value) for k in node.keywords)
+        owner = node.func.value
+        if isinstance(owner, ast.Name):
+            return arguments and (owner.id, node.func.attr) in LOAD_CALLS
+        return arguments and node.func.attr in LOAD_METHODS and isinstance(owner, (ast.Call, ast.Subscript)) and is_load_code(owner)
+    return False
+
+def read_table(load, reader):
+    tree = ast.parse(load, mode='eval')
+    if not is_load_code(tree):
+        raise ValueError('its load code is not a pandas reader with literal arguments')
+    return eval(compile(tree, '<load>', 'eval'), {'__builtins__': {}, 'pd': reader, 'sqlite3': sqlite3})
+
+print('Registry ready: register, looks_misread, choose_focus, read_table.')`;
 }
