@@ -256,13 +256,17 @@ export function sectionAnchor(sectionId: string): string {
   return `section-${sectionId.replace(/[^A-Za-z0-9_-]/g, '_')}`;
 }
 
-/** `[EV3]` becomes a link to the evidence when the bank has it; other citations stay text. */
+/**
+ * `[EV3]` becomes a link to the evidence when the bank has it; other citations stay text. Citations in a
+ * row (`[EV3][EV11]`) are each linked: only a link already (`[EV3](…)`) or a reference link to another
+ * label (`[EV3][note]`) is left as written.
+ */
 export function linkCitations(
   markdown: string,
   known: ReadonlySet<string>,
 ): { markdown: string; unknown: string[] } {
   const unknown = new Set<string>();
-  const linked = markdown.replace(/\[(EV\d+)\](?![([])/g, (match, id: string) => {
+  const linked = markdown.replace(/\[(EV\d+)\](?!\()(?!\[(?!EV\d+\]))/g, (match, id: string) => {
     if (!known.has(id)) {
       unknown.add(id);
       return match;
