@@ -339,6 +339,7 @@ class DeepRun {
       if (this.subAnalysesStarted >= this.maxSubAnalyses) {
         this.budgetSpent = true;
         record.detail = `Not run: the budget of ${this.maxSubAnalyses} sub-analyses was spent.`;
+        record.skipReason = 'budget';
         this.emit({ type: 'sub-analysis-end', record: { ...record } });
         continue;
       }

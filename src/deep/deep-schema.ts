@@ -72,6 +72,11 @@ export const subAnalysisRecordSchema = z.object({
   /** The sub-analyst's final answer, when it gave one. */
   answer: z.string().nullable(),
   evidenceIds: z.array(evidenceIdSchema),
+  /**
+   * Why a skipped sub-analysis never started: the budget of sub-analyses was spent, or the run was
+   * stopping (a cancel, the deadline, the token budget). Absent when it ran, and from older records.
+   */
+  skipReason: z.enum(['budget', 'cancelled', 'deadline', 'token-budget']).optional(),
 });
 
 /** A number an evidence item states, checked against the outputs it cites. */

@@ -104,7 +104,13 @@ export async function runSubAnalysis(
 ): Promise<Findings | null> {
   if (host.researchSignal.aborted) {
     const stopReason = host.stopReason();
-    record.detail = `Not run: ${stopReason === 'cancelled' ? 'the run was cancelled' : `the run's ${stopReason ?? 'limit'} came first`}.`;
+    const why: Record<StopReason, string> = {
+      cancelled: 'the run was cancelled',
+      deadline: "the run's deadline came first",
+      'token-budget': "the run's token budget was spent",
+    };
+    record.detail = `Not run: ${why[stopReason ?? 'cancelled']}.`;
+    record.skipReason = stopReason ?? 'cancelled';
     host.emit({ type: 'sub-analysis-end', record: { ...record } });
     host.save();
     return null;

@@ -10,6 +10,7 @@ import {
   subOutcomeText,
   unreadableFiles,
   unresearchedNote,
+  unresearchedReasonText,
   visualsOfExecution,
 } from './deep-run.ts';
 import type { DeepVisual, PreparedDeepReport } from './deep-run.ts';
@@ -75,7 +76,7 @@ export function renderDeepMarkdownReport(report: PreparedDeepReport): DeepMarkdo
   const unresearched = unresearchedNote(report);
   if (unresearched !== null)
     out.push(
-      `> **${escapeMarkdownText(unresearched.headline)}** ${escapeMarkdownText(unresearched.why)}${unresearched.flag === null ? '' : ` \`${unresearched.flag}\`.`}`,
+      `> **${escapeMarkdownText(unresearched.headline)}** ${unresearched.reasons.map((reason) => unresearchedReasonText({ ...reason, text: escapeMarkdownText(reason.text) }, (flag) => `\`${flag}\``)).join(' ')}`,
       '',
     );
   out.push('## Brief', '');

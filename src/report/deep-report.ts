@@ -9,6 +9,7 @@ import {
   subAnchor,
   unreadableFiles,
   unresearchedNote,
+  unresearchedReasonText,
   visualsOfExecution,
 } from './deep-run.ts';
 import type { DeepSubView, DeepVisual, PreparedDeepReport } from './deep-run.ts';
@@ -99,7 +100,7 @@ function renderHeader(report: PreparedDeepReport, outcome: OutcomePresentation):
   const unresearched = unresearchedNote(report);
   if (unresearched !== null)
     banners.push(
-      `<div class="banner banner-unresearched" role="note"><strong>${escapeHtml(unresearched.headline)}</strong> ${escapeHtml(unresearched.why)}${unresearched.flag === null ? '' : ` <code>${escapeHtml(unresearched.flag)}</code>.`}</div>`,
+      `<div class="banner banner-unresearched" role="note"><strong>${escapeHtml(unresearched.headline)}</strong> ${unresearched.reasons.map((reason) => unresearchedReasonText({ ...reason, text: escapeHtml(reason.text) }, (flag) => `<code>${escapeHtml(flag)}</code>`)).join(' ')}</div>`,
     );
   // Written from the evidence, but after the budget ran out: said, though it is no failure.
   if (outcome.look === 'answered' && record.termination.reason !== 'answered')

@@ -128,45 +128,87 @@ export function unresearchedQuestions(record: DeepRecord): number[] {
   return record.brief.questions.flatMap((entry, index) => (researched.has(entry.question) ? [] : [index]));
 }
 
-/** What the report says of the unresearched questions: how many, why, and the flag that researches them (null when a budget was not the cause). */
-export interface UnresearchedNote {
-  headline: string;
-  why: string;
+/** Why questions of the brief were not researched, with the flag that researches them (null when a budget was not the cause). */
+export interface UnresearchedReason {
+  /** Indexes into the brief's questions. */
+  questions: number[];
+  text: string;
   flag: string | null;
 }
 
+/** What the report says of the unresearched questions: how many, and each reason for its own questions. */
+export interface UnresearchedNote {
+  headline: string;
+  reasons: UnresearchedReason[];
+}
+
+type UnresearchedCause = 'budget' | 'cancelled' | 'deadline' | 'token-budget' | 'stopped';
+
+function questionNames(indexes: readonly number[]): string {
+  const numbers = indexes.map((index) => String(index + 1));
+  return numbers.length === 1
+    ? `question ${numbers[0]}`
+    : `questions ${numbers.slice(0, -1).join(', ')} and ${numbers.at(-1)}`;
+}
+
+/**
+ * Why the brief's question at `index` was not researched. One the supervisor never queued was left out by
+ * the budget of sub-analyses; one whose sub-analysis was skipped, by what the record says stopped it (a
+ * record older than `skipReason`: the run's ending, which is what stopped it then).
+ */
+function unresearchedCause(record: DeepRecord, index: number): UnresearchedCause {
+  const question = record.brief?.questions[index]?.question;
+  const sub = record.subAnalyses.find((entry) => entry.round === 0 && entry.question === question);
+  if (sub === undefined) return 'budget';
+  if (sub.skipReason !== undefined) return sub.skipReason;
+  const { reason } = record.termination;
+  return reason === 'cancelled' || reason === 'deadline' || reason === 'token-budget' ? reason : 'stopped';
+}
+
 export function unresearchedNote(report: PreparedDeepReport): UnresearchedNote | null {
-  const { brief, termination } = report.record;
+  const { brief } = report.record;
   const count = report.unresearched.length;
   if (brief === null || count === 0) return null;
   const total = brief.questions.length;
-  const numbers = report.unresearched.map((index) => String(index + 1));
-  const named =
-    numbers.length === 1
-      ? `question ${numbers[0]}`
-      : `questions ${numbers.slice(0, -1).join(', ')} and ${numbers.at(-1)}`;
-  const headline = `${count} of the brief's ${total} questions ${count === 1 ? 'was' : 'were'} not researched (${named}, marked in the brief).`;
-  // A question with no sub-analysis at all was left out by the budget; one whose sub-analysis was
-  // skipped, by the run stopping (a cancel, the deadline) before it started.
-  const queued = new Set(report.record.subAnalyses.map((sub) => sub.question));
-  const leftOutByBudget = report.unresearched.some(
-    (index) => !queued.has(brief.questions[index]?.question ?? ''),
-  );
-  if (leftOutByBudget)
-    return {
-      headline,
-      why: "The run's budget of sub-analyses was spent before them; to research them, run the analysis again with",
-      flag: `--sub-analyses ${total}`,
-    };
-  if (termination.reason === 'cancelled')
-    return { headline, why: 'The run was cancelled before they were researched.', flag: null };
-  if (termination.reason === 'deadline' || termination.reason === 'token-budget')
-    return {
-      headline,
-      why: `The run's ${termination.reason === 'deadline' ? 'deadline' : 'token budget'} came first.`,
-      flag: null,
-    };
-  return { headline, why: 'The run stopped before they were researched.', flag: null };
+  const headline = `${count} of the brief's ${total} questions ${count === 1 ? 'was' : 'were'} not researched (${questionNames(report.unresearched)}, marked in the brief).`;
+  // Grouped by cause, in the order of the questions: a cancel stopped some, the budget left out others.
+  const byCause = new Map<UnresearchedCause, number[]>();
+  for (const index of report.unresearched) {
+    const cause = unresearchedCause(report.record, index);
+    byCause.set(cause, [...(byCause.get(cause) ?? []), index]);
+  }
+  const reasons = [...byCause].map(([cause, questions]): UnresearchedReason => {
+    const one = questions.length === 1;
+    const named = questionNames(questions);
+    const Named = `${named.charAt(0).toUpperCase()}${named.slice(1)}`;
+    const them = one ? 'it' : 'them';
+    switch (cause) {
+      case 'budget':
+        return {
+          questions,
+          text: `${Named}: the run's budget of sub-analyses was spent before ${them}; to research ${them}, run the analysis again with`,
+          flag: `--sub-analyses ${total}`,
+        };
+      case 'cancelled':
+        return { questions, text: `${Named}: the run was cancelled before ${them} started.`, flag: null };
+      case 'deadline':
+        return { questions, text: `${Named}: the run's deadline came before ${them} started.`, flag: null };
+      case 'token-budget':
+        return {
+          questions,
+          text: `${Named}: the run's token budget was spent before ${them} started.`,
+          flag: null,
+        };
+      case 'stopped':
+        return { questions, text: `${Named}: the run stopped before ${them} started.`, flag: null };
+    }
+  });
+  return { headline, reasons };
+}
+
+/** A reason as one line of text, its flag (when it has one) in `code` as the caller writes it. */
+export function unresearchedReasonText(reason: UnresearchedReason, code: (flag: string) => string): string {
+  return reason.flag === null ? reason.text : `${reason.text} ${code(reason.flag)}.`;
 }
 
 /**
