@@ -5,7 +5,7 @@ import { claimRunFolder, newRunId, noDataDecision, withRunFolderLeftOut } from '
 import { assertDeepAnalyzeOptions } from './deep-options.ts';
 import { CancelledError, DatalystError } from '../errors/index.ts';
 import { profileInParts, type WorkspaceProfile } from '../sandbox/index.ts';
-import { DEEP_RECORD_FILE, deepRecordText, writeDeepRecord } from './deep-record.ts';
+import { DEEP_RECORD_FILE, deepRecordText, writeDeepRecordSync } from './deep-record.ts';
 import type { DeepAnalysisResult, DeepEvent, DeepPhase } from './deep-events.ts';
 import type { DeepAnalyzeOptions } from './deep-options.ts';
 import { checkCitations, evidenceListing, fallbackSections, numberSections } from './deep-outline.ts';
@@ -59,7 +59,6 @@ class DeepRun {
   private stopReason: StopReason | null = null;
   private stopDetail = '';
   private readonly timers: NodeJS.Timeout[] = [];
-  private saving: Promise<void> = Promise.resolve();
   private subAnalysesStarted = 0;
   private budgetSpent = false;
   private readonly running = new Set<Promise<unknown>>();
@@ -89,6 +88,7 @@ class DeepRun {
       endedAt: null,
       model: { id: this.roles.modelId, offline: this.roles.offline },
       concurrency: this.concurrency,
+      owner: { pid: process.pid, host: os.hostname() },
       brief: null,
       ask: null,
       subAnalyses: [],
@@ -165,7 +165,6 @@ class DeepRun {
     this.record.endedAt = nowIso();
     this.record.evidence = [...this.bank.items];
     this.save();
-    await this.saving;
     const result: DeepAnalysisResult = {
       runId: this.runId,
       outDir: this.outDir,
@@ -353,10 +352,36 @@ class DeepRun {
     this.save();
     // No more sessions will be wanted once the budget's are handed out: the pool then stops starting kernels.
     if (this.subAnalysesStarted >= this.maxSubAnalyses) this.sessions.closePoolAfter(this.maxSubAnalyses);
-    // Banked in the order of the sub-questions, not of their ends: evidence ids do not depend on which was faster.
-    for (const settled of await Promise.allSettled(queued)) {
-      if (settled.status === 'fulfilled' && settled.value !== null) this.bankFindings(settled.value);
-    }
+    // Banked in the order of the sub-questions, not of their ends, so that evidence ids do not depend on
+    // which was faster; but as soon as a sub-analysis and all those before it have ended, and saved then, so
+    // that a run stopped at once (a second Ctrl-C, a kill) keeps on disk the evidence gathered so far.
+    const ended: Array<{ findings: Findings | null } | undefined> = [];
+    let banked = 0;
+    const bankInOrder = () => {
+      let added = false;
+      for (let next = ended[banked]; next !== undefined; next = ended[banked]) {
+        if (next.findings !== null) {
+          this.bankFindings(next.findings);
+          added = true;
+        }
+        banked += 1;
+      }
+      if (added) this.save();
+    };
+    await Promise.all(
+      queued.map((task, index) =>
+        task.then(
+          (findings) => {
+            ended[index] = { findings };
+            bankInOrder();
+          },
+          () => {
+            ended[index] = { findings: null };
+            bankInOrder();
+          },
+        ),
+      ),
+    );
     this.save();
     return started;
   }
@@ -525,14 +550,16 @@ class DeepRun {
     }
   }
 
-  /** deep.json as it stands, written in order (a crash keeps what was done). */
+  /**
+   * deep.json as it stands, written at once and atomically (synchronously: a process that exits at once
+   * leaves the last complete record, never a temporary file), so a crash keeps what was done.
+   */
   private save(): void {
-    const snapshot = structuredClone({ ...this.record, evidence: [...this.bank.items] });
-    this.saving = this.saving
-      .then(() => writeDeepRecord(this.outDir, snapshot))
-      .catch((error: unknown) =>
-        this.emit({ type: 'deep-notice', text: `deep.json could not be written: ${errorText(error)}` }),
-      );
+    try {
+      writeDeepRecordSync(this.outDir, { ...this.record, evidence: [...this.bank.items] });
+    } catch (error) {
+      this.emit({ type: 'deep-notice', text: `deep.json could not be written: ${errorText(error)}` });
+    }
   }
 
   private async claimFolder(): Promise<void> {

@@ -1,3 +1,4 @@
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { deepRecordSchema, type DeepRecord } from './deep-schema.ts';
@@ -12,6 +13,25 @@ export async function writeDeepRecord(runDir: string, record: DeepRecord): Promi
   const temporary = `${target}.${process.pid}.tmp`;
   await writeFile(temporary, text);
   await rename(temporary, target);
+}
+
+/**
+ * `writeDeepRecord` in one synchronous step, as the engine saves the record while the run goes on: a
+ * process that exits at once (a second Ctrl-C, `process.exit` from a signal handler, which runs between
+ * event-loop tasks) never does so between writing the temporary file and renaming it, so neither half a
+ * record nor a `deep.json.<pid>.tmp` is left. A failed write removes its temporary file and throws.
+ */
+export function writeDeepRecordSync(runDir: string, record: DeepRecord): void {
+  const text = deepRecordText(record);
+  const target = path.join(runDir, DEEP_RECORD_FILE);
+  const temporary = `${target}.${process.pid}.tmp`;
+  try {
+    writeFileSync(temporary, text);
+    renameSync(temporary, target);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
+  }
 }
 
 /** The text of `deep.json` (checked against the schema). */

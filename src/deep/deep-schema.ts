@@ -162,6 +162,12 @@ export const deepRecordSchema = z.object({
   /** Sub-analyses run at once at most. */
   concurrency: z.number().int().positive(),
   /**
+   * The process that writes the record while the run goes on: a record that never ended (`endedAt`
+   * null) whose process is gone was stopped (a second Ctrl-C, a kill), not still going. Absent from
+   * older records.
+   */
+  owner: z.object({ pid: z.number().int().positive(), host: z.string() }).optional(),
+  /**
    * The files the workspace's profile could not read, recorded when the
    * profile is made (before any sub-analysis, so a run stopped before one
    * still names them). Absent before the profile, and from older records

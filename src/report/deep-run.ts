@@ -1,4 +1,5 @@
 import { stat } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { isAbsolute, join, normalize, sep } from 'node:path';
 import { readDeepRecord } from '../deep/deep-record.ts';
 import type { DeepRecord, EvidenceItem, SubAnalysisRecord, WrittenSection } from '../deep/deep-schema.ts';
@@ -89,6 +90,8 @@ export interface PreparedDeepReport {
   profile: WorkspaceProfile | null;
   /** Indexes of the brief's questions no sub-analysis researched (`unresearchedQuestions`). */
   unresearched: number[];
+  /** Whether the run had ended when the report was made (`deepRunState`). */
+  runState: DeepRunState;
   generatedAt: string;
 }
 
@@ -443,14 +446,75 @@ export function unreadableFiles(report: PreparedDeepReport): Array<{ path: strin
   );
 }
 
+/**
+ * Whether the run had ended when its record was read: `ended`; `running` (its process, on this machine,
+ * is alive); `stopped` (its process is gone: a second Ctrl-C, a kill, a crash); `unknown` (a record
+ * older than `owner`, or written on another machine).
+ */
+export type DeepRunState = 'ended' | 'running' | 'stopped' | 'unknown';
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, under another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export function deepRunState(
+  record: DeepRecord,
+  isAlive: (pid: number) => boolean = processAlive,
+): DeepRunState {
+  if (record.endedAt !== null) return 'ended';
+  if (record.owner === undefined || record.owner.host !== hostname()) return 'unknown';
+  return isAlive(record.owner.pid) ? 'running' : 'stopped';
+}
+
+/**
+ * The record as the report tells it: one that never ended says whether the run is still going or was
+ * stopped (rather than "still going (or its process died)"), and a stopped run's sub-analyses that were
+ * running say they were stopped, those never started that they were not run.
+ */
+function recordAsOf(record: DeepRecord, state: DeepRunState): DeepRecord {
+  const owner = record.owner;
+  if (owner === undefined || (state !== 'stopped' && state !== 'running')) return record;
+  if (state === 'running')
+    return {
+      ...record,
+      termination: {
+        reason: 'cancelled',
+        detail: `The run is still going (process ${owner.pid}): this report shows what it had recorded so far; render it again when the run ends.`,
+      },
+    };
+  return {
+    ...record,
+    termination: {
+      reason: 'cancelled',
+      detail: `The run was stopped before it ended (its process, ${owner.pid}, is gone: quit at once or killed). What it had recorded by then is below.`,
+    },
+    subAnalyses: record.subAnalyses.map((sub) => {
+      if (sub.endedAt !== null) return sub;
+      if (sub.startedAt !== null)
+        return { ...sub, outcome: 'cancelled', detail: 'The run was stopped while it ran.' };
+      return sub.outcome === 'skipped' && sub.detail === ''
+        ? { ...sub, detail: 'Not run: the run was stopped first.', skipReason: 'cancelled' as const }
+        : sub;
+    }),
+  };
+}
+
 /** Reads a deep run folder and prepares its report. Throws TraceError when the folder holds no `deep.json`. */
 export async function prepareDeepReport(
   runDir: string,
   options: PrepareDeepOptions = {},
 ): Promise<PreparedDeepReport> {
-  const record = await readDeepRecord(runDir);
-  if (record === null)
+  const written = await readDeepRecord(runDir);
+  if (written === null)
     throw new TraceError(`The folder ${runDir} holds no deep.json: it is not a deep analysis run.`);
+  const runState = deepRunState(written);
+  const record = recordAsOf(written, runState);
   const subs = await Promise.all(record.subAnalyses.map((sub) => readSub(runDir, sub, options.signal)));
   const drawing = drawCharts(subs, options);
   drawing.catch(() => undefined);
@@ -513,6 +577,7 @@ export async function prepareDeepReport(
     placedIn,
     profile: workspaceProfileOf(subs),
     unresearched: unresearchedQuestions(record),
+    runState,
     generatedAt: (options.now ?? new Date()).toISOString(),
   };
 }

@@ -6,7 +6,7 @@ import { renderDeepHtmlReport } from './deep-report.ts';
 import { renderDeepMarkdownReport } from './deep-markdown-report.ts';
 import { renderDeepNotebook } from './deep-notebook.ts';
 import { DEEP_RECORD_FILE } from '../deep/deep-record.ts';
-import { prepareDeepReport } from './deep-run.ts';
+import { prepareDeepReport, type DeepRunState } from './deep-run.ts';
 
 /**
  * The formats a deep report has. `json` is `deep.json` itself (the record,
@@ -42,6 +42,8 @@ export interface RenderedDeepReport {
   grounding: { checked: number; verified: number; unverified: number };
   charts: { rendered: number; failed: number };
   htmlBytes: number;
+  /** Whether the run had ended (`deepRunState`): a report of one still going, or stopped, says so. */
+  runState: DeepRunState;
 }
 
 /**
@@ -124,6 +126,7 @@ async function renderFormats(
       failed: charts.filter((chart) => chart.svg === null).length,
     },
     htmlBytes,
+    runState: report.runState,
   };
 }
 

@@ -1,4 +1,5 @@
 import os from 'node:os';
+import path from 'node:path';
 import { z } from 'zod';
 import type { AnalyzeSettings } from '../../config/index.ts';
 import { CancelledError, ConfigError, DatalystError } from '../../errors/index.ts';
@@ -135,10 +136,17 @@ export async function runDeepAnalyze(input: DeepCommandInput): Promise<number> {
     import('../../deep/index.ts'),
     import('../model-factory.ts'),
   ]);
+  // Known once the run folder is made: a second Ctrl-C then says where deep.json keeps what was found.
+  let runFolder: string | null = null;
   const interrupts = handleCommandInterrupts(
     context,
     renderer,
     'stopping every sub-analysis and its container, then writing deep.json',
+    () => {
+      if (runFolder === null) return null;
+      const shown = displayPath(runFolder, context.cwd);
+      return `${displayPath(path.join(runFolder, 'deep.json'), context.cwd)} keeps what the run had recorded, with the evidence banked so far; \`datalyst report ${shown}\` writes its report.`;
+    },
   );
   let pool: WarmPool | null = null;
   try {
@@ -147,6 +155,7 @@ export async function runDeepAnalyze(input: DeepCommandInput): Promise<number> {
       await checkOutDir(settings.outDir, settings.outDirIsDefault);
       const image = await preflightRun(context, settings, renderer, writeJson, interrupts.signal);
       const outDir = await prepareOutDir(settings.outDir, settings.outDirIsDefault);
+      runFolder = outDir;
       const run = runOptionsFor(settings, context, image, check);
       // Kernels started ahead while the brief is written. A pool cannot leave folders out of the
       // workspace, so a run whose own output lies inside it opens its sessions one by one instead.

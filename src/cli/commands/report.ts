@@ -183,6 +183,18 @@ async function renderDeepReport(
     chartPool: charts,
     ...(context.env.chromium === undefined ? {} : { chromiumPath: context.env.chromium }),
   });
+  if (rendered.runState === 'stopped')
+    renderer.warn(
+      'deep.json has no end: the run was stopped before it ended (its process is gone); the report shows what it had recorded.',
+    );
+  else if (rendered.runState === 'running')
+    renderer.warn(
+      'deep.json has no end: the run is still going; the report shows what it has recorded so far.',
+    );
+  else if (rendered.runState === 'unknown')
+    renderer.warn(
+      'deep.json has no end (the run is still going, or its process died); the report shows what it holds.',
+    );
   describeRenderedReport(renderer, rendered.files, rendered, context.cwd);
   return ExitCode.answered;
 }
