@@ -186,4 +186,26 @@ describe('datalyst analyze --deep', () => {
     // Refused before the pre-flight: no run folder.
     expect(await stat(out).catch(() => null)).toBeNull();
   });
+
+  // What broke: `analyze ws "q" --sub-analyses 2` ran an ordinary analysis, the flag silently ignored.
+  it('refuses --sub-analyses and --concurrency without --deep, with exit 2, before anything runs', async () => {
+    const out = path.join(await temporaryDir(), 'plain');
+    const sandbox = createFakeSandbox({ run: () => printed('unused\n') });
+    const run = await runDatalyst(
+      ['analyze', await deepWorkspace(), 'Report.', '--offline', '--sub-analyses', '2', '--out', out],
+      { createSandbox: sandbox.factory },
+    );
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toContain(
+      '--sub-analyses is an option of a deep analysis: without --deep it would be ignored.',
+    );
+    expect(run.stderr).toContain('Add --deep');
+    expect(await stat(out).catch(() => null)).toBeNull();
+    const both = await runDatalyst(
+      ['analyze', await deepWorkspace(), 'Report.', '--offline', '--concurrency', '2', '--sub-analyses', '3'],
+      { createSandbox: sandbox.factory },
+    );
+    expect(both.exitCode).toBe(2);
+    expect(both.stderr).toContain('--sub-analyses and --concurrency are options of a deep analysis');
+  });
 });

@@ -188,6 +188,21 @@ export function defineAnalyzeCommand(program: Command, context: CliContext, setE
           setExitCode(exitCodeForError(error));
           return;
         }
+        const deepOnly = [
+          ['--sub-analyses', options.subAnalyses],
+          ['--concurrency', options.concurrency],
+        ].flatMap(([flag, value]) => (value === undefined ? [] : [flag]));
+        if (options.deep !== true && deepOnly.length > 0) {
+          // Options of a deep analysis only: refused rather than silently ignored by an ordinary run.
+          const named = deepOnly.join(' and ');
+          const error = new ConfigError(
+            `${named} ${deepOnly.length === 1 ? 'is an option' : 'are options'} of a deep analysis: without --deep ${deepOnly.length === 1 ? 'it' : 'they'} would be ignored.`,
+            `Add --deep to run a deep analysis (\`analyze <workspace> "<question>" --deep ${deepOnly.map((flag) => `${flag} <n>`).join(' ')}\`), or leave out ${named}.`,
+          );
+          printError(context, error);
+          setExitCode(exitCodeForError(error));
+          return;
+        }
         if (options.continue !== undefined) {
           if (instruction !== undefined) {
             // Two arguments: a workspace and a question. The run's own workspace would be used, silently.
