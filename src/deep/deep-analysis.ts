@@ -24,6 +24,7 @@ import { EvidenceBank } from './evidence-bank.ts';
 import { createOfflineDeepRoles } from './offline-roles.ts';
 import { createModelDeepRoles } from './model-roles.ts';
 import { SessionSource } from './session-source.ts';
+import { durationText } from '../util/duration-text.ts';
 import { runSubAnalysis, type Findings, type StopReason, type SubAnalysisHost } from './sub-analysis.ts';
 
 const nowIso = () => new Date().toISOString();
@@ -131,7 +132,7 @@ class DeepRun {
           () =>
             this.stop(
               'deadline',
-              `The run reached its deadline of ${deadlineMs} ms; the report was written from what was found by then.`,
+              `The run reached its deadline of ${durationText(deadlineMs)}; the report was written from what was found by then.`,
             ),
           deadlineMs,
         ),
@@ -486,7 +487,9 @@ class DeepRun {
       const timer = setTimeout(
         () =>
           this.finalReport.abort(
-            new CancelledError(new Error(`The forced final report took longer than ${graceMs} ms.`)),
+            new CancelledError(
+              new Error(`The forced final report took longer than ${durationText(graceMs)}.`),
+            ),
           ),
         graceMs,
       );

@@ -353,6 +353,8 @@ describe('deep analysis through real sandboxes', () => {
       expect(result.termination.reason).toBe('deadline');
       const record = await readDeepRecord(outDir);
       expect(record?.termination.reason).toBe('deadline');
+      // Said as given, not as "25000 ms".
+      expect(record?.termination.detail).toMatch(/^The run reached its deadline of 25 s;/);
       expect(record?.subAnalyses.map((sub) => [sub.id, sub.outcome])).toEqual([
         ['S1', 'answered'],
         ['S2', 'cancelled'],
