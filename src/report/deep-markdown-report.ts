@@ -5,6 +5,7 @@ import {
   deepOutputAnchor,
   evidenceAnchor,
   linkCitations,
+  offlineRulesText,
   sectionAnchor,
   subAnchor,
   subOutcomeText,
@@ -65,10 +66,7 @@ export function renderDeepMarkdownReport(report: PreparedDeepReport): DeepMarkdo
       '',
     );
   if (record.model.offline)
-    out.push(
-      "> **No language model was used.** This deep analysis was made by Datalyst's built-in offline analyst: deterministic rules wrote the brief, ran the sub-analyses, kept their printed findings as evidence and wrote each section from its evidence only.",
-      '',
-    );
+    out.push(`> **No language model was used.** ${escapeMarkdownText(offlineRulesText(record))}`, '');
   out.push(
     `Run ${escapeMarkdownText(record.runId)} · started ${escapeMarkdownText(formatUtcTime(record.startedAt))} · ended **${escapeMarkdownText(record.termination.reason)}**: ${escapeMarkdownText(record.termination.detail)}`,
     '',

@@ -5,6 +5,7 @@ import {
   deepOutcomePresentation,
   deepOutputAnchor,
   evidenceAnchor,
+  offlineRulesText,
   sectionAnchor,
   subAnchor,
   unreadableFiles,
@@ -95,7 +96,7 @@ function renderHeader(report: PreparedDeepReport, outcome: OutcomePresentation):
     );
   if (record.model.offline)
     banners.push(
-      `<div class="banner banner-offline" role="note"><strong>No language model was used.</strong> This deep analysis was made by Datalyst's built-in offline analyst: deterministic rules wrote the brief, ran the sub-analyses, kept their printed findings as evidence and wrote each section from its evidence only.</div>`,
+      `<div class="banner banner-offline" role="note"><strong>No language model was used.</strong> ${escapeHtml(offlineRulesText(record))}</div>`,
     );
   const unresearched = unresearchedNote(report);
   if (unresearched !== null)

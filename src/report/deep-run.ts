@@ -267,13 +267,19 @@ export function deepOutcomePresentation(report: PreparedDeepReport): OutcomePres
         happened: detail,
         todo: 'Reply to the question and the analysis goes on.',
       };
-    case 'no-data':
+    case 'no-data': {
+      // Files that are there but damaged need repairing, not putting in the folder.
+      const unread = unreadableFiles(report).length;
       return {
         look: 'no-data',
         verdict: 'No data',
         happened: detail,
-        todo: 'Put the data files (CSV, Excel, JSON, SQLite or Parquet) in the workspace folder, or point the analysis at the folder that holds them, and run it again.',
+        todo:
+          unread > 0
+            ? `${unread === 1 ? 'The data file is' : `The ${unread} data files are`} in the workspace but could not be read (listed under Brief, each with why): repair or export ${unread === 1 ? 'it' : 'them'} again (a workbook saved again by the program that made it, or as CSV), then run the analysis again.`
+            : 'Put the data files (CSV, Excel, JSON, SQLite or Parquet) in the workspace folder, or point the analysis at the folder that holds them, and run it again.',
       };
+    }
     case 'failed':
       return {
         look: 'failed',
@@ -282,6 +288,24 @@ export function deepOutcomePresentation(report: PreparedDeepReport): OutcomePres
         todo: 'Open the sub-analyses below to see what failed, then run again.',
       };
   }
+}
+
+/**
+ * What the offline analyst's rules did, for the report's "No language model was used" note: only the steps
+ * the record shows were taken (a run that found no readable data wrote no brief and ran nothing).
+ */
+export function offlineRulesText(record: DeepRecord): string {
+  const did = [
+    record.brief === null ? null : 'wrote the brief',
+    record.subAnalyses.some((sub) => sub.startedAt !== null) ? 'ran the sub-analyses' : null,
+    record.evidence.length === 0 ? null : 'kept their printed findings as evidence',
+    record.sections.length === 0 ? null : 'wrote each section from its evidence only',
+  ].filter((step) => step !== null);
+  const by = "This deep analysis was made by Datalyst's built-in offline analyst";
+  if (did.length === 0)
+    return `${by} (deterministic rules); it ended before its rules wrote a brief, so nothing was researched.`;
+  const steps = did.length === 1 ? did[0] : `${did.slice(0, -1).join(', ')} and ${did.at(-1)}`;
+  return `${by}: deterministic rules ${steps}.`;
 }
 
 /** The anchor of an output of a sub-analysis (`S2:E4`) in the deep report. */
