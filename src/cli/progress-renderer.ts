@@ -510,7 +510,19 @@ export class ProgressRenderer {
   private renderProfile(profile: WorkspaceProfile): void {
     const maxNotesPerFile = 3;
     const tables = profile.files.reduce((sum, file) => sum + file.tables.length, 0);
-    this.info(`Workspace profiled: ${plural(profile.files.length, 'file')}, ${plural(tables, 'table')}`);
+    // Counted as the workspace check counts ("21 data files"): text and unsupported files are said apart.
+    const texts = profile.files.filter((file) => file.format === 'text').length;
+    const unsupported = profile.files.filter((file) => file.format === 'unsupported').length;
+    const data = profile.files.length - texts - unsupported;
+    const files =
+      texts + unsupported === 0
+        ? plural(data, 'data file')
+        : `${plural(profile.files.length, 'file')} (${[
+            plural(data, 'data file'),
+            ...(texts > 0 ? [plural(texts, 'text file')] : []),
+            ...(unsupported > 0 ? [`${unsupported} unsupported`] : []),
+          ].join(', ')})`;
+    this.info(`Workspace profiled: ${files}, ${plural(tables, 'table')}`);
     const shownFiles = 12;
     // "the other files are still analysed" only when another file gave a table.
     const anyReadable = profile.files.some((file) => file.tables.length > 0);

@@ -150,7 +150,8 @@ describe('progress renderer, plain (logs, pipes)', () => {
 
   it('shows the workspace profile: unreadable files as warnings, unsupported ones as skipped', () => {
     const output = render(run.slice(0, 2));
-    expect(output).toContain('Workspace profiled: 3 files, 1 table\n');
+    // Counted as the workspace check counts data files; the unsupported one said apart.
+    expect(output).toContain('Workspace profiled: 3 files (2 data files, 1 unsupported), 1 table\n');
     expect(output).toContain('  orders.csv csv · 2.0 KB · 1200×0\n');
     expect(output).toContain(
       '! broken.xlsx: could not be read (File is not a zip file); the other files are still analysed\n',
