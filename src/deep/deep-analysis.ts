@@ -285,6 +285,7 @@ class DeepRun {
       fallback ? (planFailure ?? 'The planner gave no outline.') : null,
     );
     if (this.isCancelled()) return this.stoppedEnding();
+    await this.summarize(brief, sections);
     if (this.stopReason !== null) {
       return this.stoppedEnding(
         planFailure === null ? '' : ` The planner failed (${planFailure}): the sections list the evidence.`,
@@ -453,6 +454,24 @@ class DeepRun {
     }
     this.emit({ type: 'section-end', section: written });
     return written;
+  }
+
+  /** The summary the report says first, when the roles write one; one that fails is said, not fatal. */
+  private async summarize(brief: Brief, sections: readonly OutlineSection[]): Promise<void> {
+    if (this.roles.summarize === undefined) return;
+    try {
+      const summary = await this.roles.summarize(
+        { brief, evidence: [...this.bank.items], sections },
+        this.roleContext(this.writingSignal()),
+      );
+      // Only the bank's evidence may be cited, as in a section.
+      const checked = checkCitations(summary.keyFindings, new Set(this.bank.items.map((item) => item.id)));
+      this.record.summary = { ...summary, keyFindings: checked.markdown };
+      this.save();
+    } catch (error) {
+      if (this.isCancelled()) return;
+      this.emit({ type: 'deep-notice', text: `The summary could not be written: ${errorText(error)}` });
+    }
   }
 
   private listedSection(

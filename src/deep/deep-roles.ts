@@ -1,7 +1,7 @@
 import type { LanguageModel, TurnResult } from '../agent/index.ts';
 import type { WorkspaceProfile } from '../sandbox/index.ts';
 import type { ExecutionRecord } from '../trace/index.ts';
-import type { Brief, EvidenceItem, OutlineSection, SubQuestion } from './deep-schema.ts';
+import type { Brief, DeepSummary, EvidenceItem, OutlineSection, SubQuestion } from './deep-schema.ts';
 
 /**
  * The parts of a deep analysis that think. Two implementations: one asks a
@@ -36,6 +36,20 @@ export interface DeepRoles {
 
   /** Step 5. One section's markdown, citing evidence as `[EV3]`; it sees only the evidence that section cites. */
   write(input: WriteInput, context: RoleContext): Promise<string>;
+
+  /**
+   * Last, optional: what the report says first — the key findings that answer the question (citing
+   * evidence), what could not be answered and why, the limits of how the run was made. A role without
+   * it leaves the record without a summary.
+   */
+  summarize?(input: SummarizeInput, context: RoleContext): Promise<DeepSummary>;
+}
+
+export interface SummarizeInput {
+  brief: Brief;
+  evidence: readonly EvidenceItem[];
+  /** The outline's sections, in order. */
+  sections: readonly OutlineSection[];
 }
 
 export interface RoleContext {

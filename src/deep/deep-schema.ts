@@ -129,6 +129,17 @@ export const writtenSectionSchema = z.object({
   error: z.string().nullable(),
 });
 
+/**
+ * What the report says first: the key findings that answer the question (markdown citing evidence as
+ * `[EV3]`), what the run could not answer and why, and the limits of how it was made. Written after the
+ * sections by a role that can (the offline roles); absent otherwise, and from older records.
+ */
+export const deepSummarySchema = z.object({
+  keyFindings: z.string(),
+  cannotAnswer: z.array(z.string()),
+  limits: z.string().nullable(),
+});
+
 /** How the whole deep run ended (named like the single loop's terminations). */
 export const deepTerminationReasonSchema = z.enum([
   /** Sections written. */
@@ -181,6 +192,7 @@ export const deepRecordSchema = z.object({
   evidence: z.array(evidenceItemSchema),
   outline: outlineSchema.nullable(),
   sections: z.array(writtenSectionSchema),
+  summary: deepSummarySchema.optional(),
   termination: z.object({ reason: deepTerminationReasonSchema, detail: z.string() }),
   usage: z.object({ promptTokens: z.number().int(), completionTokens: z.number().int() }),
 });
@@ -194,5 +206,6 @@ export type EvidenceItem = z.infer<typeof evidenceItemSchema>;
 export type OutlineSection = z.infer<typeof outlineSectionSchema>;
 export type Outline = z.infer<typeof outlineSchema>;
 export type WrittenSection = z.infer<typeof writtenSectionSchema>;
+export type DeepSummary = z.infer<typeof deepSummarySchema>;
 export type DeepTerminationReason = z.infer<typeof deepTerminationReasonSchema>;
 export type DeepRecord = z.infer<typeof deepRecordSchema>;

@@ -10,6 +10,7 @@ export type {
   PlanInput,
   OutlineDraft,
   WriteInput,
+  SummarizeInput,
 } from './deep-roles.ts';
 export { DEEP_RECORD_FILE, writeDeepRecord, readDeepRecord } from './deep-record.ts';
 export { deepAnalyze, streamDeepAnalysis } from './deep-analysis.ts';

@@ -12,10 +12,23 @@ import type {
   PlanInput,
   ScopeInput,
   SubQuestionDraft,
+  SummarizeInput,
   SuperviseInput,
   WriteInput,
 } from './deep-roles.ts';
 import type { Brief, EvidenceItem, OutlineSection, SubQuestion } from './deep-schema.ts';
+import { offlineSummary } from './offline-summary.ts';
+import {
+  askedKindOf,
+  kindAbout,
+  kindOfTitle,
+  kindTitle,
+  questionFocus,
+  relevance,
+  saysKind,
+  type QuestionFocus,
+  type QuestionKind,
+} from './question-focus.ts';
 
 /**
  * The offline analyst's deep analysis: every role is a rule, so the same
@@ -97,13 +110,16 @@ export function createOfflineDeepRoles(options: OfflineDeepRolesOptions = {}): D
   const maxEvidence = Math.max(1, Math.floor(options.maxEvidencePerSubAnalysis ?? DEFAULT_MAX_EVIDENCE));
   // Filled by compress, read by plan: the engine compresses every sub-analysis before it plans.
   const notes = new Map<string, SubAnalysisNote>();
-  // Set by scope: the user's words, the only ones that may name columns (the sub-questions are templates).
+  // Set by scope: the user's words, the only ones that may name columns (the sub-questions are templates),
+  // and what they ask for, which orders the findings kept, the outline and its sections.
   let instruction: string | null = null;
+  let focus: QuestionFocus | null = null;
   return {
     modelId: OFFLINE_ANALYST_ID,
     offline: true,
     scope: (input: ScopeInput) => {
       instruction = input.question;
+      focus = questionFocus(input.question);
       return Promise.resolve({ brief: offlineBrief(input.question, input.profile) });
     },
     supervise: (input: SuperviseInput) =>
@@ -115,7 +131,7 @@ export function createOfflineDeepRoles(options: OfflineDeepRolesOptions = {}): D
         ...(instruction === null ? {} : { columnWords: instruction }),
       }),
     compress: (input: CompressInput) => {
-      const chosen = chooseFindings(input.executions, maxEvidence, input.subQuestion.tables);
+      const chosen = chooseFindings(input.executions, maxEvidence, input.subQuestion.tables, focus);
       notes.set(input.subQuestion.id, {
         subQuestion: input.subQuestion,
         stageOfClaim: new Map(chosen.map((finding) => [finding.claim, finding.stage])),
@@ -124,9 +140,17 @@ export function createOfflineDeepRoles(options: OfflineDeepRolesOptions = {}): D
         chosen.map(({ claim, outputs, figures }): EvidenceDraft => ({ claim, outputs, figures })),
       );
     },
-    plan: (input: PlanInput) => Promise.resolve(offlineOutline(input.evidence, notes)),
+    plan: (input: PlanInput) =>
+      Promise.resolve(offlineOutline(input.evidence, notes, focus ?? questionFocus(input.brief.question))),
     write: (input: WriteInput) => Promise.resolve(offlineSection(input)),
+    summarize: (input: SummarizeInput) =>
+      Promise.resolve(offlineSummary(input, focus ?? questionFocus(input.brief.question))),
   };
+}
+
+/** "a, b and c". */
+function listText(items: readonly string[]): string {
+  return items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
 }
 
 function fileStem(filePath: string): string {
@@ -199,9 +223,15 @@ export function offlineBrief(question: string, profile: WorkspaceProfile): Brief
   const valued = tables
     .filter((table) => table.columns.length >= 2)
     .sort((a, b) => b.columns.length - a.columns.length || b.rows - a.rows || a.ref.localeCompare(b.ref));
+  // A question that asks for kinds of finding (a trend, how clean the data is) asks each table for those first.
+  const asked = questionFocus(question).kinds;
+  const about = asked.length === 0 ? '' : listText(asked.map(kindAbout));
   for (const table of valued) {
     questions.push({
-      question: `${valuePrefix}${table.ref} show: how are its values distributed, how do its categories split, and what goes with what?`,
+      question:
+        asked.length === 0
+          ? `${valuePrefix}${table.ref} show: how are its values distributed, how do its categories split, and what goes with what?`
+          : `${valuePrefix}${table.ref} show about ${about}?`,
       tables: [table.ref],
     });
   }
@@ -232,7 +262,10 @@ export function offlineBrief(question: string, profile: WorkspaceProfile): Brief
     question,
     questions,
     goodAnswer:
-      'For each question: what its tables hold (rows, columns, missing values), how their values are ' +
+      (asked.length === 0
+        ? 'For each question: '
+        : `First the findings the question asks for (${about}); then, for each question: `) +
+      'what its tables hold (rows, columns, missing values), how their values are ' +
       'distributed, which categories dominate and which columns go together, each stated with the numbers ' +
       'the analysis printed and citing its evidence; a table repeated in another format is named once; ' +
       (unreadable.length > 0 ? 'each file that could not be read is named with why; ' : '') +
@@ -253,16 +286,47 @@ interface ChosenFinding {
   outputs: string[];
   figures: string[];
   order: number;
+  /** How much it answers what the question asked (`relevance`); 0 for a question that asks nothing in particular. */
+  relevance: number;
 }
 
-/** The figures and charts an output drew, as the evidence cites them (`E7#figure0`). */
-function visualsOf(execution: ExecutionRecord): string[] {
+/** What a chart's spec says it shows: its title and its encodings' fields and titles, not its data. */
+function chartText(spec: unknown): string {
+  if (typeof spec !== 'object' || spec === null) return '';
+  const { title, encoding } = spec as { title?: unknown; encoding?: unknown };
+  return JSON.stringify([title ?? null, encoding ?? null]).toLowerCase();
+}
+
+/** The columns a finding names in backticks (not its files and tables), as written. */
+function columnsNamed(claim: string): string[] {
+  return [...claim.matchAll(/`([^`]+)`/g)]
+    .map((match) => match[1] ?? '')
+    .filter((name) => name !== '' && !/\.\w{2,5}\b/.test(name));
+}
+
+/**
+ * The figures and charts an output drew that may show a finding, as the evidence cites them
+ * (`E7#figure0`): every figure (an image says nothing of what it shows), and the charts whose spec names a
+ * column the finding names (the categories step draws one chart per column: `region`'s chart is no
+ * figure of the `channel` finding), or every chart when the finding names none.
+ */
+function visualsOf(execution: ExecutionRecord, claim: string): string[] {
   const visuals: string[] = [];
   execution.result.figures.forEach((figure, index) => {
     if (!('omitted' in figure)) visuals.push(`${execution.outputId}#figure${index}`);
   });
+  const columns = columnsNamed(claim).map((name) => name.toLowerCase());
   execution.result.charts.forEach((chart, index) => {
-    if (!('omitted' in chart)) visuals.push(`${execution.outputId}#chart${index}`);
+    if ('omitted' in chart) return;
+    const text = chartText(chart.spec);
+    // A whole name, not a part of another ("f" is in every title).
+    const names = (column: string) =>
+      new RegExp(
+        `(^|[^\\p{L}\\p{N}_])${column.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^\\p{L}\\p{N}_])`,
+        'u',
+      ).test(text);
+    if (columns.length > 0 && !columns.some(names)) return;
+    visuals.push(`${execution.outputId}#chart${index}`);
   });
   return visuals;
 }
@@ -280,46 +344,67 @@ function namesTable(claim: string, tables: readonly string[]): boolean {
 
 /**
  * Compress: the findings the cells printed, each citing its output. A
- * sub-analysis keeps at most `maxEvidence`: a few about the data's shape (its
- * own tables' before the workspace's other files, which another section
- * states), then the rest by how much they say (a breakdown the question asked
- * for, then relationships, time, categories, distributions, outliers), in the
- * order printed.
+ * sub-analysis keeps at most `maxEvidence`: first those that answer what the
+ * question asked (`focus`: the kinds of finding it names, its columns, its
+ * words; the most relevant first), never crowded out by the rest; then a few
+ * about the data's shape (its own tables' before the workspace's other files,
+ * which another section states); then the rest by how much they say (a
+ * breakdown the question asked for, then relationships, time, categories,
+ * distributions, outliers). Kept in the order printed. A question about how
+ * clean the data is keeps the load step's reading notes (encoding, preamble,
+ * hidden sheets, footer lines), which are otherwise the overview's repeat.
  */
 export function chooseFindings(
   executions: readonly ExecutionRecord[],
   maxEvidence: number,
   tables: readonly string[] = [],
+  focus: QuestionFocus | null = null,
 ): ChosenFinding[] {
   const all: ChosenFinding[] = [];
   const overviewPrinted = executions.some(
     (execution) =>
       stageOfCode(execution.code) === 'overview' && readFindings(execution.result.stdout.text).length > 0,
   );
+  const asksQuality = focus?.kinds.includes('quality') === true;
   for (const execution of executions) {
     const stage = stageOfCode(execution.code);
     // A failed cell's findings may be half printed; a cell the analyst did not write has none.
     if (stage === null || execution.result.status !== 'ok') continue;
-    // The overview repeats each table's shape with its kinds: the load step's list is then redundant.
-    if (stage === 'load' && overviewPrinted) continue;
-    const figures = visualsOf(execution);
     for (const finding of new Set(readFindings(execution.result.stdout.text))) {
+      // The overview repeats each table's shape with its kinds: the load step's list is then redundant,
+      // but for its reading notes when the question asks how clean the data is.
+      if (stage === 'load' && overviewPrinted && !(asksQuality && saysKind('quality', finding))) continue;
       if (all.some((chosen) => chosen.claim === finding)) continue;
-      all.push({ claim: finding, stage, outputs: [execution.outputId], figures, order: all.length });
+      all.push({
+        claim: finding,
+        stage,
+        outputs: [execution.outputId],
+        figures: visualsOf(execution, finding),
+        order: all.length,
+        relevance: focus === null ? 0 : relevance(focus, finding, stage),
+      });
     }
   }
-  const data = all
+  const asked = all
+    .filter((finding) => finding.relevance > 0)
+    .sort(
+      (a, b) =>
+        b.relevance - a.relevance || stagePriority[a.stage] - stagePriority[b.stage] || a.order - b.order,
+    )
+    .slice(0, maxEvidence);
+  const others = all.filter((finding) => finding.relevance === 0);
+  const data = others
     .filter((finding) => dataStages.has(finding.stage))
     .sort(
       (a, b) =>
         Number(namesTable(b.claim, tables)) - Number(namesTable(a.claim, tables)) || a.order - b.order,
     )
-    .slice(0, MAX_DATA_EVIDENCE);
-  const rest = all
+    .slice(0, Math.max(0, Math.min(MAX_DATA_EVIDENCE, maxEvidence - asked.length)));
+  const rest = others
     .filter((finding) => !dataStages.has(finding.stage))
     .sort((a, b) => stagePriority[a.stage] - stagePriority[b.stage] || a.order - b.order)
-    .slice(0, Math.max(0, maxEvidence - data.length));
-  return [...data, ...rest].sort((a, b) => a.order - b.order).slice(0, maxEvidence);
+    .slice(0, Math.max(0, maxEvidence - asked.length - data.length));
+  return [...asked, ...data, ...rest].sort((a, b) => a.order - b.order);
 }
 
 type ThemeKind = 'cross' | 'value' | 'lists' | 'unreadable' | 'other';
@@ -355,18 +440,27 @@ function claimWords(claim: string): string {
 }
 
 /**
- * Step 4: "The data", a section per theme in the order of the sub-analyses, how the tables relate last.
- * Every sub-analysis with evidence gets a place: one whose findings are all about its data's shape (a
- * small table, unreadable files) has them in a section of its own rather than none. A claim that repeats
- * an earlier one word for word goes to the earlier one's section, where it is written once.
+ * Step 4: first a section for each kind of finding the question asks for (a trend, how the groups
+ * compare, how clean the data is…), in the order it names them, each holding the findings of every
+ * sub-analysis of that kind, the most relevant first; then "The data", a section per theme in the order
+ * of the sub-analyses, how the tables relate last. A question that asks for nothing in particular gets
+ * only the latter. Every sub-analysis with evidence gets a place: one whose findings are all about its
+ * data's shape (a small table, unreadable files) has them in a section of its own rather than none. A
+ * claim that repeats an earlier one word for word goes to the earlier one's section, where it is written
+ * once.
  */
 export function offlineOutline(
   evidence: readonly EvidenceItem[],
   notes: ReadonlyMap<string, SubAnalysisNote>,
+  focus: QuestionFocus = questionFocus(''),
 ): OutlineDraft {
   const data: EvidenceItem[] = [];
   const cross: string[] = [];
   const themes = new Map<string, { title: string; purpose: string; evidenceIds: string[] }>();
+  const asked = new Map<QuestionKind, string[]>(focus.kinds.map((kind) => [kind, []]));
+  /** Each item's relevance to the question, and the first item of its claim (a repeat stays beside it). */
+  const relevanceOf = new Map<string, number>();
+  const leaderOf = new Map<string, string>();
   // Where each claim went, and the ids that said it: a repeat goes right after them, in the same section.
   const sectionOfClaim = new Map<string, { section: string[]; ids: string[] }>();
   const placeRepeat = (item: EvidenceItem): boolean => {
@@ -374,8 +468,13 @@ export function offlineOutline(
     if (earlier === undefined) return false;
     const last = earlier.ids.at(-1) ?? '';
     earlier.section.splice(earlier.section.indexOf(last) + 1, 0, item.id);
+    leaderOf.set(item.id, earlier.ids[0] ?? item.id);
     earlier.ids.push(item.id);
     return true;
+  };
+  const place = (item: EvidenceItem, section: string[]): void => {
+    section.push(item.id);
+    sectionOfClaim.set(claimWords(item.claim), { section, ids: [item.id] });
   };
   const themeOf = (subAnalysisId: string) => {
     const note = notes.get(subAnalysisId);
@@ -392,10 +491,26 @@ export function offlineOutline(
   // looks for those files: the section of the files that could not be read, or else "The data".
   const otherFiles: EvidenceItem[] = [];
   const withOwnEvidence = new Set<string>();
+  // Sub-analyses with findings in a section of what the question asked: they have a place.
+  const answering = new Set<string>();
+  // Which claims a sub-analysis of its own tables (not the join) printed: the first one that did.
+  const singleTableSaid = new Map<string, string>();
+  for (const item of evidence) {
+    const question = notes.get(item.subAnalysisId)?.subQuestion.question ?? '';
+    if (themeKind(question) === 'cross' || singleTableSaid.has(claimWords(item.claim))) continue;
+    singleTableSaid.set(claimWords(item.claim), item.subAnalysisId);
+  }
   for (const item of evidence) {
     if (placeRepeat(item)) continue;
     const note = notes.get(item.subAnalysisId);
     const stage = note?.stageOfClaim.get(item.claim);
+    const kind = stage === undefined ? null : askedKindOf(focus, item.claim, stage);
+    if (stage !== undefined) relevanceOf.set(item.id, relevance(focus, item.claim, stage));
+    if (kind !== null) {
+      place(item, asked.get(kind) ?? []);
+      answering.add(item.subAnalysisId);
+      continue;
+    }
     if (stage !== undefined && dataStages.has(stage)) {
       const aboutOtherFiles =
         note !== undefined &&
@@ -406,10 +521,15 @@ export function offlineOutline(
       continue;
     }
     withOwnEvidence.add(item.subAnalysisId);
-    const kind = note === undefined ? 'other' : themeKind(note.subQuestion.question);
-    const section = kind === 'cross' || stage === 'relations' ? cross : themeOf(item.subAnalysisId);
-    section.push(item.id);
-    sectionOfClaim.set(claimWords(item.claim), { section, ids: [item.id] });
+    const kindOfTheme = note === undefined ? 'other' : themeKind(note.subQuestion.question);
+    // The join's finding that a single table's sub-analysis printed too is about that table alone
+    // ("`month` differs by `school`", both of enrolled.csv): it goes under that table, not how the tables relate.
+    const single = singleTableSaid.get(claimWords(item.claim));
+    if (kindOfTheme === 'cross' && stage !== 'relations' && single !== undefined) {
+      place(item, themeOf(single));
+      continue;
+    }
+    place(item, kindOfTheme === 'cross' || stage === 'relations' ? cross : themeOf(item.subAnalysisId));
   }
   // One that printed nothing but the inventory keeps it, as one that found only its data's shape does.
   data.push(...otherFiles.filter((item) => !withOwnEvidence.has(item.subAnalysisId)));
@@ -418,25 +538,40 @@ export function offlineOutline(
   const dataOnly = new Set(
     data
       .map((item) => item.subAnalysisId)
-      .filter((id) => !themes.has(id) && themeKind(notes.get(id)?.subQuestion.question ?? '') !== 'cross'),
+      .filter(
+        (id) =>
+          !themes.has(id) &&
+          !answering.has(id) &&
+          themeKind(notes.get(id)?.subQuestion.question ?? '') !== 'cross',
+      ),
   );
   const dataIds: string[] = [];
   for (const item of data) {
     if (placeRepeat(item)) continue;
-    const section = dataOnly.has(item.subAnalysisId) ? themeOf(item.subAnalysisId) : dataIds;
-    section.push(item.id);
-    sectionOfClaim.set(claimWords(item.claim), { section, ids: [item.id] });
+    place(item, dataOnly.has(item.subAnalysisId) ? themeOf(item.subAnalysisId) : dataIds);
   }
   const unreadableSection = [...themes].find(
     ([id]) => themeKind(notes.get(id)?.subQuestion.question ?? '') === 'unreadable',
   )?.[1].evidenceIds;
   for (const item of otherFiles.filter((entry) => withOwnEvidence.has(entry.subAnalysisId))) {
     if (placeRepeat(item)) continue;
-    const section = unreadableSection ?? dataIds;
-    section.push(item.id);
-    sectionOfClaim.set(claimWords(item.claim), { section, ids: [item.id] });
+    place(item, unreadableSection ?? dataIds);
   }
   const sections: OutlineDraft['sections'] = [];
+  // What the question asked for first, each section's most relevant findings first (a repeat beside its first).
+  const rank = (id: string) => relevanceOf.get(leaderOf.get(id) ?? id) ?? 0;
+  const position = new Map(evidence.map((item, index) => [item.id, index]));
+  const at = (id: string) => position.get(leaderOf.get(id) ?? id) ?? 0;
+  for (const [kind, ids] of asked) {
+    if (ids.length === 0) continue;
+    sections.push({
+      title: kindTitle(kind),
+      purpose: `What the question asks about ${kindAbout(kind)}: the findings of every sub-analysis that bear on it.`,
+      evidenceIds: [...ids].sort(
+        (a, b) => rank(b) - rank(a) || at(a) - at(b) || (position.get(a) ?? 0) - (position.get(b) ?? 0),
+      ),
+    });
+  }
   if (dataIds.length > 0)
     sections.push({
       title: 'The data',
@@ -477,11 +612,14 @@ export function offlineSection(input: WriteInput): string {
     const cited = items.map((item) => `[${item.id}]`).join('');
     return `- ${claim} ${cited}${unverified ? ' (not every number of it was found in the output it cites)' : ''}`;
   });
+  const asked = kindOfTitle(section.title);
   const intro =
-    section.title === 'The data'
-      ? 'What the tables hold, as the sub-analyses printed it:'
-      : section.title === 'How the tables relate'
-        ? 'Joined on their shared key, the tables show:'
-        : 'The sub-analysis of this theme printed:';
+    asked !== null
+      ? `What the sub-analyses printed about ${kindAbout(asked)}, as the question asks:`
+      : section.title === 'The data'
+        ? 'What the tables hold, as the sub-analyses printed it:'
+        : section.title === 'How the tables relate'
+          ? 'Joined on their shared key, the tables show:'
+          : 'The sub-analysis of this theme printed:';
   return `${intro}\n\n${lines.join('\n')}`;
 }

@@ -144,6 +144,9 @@ export async function buildRecordedDeepRun(
     });
   }
 
+  // The summary, as the engine writes it after the sections.
+  const summary = await roles.summarize?.({ brief: scoped.brief, evidence, sections }, context);
+
   const record: DeepRecord = {
     type: 'deep-analysis',
     version: DEEP_RECORD_VERSION,
@@ -159,6 +162,15 @@ export async function buildRecordedDeepRun(
     evidence,
     outline: { sections, rounds: 1 },
     sections: written,
+    ...(summary === undefined
+      ? {}
+      : {
+          summary: {
+            ...summary,
+            keyFindings: checkCitations(summary.keyFindings, new Set(evidence.map((item) => item.id)))
+              .markdown,
+          },
+        }),
     termination: {
       reason: 'answered',
       detail: `${written.length} sections written from ${evidence.length} evidence items.`,
