@@ -6,6 +6,7 @@ import {
   evidenceAnchor,
   linkCitations,
   offlineRulesText,
+  placedVisual,
   sectionAnchor,
   subAnchor,
   subOutcomeText,
@@ -77,6 +78,27 @@ export function renderDeepMarkdownReport(report: PreparedDeepReport): DeepMarkdo
       `> **${escapeMarkdownText(unresearched.headline)}** ${unresearched.reasons.map((reason) => unresearchedReasonText({ ...reason, text: escapeMarkdownText(reason.text) }, (flag) => `\`${flag}\``)).join(' ')}`,
       '',
     );
+  if (report.summary !== null) {
+    const { summary } = report;
+    out.push(
+      '## Summary',
+      '',
+      '**Key findings**',
+      '',
+      summary.markdown.trim() === ''
+        ? '*No finding bears on what the question asks.*'
+        : neutralizeMarkdown(summary.markdown, { demoteHeadings: 2 }),
+      '',
+    );
+    if (summary.cannotAnswer.length > 0)
+      out.push(
+        '**What it could not answer**',
+        '',
+        ...summary.cannotAnswer.map((line) => `- ${neutralizeMarkdown(line)}`),
+        '',
+      );
+    if (summary.limits !== null) out.push(`*${neutralizeMarkdown(summary.limits)}*`, '');
+  }
   out.push('## Brief', '');
   if (record.brief === null) {
     out.push(
@@ -178,9 +200,10 @@ export function renderDeepMarkdownReport(report: PreparedDeepReport): DeepMarkdo
       if (text !== '') out.push(fencedBlock(text, 'text'), '');
       const visuals = visualsOfExecution(entry.id, execution);
       for (const visual of visuals) {
-        if (report.placedIn.has(visual.key))
+        const placed = placedVisual(report, visual);
+        if (placed !== null)
           out.push(
-            `*[${visual.kind === 'chart' ? 'Chart' : 'Figure'} ${visual.index + 1}](#${visual.anchor}) is shown with the section it supports.*`,
+            `*[${visual.kind === 'chart' ? 'Chart' : 'Figure'} ${visual.index + 1}](#${placed.anchor}) is shown with the section it supports.*`,
             '',
           );
         else out.push(visualLine(report, visual, assets), '');

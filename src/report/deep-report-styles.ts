@@ -10,6 +10,10 @@ li.not-researched .brief-question { color: var(--muted, #59636e); }
 .banner-unresearched { background: #fff8c5; border-color: #d4a72c; }
 .tables { color: var(--muted, #59636e); font-size: .9rem; }
 .good-answer { font-style: italic; }
+#summary { margin-top: .8rem; }
+#summary .answer ul, ul.cannot-answer { margin: .3rem 0 .6rem; padding-left: 1.3rem; }
+ul.cannot-answer li { color: #9a6700; }
+.summary-limits { font-size: .88rem; }
 .deep-section { margin-top: 1.2rem; }
 .cites { color: var(--muted, #59636e); font-size: .9rem; }
 ol.evidence { list-style: none; padding-left: 0; }

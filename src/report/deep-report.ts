@@ -6,6 +6,7 @@ import {
   deepOutputAnchor,
   evidenceAnchor,
   offlineRulesText,
+  placedVisual,
   sectionAnchor,
   subAnchor,
   unreadableFiles,
@@ -61,9 +62,7 @@ function firstLine(text: string, maxChars: number): string {
 }
 
 function visualTarget(report: PreparedDeepReport, visual: DeepVisual): string {
-  return report.placedIn.has(visual.key)
-    ? visual.anchor
-    : deepOutputAnchor(`${visual.subId}:${visual.outputId}`);
+  return placedVisual(report, visual)?.anchor ?? deepOutputAnchor(`${visual.subId}:${visual.outputId}`);
 }
 
 function visualLabel(visual: DeepVisual): string {
@@ -104,7 +103,7 @@ function renderHeader(report: PreparedDeepReport, outcome: OutcomePresentation):
       `<div class="banner banner-unresearched" role="note"><strong>${escapeHtml(unresearched.headline)}</strong> ${unresearched.reasons.map((reason) => unresearchedReasonText({ ...reason, text: escapeHtml(reason.text) }, (flag) => `<code>${escapeHtml(flag)}</code>`)).join(' ')}</div>`,
     );
   // Written from the evidence, but after the budget ran out: said, though it is no failure.
-  if (outcome.look === 'answered' && record.termination.reason !== 'answered')
+  if (record.termination.reason === 'max-sub-analyses')
     banners.push(
       `<div class="banner banner-outcome" role="alert"><strong>Ended: ${escapeHtml(record.termination.reason)}.</strong> ${escapeHtml(record.termination.detail)}</div>`,
     );
@@ -122,7 +121,27 @@ function renderHeader(report: PreparedDeepReport, outcome: OutcomePresentation):
 <p class="subtitle">${counts.join(' · ')}</p>
 ${banners.join('\n')}
 <section id="instruction" aria-label="Question"><p class="label">Question</p><blockquote class="instruction">${escapeHtml(record.question)}</blockquote></section>
+${renderSummary(report)}
 </header>`;
+}
+
+/** On the first screen: the key findings that answer the question, what could not be answered, and how they were made. */
+function renderSummary(report: PreparedDeepReport): string {
+  const { summary } = report;
+  if (summary === null) return '';
+  const findings =
+    summary.findings.html.trim() === ''
+      ? '<p class="note">No finding bears on what the question asks.</p>'
+      : `<div class="answer markdown">${summary.findings.html}</div>`;
+  const cannot =
+    summary.cannotAnswer.length === 0
+      ? ''
+      : `<p class="label">What it could not answer</p><ul class="cannot-answer">${summary.cannotAnswer.map((line) => `<li>${renderSafeMarkdown(line).replace(/^<p>|<\/p>\s*$/g, '')}</li>`).join('')}</ul>`;
+  const limits =
+    summary.limits === null
+      ? ''
+      : `<p class="note summary-limits">${renderSafeMarkdown(summary.limits).replace(/^<p>|<\/p>\s*$/g, '')}</p>`;
+  return `<section id="summary" aria-label="Summary"><p class="label">Key findings</p>${findings}${cannot}${limits}</section>`;
 }
 
 /** The files the workspace's profile could not read, and why: no sub-analysis saw them. */
@@ -259,10 +278,10 @@ function renderCell(
   result.tables.forEach((table) => parts.push(renderDataTable(table)));
   const visuals = visualsOfExecution(sub.record.id, execution);
   for (const visual of visuals) {
-    const section = report.placedIn.get(visual.key);
-    if (section !== undefined) {
+    const placed = placedVisual(report, visual);
+    if (placed !== null) {
       parts.push(
-        `<p class="note"><a href="#${escapeHtml(visual.anchor)}">${escapeHtml(visualLabel(visual))}</a> is shown with the section it supports.</p>`,
+        `<p class="note"><a href="#${escapeHtml(placed.anchor)}">${escapeHtml(visualLabel(visual))}</a> is shown with the section it supports${placed === visual ? '' : ` (the same as ${escapeHtml(visualLabel(placed))})`}.</p>`,
       );
       continue;
     }

@@ -65,6 +65,15 @@ export interface DeepSectionView {
   visuals: DeepVisual[];
 }
 
+/** What the report says first: the key findings (citations linked), what could not be answered, the limits. */
+export interface DeepSummaryView {
+  findings: GroundedAnswer;
+  /** The key findings' markdown with citations linked (for report.md). */
+  markdown: string;
+  cannotAnswer: string[];
+  limits: string | null;
+}
+
 export interface DeepEvidenceView {
   item: EvidenceItem;
   claim: GroundedAnswer;
@@ -84,6 +93,11 @@ export interface PreparedDeepReport {
   /** Where each placed visual is (a section id), by `DeepVisual.key`. */
   placedIn: ReadonlyMap<string, string>;
   /**
+   * A cited visual the same as one placed before (the same chart spec, or the same image, drawn by
+   * another sub-analysis or output), by `DeepVisual.key`: shown once, where its twin is.
+   */
+  twinOf: ReadonlyMap<string, DeepVisual>;
+  /**
    * The workspace's profile, from the first sub-analysis trace that holds it (every sub-analysis
    * starts from the run's one profile); null when no sub-analysis ran.
    */
@@ -92,6 +106,8 @@ export interface PreparedDeepReport {
   unresearched: number[];
   /** Whether the run had ended when the report was made (`deepRunState`). */
   runState: DeepRunState;
+  /** The record's summary (key findings grounded and their citations linked), null when it has none. */
+  summary: DeepSummaryView | null;
   generatedAt: string;
 }
 
@@ -242,6 +258,9 @@ export function deepOutcomePresentation(report: PreparedDeepReport): OutcomePres
   switch (termination.reason) {
     case 'answered':
     case 'max-sub-analyses':
+      // Sections written, but the summary names what they could not answer: said from the band down.
+      if ((report.record.summary?.cannotAnswer.length ?? 0) > 0)
+        return { look: 'incomplete', verdict: 'Partly answered', happened: null, todo: null };
       return { look: 'answered', verdict: '', happened: null, todo: null };
     case 'cancelled': {
       const stopped = cancelledBeforeCompressing(report);
@@ -405,6 +424,13 @@ function visual(subId: string, outputId: string, kind: 'figure' | 'chart', index
   };
 }
 
+/** Where a visual is shown with a section: itself, or the twin shown in its place; null when it is not. */
+export function placedVisual(report: PreparedDeepReport, visual: DeepVisual): DeepVisual | null {
+  const twin = report.twinOf.get(visual.key);
+  if (twin !== undefined) return twin;
+  return report.placedIn.has(visual.key) ? visual : null;
+}
+
 /** A cited visual, `S1:E3#figure0`; null when the text is not one. */
 export function parseVisual(ref: string): DeepVisual | null {
   const match = /^(S\d+):(E\d+)#(figure|chart)(\d+)$/.exec(ref);
@@ -562,6 +588,17 @@ export async function prepareDeepReport(
   const known = new Set(record.evidence.map((item) => item.id));
   const byId = new Map(record.evidence.map((item) => [item.id, item]));
   const placedIn = new Map<string, string>();
+  // What a visual shows, to place the same chart or image once however many outputs drew it.
+  const contentOf = (visual: DeepVisual): string | null => {
+    if (visual.kind === 'chart') {
+      const chart = executionOf.get(`${visual.subId}:${visual.outputId}`)?.result.charts[visual.index];
+      return chart === undefined || 'omitted' in chart ? null : `chart:${JSON.stringify(chart.spec)}`;
+    }
+    const figure = figures.get(visual.key);
+    return figure === undefined ? null : `figure:${figure.widthPx}x${figure.heightPx}:${figure.base64}`;
+  };
+  const placedByContent = new Map<string, DeepVisual>();
+  const twinOf = new Map<string, DeepVisual>();
   const sections: DeepSectionView[] = record.sections.map((section) => {
     const outline = record.outline?.sections.find((entry) => entry.id === section.id);
     const evidenceIds = outline?.evidenceIds ?? section.citedEvidenceIds;
@@ -571,8 +608,15 @@ export async function prepareDeepReport(
     for (const item of given) {
       for (const ref of item.figures) {
         const cited = parseVisual(ref);
-        if (cited === null || placedIn.has(cited.key)) continue;
+        if (cited === null || placedIn.has(cited.key) || twinOf.has(cited.key)) continue;
+        const content = contentOf(cited);
+        const twin = content === null ? undefined : placedByContent.get(content);
+        if (twin !== undefined) {
+          twinOf.set(cited.key, twin);
+          continue;
+        }
         placedIn.set(cited.key, section.id);
+        if (content !== null) placedByContent.set(content, cited);
         visuals.push(cited);
       }
     }
@@ -585,6 +629,23 @@ export async function prepareDeepReport(
       visuals,
     };
   });
+  let summary: DeepSummaryView | null = null;
+  if (record.summary !== undefined) {
+    const { markdown } = linkCitations(record.summary.keyFindings, known);
+    const cited = [...record.summary.keyFindings.matchAll(/\[(EV\d+)\]/g)].flatMap(
+      (match) => byId.get(match[1] ?? '') ?? [],
+    );
+    summary = {
+      findings: renderGroundedAnswer(
+        markdown,
+        indexOf(cited.flatMap((item) => item.outputs)),
+        deepOutputAnchor,
+      ),
+      markdown,
+      cannotAnswer: record.summary.cannotAnswer,
+      limits: record.summary.limits,
+    };
+  }
   const evidence: DeepEvidenceView[] = record.evidence.map((item) => ({
     item,
     claim: renderGroundedAnswer(item.claim, indexOf(item.outputs), deepOutputAnchor),
@@ -599,9 +660,11 @@ export async function prepareDeepReport(
     charts: await drawing,
     figures,
     placedIn,
+    twinOf,
     profile: workspaceProfileOf(subs),
     unresearched: unresearchedQuestions(record),
     runState,
+    summary,
     generatedAt: (options.now ?? new Date()).toISOString(),
   };
 }
