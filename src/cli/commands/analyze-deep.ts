@@ -113,8 +113,10 @@ function describeEvent(renderer: ProgressRenderer, event: DeepEvent, cwd: string
       renderer.warn(event.text);
       return;
     case 'deep-end': {
-      const { termination, recordPath } = event.result;
+      const { termination, recordPath, record } = event.result;
       renderer.info(`Ended ${termination.reason}: ${termination.detail}`);
+      // What the report's first screen says could not be answered, said here too.
+      for (const line of record.summary?.cannotAnswer ?? []) renderer.warn(`Could not answer: ${line}`);
       renderer.result(`Deep run record: ${displayPath(recordPath, cwd)}`);
       return;
     }
