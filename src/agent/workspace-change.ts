@@ -50,10 +50,11 @@ const maxNamedFiles = 10;
 const lineLabels = { added: 'Added file', changed: 'Changed file', removed: 'Removed file' } as const;
 
 function namedFiles(files: readonly InputFile[], limits: FirstMessageLimits): string {
-  // One line: a name with a line break must not open a paragraph the notes are looked for in.
+  // One line, quoted as the data lines are: a name with a line break must not open a paragraph the notes are
+  // looked for in, nor a name like `<Answer>.csv` read as the protocol's text.
   const names = files
     .slice(0, maxNamedFiles)
-    .map((file) => clipText(file.path.replace(/\s+/g, ' '), limits.maxNameChars));
+    .map((file) => JSON.stringify(clipText(file.path.replace(/\s+/g, ' '), limits.maxNameChars)));
   const more = files.length - names.length;
   return names.join(', ') + (more > 0 ? ` and ${more} more` : '');
 }

@@ -280,9 +280,9 @@ export const replaySchema = z.object({
  * again (after a release, a failure, or a resume) the files differed from
  * the inputs known so far (run-start's, then each earlier change's). The
  * files are listed with size and SHA-256 as run-start lists them: `added`
- * and `changed` as they are now, `removed` as they were. A
- * `workspace-profile` of the whole workspace follows it, and the next
- * question's `turn-start` after that.
+ * and `changed` as they are now, `removed` as they were. It follows the
+ * `workspace-profile` of the whole workspace made when the sandbox opened
+ * again, and comes before the next question's `turn-start`.
  */
 export const workspaceChangeSchema = z.object({
   type: z.literal('workspace-change'),

@@ -96,7 +96,7 @@ describe('a thread whose workspace changes between questions', () => {
     // The model's first request holds the note: which file came and its profile, then the question.
     const told = lastUserMessage(server.completionRequests[0]?.body?.messages);
     expect(told).toContain(`# Data\n${noDataFilesLine}`);
-    expect(told).toContain('The workspace changed since the last question: 1 file was added (person.csv).');
+    expect(told).toContain('The workspace changed since the last question: 1 file was added ("person.csv").');
     expect(told).toContain(
       `# Data changes\nAdded file 1: {"name":"person.csv","size":"${personCsv.length}B","format":"csv"`,
     );
@@ -171,7 +171,7 @@ describe('a thread whose workspace changes between questions', () => {
     expect(sandbox.sessions[1]?.executed).toEqual(['first()', 'second()']);
     const told = lastUserMessage(server.completionRequests[2]?.body?.messages);
     expect(told).toContain(
-      'The workspace changed since the last question: 1 file was added (person.csv); 1 file changed (sales.csv); 1 file was removed (old.csv).',
+      'The workspace changed since the last question: 1 file was added ("person.csv"); 1 file changed ("sales.csv"); 1 file was removed ("old.csv").',
     );
     expect(told.indexOf('The sandbox was restarted')).toBeLessThan(told.indexOf('The workspace changed'));
     expect(told).toMatch(/Added file 1: \{"name":"person.csv"/);

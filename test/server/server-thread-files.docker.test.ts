@@ -158,7 +158,7 @@ describe('datalyst serve: files attached to a follow-up, and a chat without file
     expect(described.termination.reason).toBe('answered');
     expect(described.content).toContain('<Execute>\n```\n1000\n');
     const told = scripted.model.completionRequests[requestsBefore + 1]?.body?.messages?.at(-1)?.content ?? '';
-    expect(told).toContain('The workspace changed since the last question: 1 file was added (person.csv).');
+    expect(told).toContain('The workspace changed since the last question: 1 file was added ("person.csv").');
     expect(told).toMatch(/Added file 1: \{"name":"person.csv"/);
     expect(told).toMatch(/Describe the data$/);
   });
