@@ -1,6 +1,6 @@
 import { access, constants } from 'node:fs/promises';
-import type { Browser, BrowserContext } from 'playwright-core';
-import { ChromiumUnavailableError } from '../errors/index.ts';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { ChromiumUnavailableError, DatalystError } from '../errors/index.ts';
 
 /** Where Debian installs Chromium; `DATALYST_CHROMIUM` (read by the CLI) names another. */
 export const DEFAULT_CHROMIUM_PATH = '/usr/bin/chromium';
@@ -11,7 +11,11 @@ const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable
 export interface PdfPrinterOptions {
   /** The Chromium (or Chrome) binary. Default `/usr/bin/chromium`. */
   executablePath?: string;
+  /** A print that takes longer is stopped (its page closed) and rejects with `PDF_TIMEOUT`. Default 120 s. */
+  printTimeoutMs?: number;
 }
+
+const DEFAULT_PRINT_TIMEOUT_MS = 120_000;
 
 export interface PdfPageSize {
   widthPx: number;
@@ -29,6 +33,7 @@ export class PdfPrinter {
   private constructor(
     private readonly browser: Browser,
     private readonly context: BrowserContext,
+    private readonly printTimeoutMs: number,
   ) {}
 
   /** Starts Chromium; a ChromiumUnavailableError (with the fix) when it is missing or does not start. */
@@ -44,7 +49,7 @@ export class PdfPrinter {
     }
     const context = await browser.newContext({ javaScriptEnabled: false, offline: true });
     await context.route(/^(?!data:)/, (route) => route.abort());
-    return new PdfPrinter(browser, context);
+    return new PdfPrinter(browser, context, options.printTimeoutMs ?? DEFAULT_PRINT_TIMEOUT_MS);
   }
 
   /**
@@ -54,23 +59,30 @@ export class PdfPrinter {
    */
   async print(html: string, pageSize?: PdfPageSize): Promise<Uint8Array> {
     const page = await this.context.newPage();
+    let timer: NodeJS.Timeout | undefined;
+    // A print that hangs must not hold its caller (a server prints one at a time) for ever: its page is closed.
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new DatalystError(
+              'PDF_TIMEOUT',
+              `The PDF was not printed within ${this.printTimeoutMs / 1000} s.`,
+              {
+                fault: 'system',
+                fix: 'Use the HTML report (the PDF is the HTML printed), or try again when the machine is less busy.',
+              },
+            ),
+          ),
+        this.printTimeoutMs,
+      );
+    });
+    const printing = printOn(page, html, pageSize);
+    printing.catch(() => undefined); // after a timeout, the closed page rejects it: already answered
     try {
-      await page.setContent(html, { waitUntil: 'load' });
-      await page.emulateMedia({ media: 'print' });
-      const pdf = pageSize
-        ? await page.pdf({
-            width: `${Math.max(1, Math.ceil(pageSize.widthPx))}px`,
-            height: `${Math.max(1, Math.ceil(pageSize.heightPx))}px`,
-            printBackground: true,
-            pageRanges: '1',
-          })
-        : await page.pdf({
-            format: 'A4',
-            printBackground: true,
-            margin: { top: '14mm', bottom: '14mm', left: '12mm', right: '12mm' },
-          });
-      return new Uint8Array(pdf);
+      return await Promise.race([printing, timedOut]);
     } finally {
+      clearTimeout(timer);
       await page.close();
     }
   }
@@ -78,6 +90,25 @@ export class PdfPrinter {
   async close(): Promise<void> {
     await this.browser.close();
   }
+}
+
+/** Prints `html` on `page`: A4 with margins, or one page of `pageSize`. */
+async function printOn(page: Page, html: string, pageSize: PdfPageSize | undefined): Promise<Uint8Array> {
+  await page.setContent(html, { waitUntil: 'load' });
+  await page.emulateMedia({ media: 'print' });
+  const pdf = pageSize
+    ? await page.pdf({
+        width: `${Math.max(1, Math.ceil(pageSize.widthPx))}px`,
+        height: `${Math.max(1, Math.ceil(pageSize.heightPx))}px`,
+        printBackground: true,
+        pageRanges: '1',
+      })
+    : await page.pdf({
+        format: 'A4',
+        printBackground: true,
+        margin: { top: '14mm', bottom: '14mm', left: '12mm', right: '12mm' },
+      });
+  return new Uint8Array(pdf);
 }
 
 /**

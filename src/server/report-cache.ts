@@ -4,6 +4,7 @@ import pLimit from 'p-limit';
 import { ChartPool, findTrace, renderReport, type ReportFormat } from '../report/index.ts';
 import { readTrace, type TraceRecord } from '../trace/index.ts';
 import { VERSION } from '../version.ts';
+import { ServerRequestError } from './http-error.ts';
 
 const fileOf: Record<ReportFormat, string> = {
   html: 'report.html',
@@ -68,6 +69,8 @@ export class ReportCache {
   readonly #pending = new Map<string, Promise<void>>();
   /** One PDF printed at a time: each print starts a Chromium (a few hundred MB), and a page of links may ask for many. */
   readonly #printing = pLimit(1);
+  /** Prints that may wait for it; past them a new one is refused (503) rather than queued without end. */
+  static readonly maxWaitingPrints = 4;
   /** Charts of every report rendered here: drawn by vega, taken from the cache, PNGs rasterized from a kept SVG. */
   readonly chartStats = { drawn: 0, reused: 0, rasterized: 0 };
 
@@ -84,6 +87,22 @@ export class ReportCache {
     const file = path.join(request.outDir, fileOf[format]);
     const key = `${request.outDir}\n${formats.join(',')}`;
     let pending = this.#pending.get(key);
+    if (
+      pending === undefined &&
+      format === 'pdf' &&
+      this.#printing.pendingCount >= ReportCache.maxWaitingPrints
+    ) {
+      throw new ServerRequestError(
+        503,
+        'PDF_BUSY',
+        `${this.#printing.pendingCount} PDFs are waiting to be printed, one at a time; no room for another.`,
+        {
+          fix: 'Retry in a minute, or take the HTML report (the PDF is the HTML printed).',
+          fault: 'system',
+          retryAfterSeconds: 30,
+        },
+      );
+    }
     if (pending === undefined) {
       // The marker is looked at inside the shared promise: a request that comes while a render ends
       // finds either that render or its marker, never starts a second one over files being sent.

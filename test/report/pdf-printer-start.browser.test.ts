@@ -44,3 +44,24 @@ describe('withPdfPrinterStarting', () => {
     await expect((started as PdfPrinter | null)?.print('<p>again</p>')).rejects.toThrow();
   });
 });
+
+describe('PdfPrinter.print', () => {
+  // A print that hangs held its caller for ever (the server prints one PDF at a time). Found by a review.
+  it('stops a print that takes longer than its time limit, and prints the next one', async () => {
+    const { PdfPrinter } = await import('../../src/report/pdf.ts');
+    const slow = await PdfPrinter.launch({ printTimeoutMs: 1 });
+    const error: unknown = await slow
+      .print('<!DOCTYPE html><p>hello</p>')
+      .then(() => null)
+      .catch((caught: unknown) => caught);
+    await slow.close();
+    expect(DatalystError.isInstance(error) && error.code).toBe('PDF_TIMEOUT');
+    const printer = await PdfPrinter.launch();
+    try {
+      const pdf = await printer.print('<!DOCTYPE html><p>hello</p>');
+      expect(Buffer.from(pdf).subarray(0, 5).toString()).toBe('%PDF-');
+    } finally {
+      await printer.close();
+    }
+  });
+});

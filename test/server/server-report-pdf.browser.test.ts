@@ -1,4 +1,7 @@
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DatalystError } from '../../src/errors/index.ts';
+import { ReportCache } from '../../src/server/report-cache.ts';
 import {
   askOnNewThread,
   startTestServer,
@@ -35,5 +38,24 @@ describe('?format=pdf: the report printed by Chromium on the server', () => {
     // Kept: a later request sends the same file without printing again.
     const later = Buffer.from(await (await fetch(url)).arrayBuffer());
     expect(later.equals(bytes)).toBe(true);
+  });
+
+  // Prints waited without bound (a client asking for many turns' PDFs delayed everyone's). Found by a review.
+  it('refuses a print past the ones that may wait (503 PDF_BUSY), and prints the others', async () => {
+    server = await startTestServer();
+    const threadId = await askOnNewThread(server.url, 'What is the mean?');
+    await waitForTurnStatus(server.url, threadId, 1, 'finished');
+    const runDir = server.server.threads.store.runDir(threadId);
+    const reports = new ReportCache();
+    const asked = Array.from({ length: ReportCache.maxWaitingPrints + 2 }, (_, copy) =>
+      reports.path({ runDir, outDir: join(runDir, 'reports', `copy-${copy}`), traceTurn: 1 }, 'pdf').then(
+        () => 'printed',
+        (error: unknown) => (DatalystError.isInstance(error) ? error.code : String(error)),
+      ),
+    );
+    const outcomes = await Promise.all(asked);
+    expect(outcomes.filter((outcome) => outcome === 'printed').length).toBeGreaterThanOrEqual(1);
+    expect(outcomes.filter((outcome) => outcome === 'PDF_BUSY').length).toBeGreaterThanOrEqual(1);
+    expect(outcomes.every((outcome) => outcome === 'printed' || outcome === 'PDF_BUSY')).toBe(true);
   });
 });
