@@ -33,7 +33,8 @@ export class SessionSource {
     poolSize: number,
   ) {
     const backend = options.sandbox?.backend ?? readSandboxEnvironment().backend ?? 'docker';
-    const ownPool = options.warmPool === undefined && options.createSandbox === undefined && backend === 'docker';
+    const ownPool =
+      options.warmPool === undefined && options.createSandbox === undefined && backend === 'docker';
     this.ownsPool = ownPool;
     this.poolSize = poolSize;
     this.pool = options.warmPool ?? null;

@@ -228,7 +228,9 @@ export function createWarmPool(options: WarmPoolOptions = {}): WarmPool {
           ? []
           : await listWorkspaceFiles(acquireOptions.workspaceDir, {
               ...workspaceListLimits(limits),
-              ...(acquireOptions.excludeDirs === undefined ? {} : { excludeDirs: acquireOptions.excludeDirs }),
+              ...(acquireOptions.excludeDirs === undefined
+                ? {}
+                : { excludeDirs: acquireOptions.excludeDirs }),
             });
       let pooled = takeReady();
       if (pooled) {

@@ -70,7 +70,9 @@ describe('a thread that began without files, through the real sandbox', () => {
         'person.csv',
       ]);
       const told = server.completionRequests[0]?.body?.messages?.at(-1)?.content ?? '';
-      expect(told).toContain('The workspace changed since the last question: 1 file was added ("person.csv").');
+      expect(told).toContain(
+        'The workspace changed since the last question: 1 file was added ("person.csv").',
+      );
       expect(told).toMatch(/Added file 1: \{"name":"person.csv",[^\n]*"rows":1000,[^\n]*"name":"name"/);
       expect(told).toMatch(/Describe the data$/);
 
