@@ -15,8 +15,8 @@ import { excludedDirsOfRun } from '../../src/agent/thread/run-folder.ts';
 import { deepAnalyze, type DeepRoles } from '../../src/deep/index.ts';
 import type { SandboxOptions } from '../../src/sandbox/index.ts';
 import { readTrace } from '../../src/trace/reader.ts';
-import { makeSyntheticTrace } from '../fixtures/traces/synthetic-trace.ts';
 import { createFakeSandbox, printed } from './support/fake-session.ts';
+import { writeRecordedRun } from '../fixtures/traces/recorded-run.ts';
 
 /**
  * Regression: a run folder (outDir) inside the workspace was listed as data
@@ -119,12 +119,7 @@ describe('a library run whose outDir lies inside the workspace', () => {
   it('rerunAnalysis() leaves its new run folder out of the new workspace', async () => {
     const { root, workspaceDir } = await workspace();
     const oldRun = path.join(root, 'old-run');
-    await mkdir(oldRun);
-    const trace = makeSyntheticTrace({ seed: 5, rounds: 1, charts: 0, figures: 0 });
-    await writeFile(path.join(oldRun, 'trace.json'), JSON.stringify(trace));
-    const start = trace.records[0];
-    if (start?.type !== 'run-start') throw new Error('the synthetic trace starts with run-start');
-    for (const file of start.workspace.files) await writeFile(path.join(workspaceDir, file.path), 'a\n1\n');
+    const start = await writeRecordedRun(oldRun, workspaceDir);
     const opened: SandboxOptions[] = [];
     const outDir = path.join(workspaceDir, 'rerun');
     await rerunAnalysis({
@@ -146,12 +141,7 @@ describe('a library run whose outDir lies inside the workspace', () => {
     // `datalyst rerun runs/old .`: the earlier run's trace and artifacts are not the new data.
     const { workspaceDir } = await workspace();
     const oldRun = path.join(workspaceDir, 'runs', 'old');
-    await mkdir(oldRun, { recursive: true });
-    const trace = makeSyntheticTrace({ seed: 5, rounds: 1, charts: 0, figures: 0 });
-    await writeFile(path.join(oldRun, 'trace.json'), JSON.stringify(trace));
-    const start = trace.records[0];
-    if (start?.type !== 'run-start') throw new Error('the synthetic trace starts with run-start');
-    for (const file of start.workspace.files) await writeFile(path.join(workspaceDir, file.path), 'a\n1\n');
+    const start = await writeRecordedRun(oldRun, workspaceDir);
     const opened: SandboxOptions[] = [];
     const outDir = path.join(workspaceDir, 'runs', 'new');
     await rerunAnalysis({

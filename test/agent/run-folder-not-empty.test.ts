@@ -3,10 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { analyze, createOfflineAnalyst, openThread, rerunAnalysis } from '../../src/agent/index.ts';
-import { makeSyntheticTrace } from '../fixtures/traces/synthetic-trace.ts';
 import { deepAnalyze } from '../../src/deep/index.ts';
 import { ConfigError, DatalystError } from '../../src/errors/index.ts';
 import { createFakeSandbox, printed, testProfile } from './support/fake-session.ts';
+import { writeRecordedRun } from '../fixtures/traces/recorded-run.ts';
 
 /**
  * Regression: the library's outDir did not have to be new or empty.
@@ -149,12 +149,7 @@ describe('a run folder (outDir) that already holds files', () => {
   it('rerunAnalysis() is refused the same way, before any sandbox (it opened its trace with only trace.jsonl refused)', async () => {
     const { root, workspaceDir } = await workspace();
     const oldRun = path.join(root, 'old-run');
-    await mkdir(oldRun);
-    const trace = makeSyntheticTrace({ seed: 5, rounds: 1, charts: 0, figures: 0 });
-    await writeFile(path.join(oldRun, 'trace.json'), JSON.stringify(trace));
-    const start = trace.records[0];
-    if (start?.type !== 'run-start') throw new Error('the synthetic trace starts with run-start');
-    for (const file of start.workspace.files) await writeFile(path.join(workspaceDir, file.path), 'a\n1\n');
+    await writeRecordedRun(oldRun, workspaceDir);
     const before = (await readdir(workspaceDir)).sort();
     let sandboxes = 0;
     await expectRefusedUntouched(

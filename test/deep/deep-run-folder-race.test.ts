@@ -10,8 +10,8 @@ import {
 } from '../../src/agent/index.ts';
 import { deepAnalyze, readDeepRecord, type DeepRoles } from '../../src/deep/index.ts';
 import { ConfigError, DatalystError } from '../../src/errors/index.ts';
-import { makeSyntheticTrace } from '../fixtures/traces/synthetic-trace.ts';
 import { createFakeSandbox, printed } from '../agent/support/fake-session.ts';
+import { writeRecordedRun } from '../fixtures/traces/recorded-run.ts';
 
 /**
  * Regression: deepAnalyze checked that its run folder was new or empty, then
@@ -127,12 +127,7 @@ describe('two re-runs started at once on one run folder', () => {
   it('exactly one writes its trace: the trace is created exclusively, the other is refused', async () => {
     const { root, workspaceDir } = await folders();
     const oldRun = path.join(root, 'old-run');
-    await mkdir(oldRun);
-    const trace = makeSyntheticTrace({ seed: 5, rounds: 1, charts: 0, figures: 0 });
-    await writeFile(path.join(oldRun, 'trace.json'), JSON.stringify(trace));
-    const start = trace.records[0];
-    if (start?.type !== 'run-start') throw new Error('the synthetic trace starts with run-start');
-    for (const file of start.workspace.files) await writeFile(path.join(workspaceDir, file.path), 'a\n1\n');
+    await writeRecordedRun(oldRun, workspaceDir);
     const outDir = path.join(root, 'rerun');
     const settled = await Promise.allSettled(
       [1, 2].map(() =>
