@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,23 +31,36 @@ interface Case {
   instruction?: string;
 }
 
-const sharedData = path.resolve(repoRoot, '..', 'shared', 'data');
+/**
+ * The shared material as it came (`../shared/data/messy` and the student-loan
+ * `data/`, which the examples copy unchanged with their source and licence),
+ * without the README and instruction the examples add: copied from the
+ * examples into a temporary folder, so that the test does not depend on where
+ * the clone sits beside `shared/`.
+ */
+const bareCopies = path.join(os.tmpdir(), `datalyst-offline-bare-${process.pid}`);
+async function copyBare(example: string): Promise<void> {
+  await cp(path.join(examples, example), path.join(bareCopies, example), {
+    recursive: true,
+    filter: (source) => !['README.md', 'instruction.txt'].includes(path.basename(source)),
+  });
+}
 
 const cases: Case[] = [
   { name: 'sales', workspaceDir: path.join(examples, 'sales'), profile: 'chat' },
   { name: 'time-series', workspaceDir: path.join(examples, 'time-series'), profile: 'deepanalyze' },
   { name: 'student-loan', workspaceDir: path.join(examples, 'student-loan'), profile: 'chat' },
   { name: 'messy', workspaceDir: path.join(examples, 'messy'), profile: 'deepanalyze' },
-  // The shared material itself (read-only folders without README or instruction), as the issue names it.
+  // The shared material itself (folders without README or instruction), as the issue names it.
   {
     name: 'shared messy',
-    workspaceDir: path.join(sharedData, 'messy'),
+    workspaceDir: path.join(bareCopies, 'messy'),
     profile: 'chat',
     instruction: 'Describe what these files contain and how clean they are.',
   },
   {
     name: 'shared student-loan',
-    workspaceDir: path.join(sharedData, 'deepanalyze-student-loan', 'data'),
+    workspaceDir: path.join(bareCopies, 'student-loan'),
     profile: 'deepanalyze',
     instruction: 'Generate a data science report.',
   },
@@ -64,10 +77,13 @@ let runsDir: string;
 
 beforeAll(async () => {
   runsDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-offline-'));
+  await copyBare('messy');
+  await copyBare('student-loan');
 });
 
 afterAll(async () => {
   await rm(runsDir, { recursive: true, force: true });
+  await rm(bareCopies, { recursive: true, force: true });
 });
 
 async function runOffline(
