@@ -26,13 +26,19 @@
 // follow-ups; with BENCH_AT_ONCE=2 only round totals mean anything.
 // BENCH_CPU_PROFILE_DIR: a V8 CPU profile of each round's measured turns (the
 // server's through bench/cpu-profile-on-signal.mjs). Prints one JSON document.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createOfflineAnalyst, openThread } from '../src/index.ts';
+import {
+  QUESTIONS,
+  csv,
+  processCpuMs,
+  quantile,
+  startServe,
+  type ServeProcess,
+} from './support/serve-process.ts';
 
 const THREADS = Number(process.env.BENCH_THREADS ?? 8);
 const TURNS = Number(process.env.BENCH_TURNS ?? 3);
@@ -55,20 +61,9 @@ const SERVE_NODE_ARGS =
   PROFILE_DIR === undefined
     ? []
     : ['--import', new URL('./cpu-profile-on-signal.mjs', import.meta.url).pathname];
-const QUESTIONS = [
-  'Generate a data science report.',
-  'Which region sells the most units?',
-  'Any outliers in price?',
-];
-const csv =
-  'region,units,price\nnorth,10,2.5\nsouth,7,3.0\neast,12,2.0\nwest,5,4.5\nnorth,8,2.4\nsouth,9,3.1\n';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const ms1 = (value: number): number => Math.round(value * 10) / 10;
-const quantile = (values: readonly number[], q: number): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
-};
 const mean = (values: readonly number[]): number =>
   values.reduce((sum, value) => sum + value, 0) / Math.max(1, values.length);
 
@@ -172,12 +167,6 @@ async function startProfile(): Promise<{ stop(name: string): Promise<void> } | n
   };
 }
 
-/** CPU ms (10 ms ticks, exited threads included) the process has used. */
-async function statCpuMs(pid: number): Promise<number> {
-  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 /** Runs `count` tasks, at most AT_ONCE at a time, in order. */
 async function inSlots(count: number, task: (index: number) => Promise<void>): Promise<void> {
   let next = 0;
@@ -242,46 +231,11 @@ async function libraryRound(workspaceDir: string, runsDir: string) {
   return { turns, openMs, totalMs, byThread };
 }
 
-async function startServe(
-  dataDir: string,
-  checkout: string,
-): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
-  const child = spawn(
-    process.execPath,
-    [
-      ...SERVE_NODE_ARGS,
-      path.join(checkout, 'bin/datalyst.js'),
-      'serve',
-      '--offline',
-      '--port',
-      '0',
-      '--data-dir',
-      dataDir,
-      '--warm',
-      '0',
-      '--max-turns',
-      String(Math.max(2, AT_ONCE)),
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
-  );
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /serving on (http:\/\/\S+)/.exec(output);
-      if (match?.[1]) resolve(match[1]);
-    });
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${output}`)));
+function startServerRound(dataDir: string, checkout: string): Promise<ServeProcess> {
+  return startServe(dataDir, ['--warm', '0', '--max-turns', String(Math.max(2, AT_ONCE))], {
+    checkout,
+    nodeArgs: SERVE_NODE_ARGS,
   });
-  return {
-    url,
-    pid: child.pid ?? -1,
-    async stop() {
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    },
-  };
 }
 
 /** Reads a turn's SSE stream to turn-done; its status. */
@@ -310,7 +264,7 @@ async function followTurn(eventsUrl: string): Promise<string> {
 }
 
 async function serverRound(csvPath: string, dataDir: string, checkout: string) {
-  const server = await startServe(dataDir, checkout);
+  const server = await startServerRound(dataDir, checkout);
   const post = async (url: string, body: unknown) =>
     fetch(url, {
       method: 'POST',
@@ -343,7 +297,7 @@ async function serverRound(csvPath: string, dataDir: string, checkout: string) {
     const threadsFrom = await threadCpuMs(server.pid);
     const roundFrom = {
       sched: await schedCpuMs(server.pid),
-      stat: await statCpuMs(server.pid),
+      stat: await processCpuMs(server.pid),
       children: await childrenCpuMs(server.pid),
       here: cpuMsHere(),
     };
@@ -368,7 +322,7 @@ async function serverRound(csvPath: string, dataDir: string, checkout: string) {
       }
     });
     const totalMs = (await schedCpuMs(server.pid)) - roundFrom.sched;
-    const totalStatMs = (await statCpuMs(server.pid)) - roundFrom.stat;
+    const totalStatMs = (await processCpuMs(server.pid)) - roundFrom.stat;
     const childrenMs = (await childrenCpuMs(server.pid)) - roundFrom.children;
     const byThread = perTurnByThread(threadsFrom, await threadCpuMs(server.pid));
     if (PROFILE_DIR !== undefined) {

@@ -19,8 +19,6 @@
 // Also: the server process's peak RSS, errors, and what an idle thread costs
 // (its container's memory, and that the idle timeout gives it back).
 // Goal: server p50/p95 ≤ 1.1 × library. Prints one JSON document.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,24 +26,20 @@ import { performance } from 'node:perf_hooks';
 import Docker from 'dockerode';
 import { createOfflineAnalyst, openThread } from '../src/index.ts';
 import { containerLabels } from '../src/sandbox/index.ts';
+import {
+  QUESTIONS,
+  csv,
+  processCpuMs,
+  quantile,
+  startServe,
+  type ServeProcess,
+} from './support/serve-process.ts';
 
 const THREADS = Number(process.env.BENCH_THREADS ?? 16);
 const TURNS = Number(process.env.BENCH_TURNS ?? 3);
 const MAX_TURNS = Number(process.env.BENCH_MAX_TURNS ?? Math.max(1, os.availableParallelism()));
 /** ABBA blocks (library, server, server, library): on a shared machine one block is at the mercy of what else runs. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
-const QUESTIONS = [
-  'Generate a data science report.',
-  'Which region sells the most units?',
-  'Any outliers in price?',
-];
-const csv =
-  'region,units,price\nnorth,10,2.5\nsouth,7,3.0\neast,12,2.0\nwest,5,4.5\nnorth,8,2.4\nsouth,9,3.1\n';
-
-const quantile = (values: readonly number[], q: number): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
-};
 const round = (value: number): number => Math.round(value * 10) / 10;
 const summary = (values: readonly number[]) => ({
   p50Ms: round(quantile(values, 0.5)),
@@ -176,52 +170,17 @@ async function libraryPhase(
   return { latencies, errors, wallMs: performance.now() - started };
 }
 
-interface ServeProcess {
-  url: string;
-  pid: number;
-  stop(): Promise<void>;
-}
-
-async function startServe(dataDir: string, idleTimeout: string): Promise<ServeProcess> {
-  const child = spawn(
-    process.execPath,
-    [
-      'bin/datalyst.js',
-      'serve',
-      '--offline',
-      '--port',
-      '0',
-      '--data-dir',
-      dataDir,
-      '--max-turns',
-      String(MAX_TURNS),
-      '--max-queued',
-      String(THREADS * TURNS),
-      '--warm',
-      '0',
-      '--idle-timeout',
-      idleTimeout,
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
-  );
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /serving on (http:\/\/\S+)/.exec(output);
-      if (match?.[1]) resolve(match[1]);
-    });
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${output}`)));
-  });
-  return {
-    url,
-    pid: child.pid ?? -1,
-    async stop() {
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    },
-  };
+function startServerBlock(dataDir: string, idleTimeout: string): Promise<ServeProcess> {
+  return startServe(dataDir, [
+    '--max-turns',
+    String(MAX_TURNS),
+    '--max-queued',
+    String(THREADS * TURNS),
+    '--warm',
+    '0',
+    '--idle-timeout',
+    idleTimeout,
+  ]);
 }
 
 /** Reads a turn's SSE stream to `turn-done`; returns when `turn-running` and `turn-done` arrived. */
@@ -277,8 +236,7 @@ async function machineCpu(
 
 /** CPU seconds (user + system) a process has used so far. */
 async function cpuSeconds(pid: number): Promise<number> {
-  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]?.split(' ') ?? [];
-  return round((Number(fields[11]) + Number(fields[12])) / 100);
+  return round((await processCpuMs(pid)) / 1000);
 }
 
 async function peakRssMb(pid: number): Promise<number> {
@@ -288,7 +246,7 @@ async function peakRssMb(pid: number): Promise<number> {
 }
 
 async function serverPhase(csvPath: string, dataDir: string, measureIdle: boolean) {
-  const server = await startServe(dataDir, measureIdle ? '20s' : '10m');
+  const server = await startServerBlock(dataDir, measureIdle ? '20s' : '10m');
   const json = (body: unknown) => ({
     method: 'POST',
     headers: { 'content-type': 'application/json' },
