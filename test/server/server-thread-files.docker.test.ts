@@ -1,18 +1,15 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import OpenAI, { toFile } from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOfflineAnalyst } from '../../src/index.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { noDataFilesLine } from '../../src/agent/first-message.ts';
-import { startServer, type DatalystServer } from '../../src/server/index.ts';
+import { type DatalystServer } from '../../src/server/index.ts';
 import { ATTACH_FILES_HINT } from '../../src/server/thread-engine.ts';
-import { containersOwnedBy } from './support/docker-containers.ts';
+import { useDockerServers } from './support/docker-servers.ts';
 import {
   answerReply as answer,
   codeReply as code,
-  startScriptedDockerServer,
   type ScriptedDockerServer,
 } from './support/server-harness.ts';
 
@@ -70,27 +67,12 @@ async function threadFiles(url: string, threadId: string): Promise<string[]> {
 }
 
 describe('datalyst serve: files attached to a follow-up, and a chat without files', () => {
-  let dataDir: string;
+  const servers = useDockerServers('datalyst-serve-files-');
   let offline: DatalystServer;
   let scripted: ScriptedDockerServer;
-
-  beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-serve-files-'));
-    offline = await startServer({
-      dataDir: path.join(dataDir, 'offline'),
-      port: 0,
-      modelId: 'datalyst-offline-analyst',
-      engine: { createModel: () => createOfflineAnalyst() },
-      maxConcurrentTurns: 2,
-    });
-    scripted = await startScriptedDockerServer({ dataDir: path.join(dataDir, 'scripted') });
-  });
-
-  afterAll(async () => {
-    await offline?.close();
-    await scripted?.close();
-    await rm(dataDir, { recursive: true, force: true });
-    expect(await containersOwnedBy(process.pid)).toEqual([]);
+  beforeAll(() => {
+    offline = servers.offline();
+    scripted = servers.scripted();
   });
 
   it('offline analyst: "Hello" without files ends no-data saying to attach files; the same thread with person.csv attached analyses it', async () => {

@@ -1,16 +1,13 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
 import OpenAI, { toFile } from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOfflineAnalyst } from '../../src/index.ts';
-import { startServer, type DatalystServer, type Turn } from '../../src/server/index.ts';
-import { containersOwnedBy } from './support/docker-containers.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type DatalystServer, type Turn } from '../../src/server/index.ts';
+import { useDockerServers } from './support/docker-servers.ts';
 import {
   answerReply as answer,
   codeReply as code,
-  startScriptedDockerServer,
   type ScriptedDockerServer,
 } from './support/server-harness.ts';
 
@@ -32,27 +29,12 @@ const finalDelta = (last: Record<string, unknown>) =>
   (last.choices as { delta: { thread_id: string; files: { name: string; url: string }[] } }[])[0]?.delta;
 
 describe('datalyst serve on the real sandbox, called with the openai client', () => {
-  let dataDir: string;
+  const servers = useDockerServers('datalyst-serve-docker-');
   let offline: DatalystServer;
   let scripted: ScriptedDockerServer;
-
-  beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-serve-docker-'));
-    offline = await startServer({
-      dataDir: path.join(dataDir, 'offline'),
-      port: 0,
-      modelId: 'datalyst-offline-analyst',
-      engine: { createModel: () => createOfflineAnalyst() },
-      maxConcurrentTurns: 2,
-    });
-    scripted = await startScriptedDockerServer({ dataDir: path.join(dataDir, 'scripted') });
-  });
-
-  afterAll(async () => {
-    await offline?.close();
-    await scripted?.close();
-    await rm(dataDir, { recursive: true, force: true });
-    expect(await containersOwnedBy(process.pid)).toEqual([]);
+  beforeAll(() => {
+    offline = servers.offline();
+    scripted = servers.scripted();
   });
 
   it('offline analyst: uploads a CSV, streams the analysis with its <Execute> output, and serves the report', async () => {
