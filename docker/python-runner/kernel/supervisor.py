@@ -645,6 +645,21 @@ class Supervisor:
             self.flush_live()
         self.retire_worker()
         self.kill_orphans()
+        self.reap_all_children()
+
+    def reap_all_children(self, within_s: float = 1.0) -> None:
+        """Waits for the children we killed before we exit: one left a zombie would be
+        re-parented to an init that may never wait for it (a CI container's PID 1)."""
+        deadline = time.monotonic() + within_s
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                if time.monotonic() > deadline:
+                    return
+                time.sleep(0.002)
 
 
 MAX_FAILED_STARTS = 3
