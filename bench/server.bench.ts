@@ -18,6 +18,12 @@
 // the measured turns and how busy the whole machine was in each phase.
 // Also: the server process's peak RSS, errors, and what an idle thread costs
 // (its container's memory, and that the idle timeout gives it back).
+// Both sides are one process for the whole run, equally warm: the library's
+// blocks run in this process, the server's in one `datalyst serve` whose
+// threads are deleted at the end of each block, as the library closes its own.
+// BENCH_SERVER_PER_BLOCK=1 starts a fresh server for every server block (how
+// this bench measured until 2026-11-25): its code is then less optimised by
+// the JIT than the library's, which earlier blocks have warmed.
 // Goal: server p50/p95 ≤ 1.1 × library. Prints one JSON document.
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -40,6 +46,7 @@ const TURNS = Number(process.env.BENCH_TURNS ?? 3);
 const MAX_TURNS = Number(process.env.BENCH_MAX_TURNS ?? Math.max(1, os.availableParallelism()));
 /** ABBA blocks (library, server, server, library): on a shared machine one block is at the mercy of what else runs. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const SERVER_PER_BLOCK = process.env.BENCH_SERVER_PER_BLOCK === '1';
 const round = (value: number): number => Math.round(value * 10) / 10;
 const summary = (values: readonly number[]) => ({
   p50Ms: round(quantile(values, 0.5)),
@@ -245,8 +252,23 @@ async function peakRssMb(pid: number): Promise<number> {
   return round(kb / 1024);
 }
 
-async function serverPhase(csvPath: string, dataDir: string, measureIdle: boolean) {
-  const server = await startServerBlock(dataDir, measureIdle ? '20s' : '10m');
+/** Deletes a block's threads and waits until their containers are gone, so that removing them is not done during the next block. */
+async function deleteThreads(server: ServeProcess, threadIds: readonly string[]): Promise<void> {
+  await Promise.all(threadIds.map((id) => fetch(`${server.url}/v1/threads/${id}`, { method: 'DELETE' })));
+  const docker = new Docker();
+  const waitedFrom = performance.now();
+  while (performance.now() - waitedFrom < 60_000) {
+    const left = await docker.listContainers({
+      all: true,
+      filters: { label: [`${containerLabels.ownerPid}=${server.pid}`] },
+    });
+    if (left.length === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error('the server did not remove the containers of the threads deleted at the end of a block');
+}
+
+async function serverPhase(server: ServeProcess, csvPath: string, measureIdle: boolean) {
   const json = (body: unknown) => ({
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -309,9 +331,10 @@ async function serverPhase(csvPath: string, dataDir: string, measureIdle: boolea
     const serverCpuS = round((await cpuSeconds(server.pid)) - serverCpuBefore);
     let idle: Record<string, unknown> | null = null;
     if (measureIdle) idle = await idleCost(server, threadIds);
+    else await deleteThreads(server, threadIds);
     return { latencies, endToEnd, errors, wallMs, rssMb, idle, serverCpuS };
   } finally {
-    await server.stop();
+    if (SERVER_PER_BLOCK) await server.stop();
   }
 }
 
@@ -376,57 +399,63 @@ async function main(): Promise<void> {
       () => ['library', 'server', 'server', 'library'] as const,
     ).flat();
     const blocks: { library: Sample[]; server: Sample[] }[] = [];
-    for (const [index, kind] of order.entries()) {
-      if (index % 4 === 0) blocks.push({ library: [], server: [] });
-      const block = blocks.at(-1) as { library: Sample[]; server: Sample[] };
-      const machineBefore = await machineCpu();
-      const cpuBefore = process.cpuUsage();
-      const benchCpuS = () => {
-        const used = process.cpuUsage(cpuBefore);
-        return round((used.user + used.system) / 1e6);
-      };
-      if (kind === 'library') {
-        const result = await libraryPhase(workspaceDir, path.join(root, 'runs'));
-        library.push(...result.latencies);
-        block.library.push(...result.latencies);
-        errors += result.errors;
-        phases.push({
-          kind,
-          ...split(result.latencies),
-          firstQuestionPhases: phaseSplit(result.latencies),
-          errors: result.errors,
-          wallS: round(result.wallMs / 1000),
-          cpuS: { benchProcess: benchCpuS(), machine: (await machineCpu(machineBefore.ticks)).busyCoreS },
-          machineBusy: (await machineCpu(machineBefore.ticks)).busyFraction,
-        });
-      } else {
-        const result = await serverPhase(
-          csvPath,
-          path.join(root, `data-${index}`),
-          index === order.length - 2,
-        );
-        server.push(...result.latencies);
-        block.server.push(...result.latencies);
-        serverEndToEnd.push(...result.endToEnd);
-        errors += result.errors;
-        rssMb = Math.max(rssMb, result.rssMb);
-        idle = result.idle ?? idle;
-        phases.push({
-          kind,
-          ...split(result.latencies),
-          firstQuestionPhases: phaseSplit(result.latencies),
-          errors: result.errors,
-          wallS: round(result.wallMs / 1000),
-          peakRssMb: result.rssMb,
-          cpuS: {
-            benchProcess: benchCpuS(),
-            serverProcess: result.serverCpuS,
-            machine: (await machineCpu(machineBefore.ticks)).busyCoreS,
-          },
-          machineBusy: (await machineCpu(machineBefore.ticks)).busyFraction,
-        });
+    const lastServerBlock = order.length - 2;
+    let sharedServer: ServeProcess | undefined;
+    const serverFor = async (index: number): Promise<ServeProcess> =>
+      SERVER_PER_BLOCK
+        ? startServerBlock(path.join(root, `data-${index}`), index === lastServerBlock ? '20s' : '10m')
+        : (sharedServer ??= await startServerBlock(path.join(root, 'data'), '20s'));
+    try {
+      for (const [index, kind] of order.entries()) {
+        if (index % 4 === 0) blocks.push({ library: [], server: [] });
+        const block = blocks.at(-1) as { library: Sample[]; server: Sample[] };
+        const machineBefore = await machineCpu();
+        const cpuBefore = process.cpuUsage();
+        const benchCpuS = () => {
+          const used = process.cpuUsage(cpuBefore);
+          return round((used.user + used.system) / 1e6);
+        };
+        if (kind === 'library') {
+          const result = await libraryPhase(workspaceDir, path.join(root, 'runs'));
+          library.push(...result.latencies);
+          block.library.push(...result.latencies);
+          errors += result.errors;
+          phases.push({
+            kind,
+            ...split(result.latencies),
+            firstQuestionPhases: phaseSplit(result.latencies),
+            errors: result.errors,
+            wallS: round(result.wallMs / 1000),
+            cpuS: { benchProcess: benchCpuS(), machine: (await machineCpu(machineBefore.ticks)).busyCoreS },
+            machineBusy: (await machineCpu(machineBefore.ticks)).busyFraction,
+          });
+        } else {
+          const result = await serverPhase(await serverFor(index), csvPath, index === lastServerBlock);
+          server.push(...result.latencies);
+          block.server.push(...result.latencies);
+          serverEndToEnd.push(...result.endToEnd);
+          errors += result.errors;
+          rssMb = Math.max(rssMb, result.rssMb);
+          idle = result.idle ?? idle;
+          phases.push({
+            kind,
+            ...split(result.latencies),
+            firstQuestionPhases: phaseSplit(result.latencies),
+            errors: result.errors,
+            wallS: round(result.wallMs / 1000),
+            peakRssMb: result.rssMb,
+            cpuS: {
+              benchProcess: benchCpuS(),
+              serverProcess: result.serverCpuS,
+              machine: (await machineCpu(machineBefore.ticks)).busyCoreS,
+            },
+            machineBusy: (await machineCpu(machineBefore.ticks)).busyFraction,
+          });
+        }
+        console.error(`[bench:server] ${JSON.stringify(phases.at(-1))}`);
       }
-      console.error(`[bench:server] ${JSON.stringify(phases.at(-1))}`);
+    } finally {
+      await sharedServer?.stop();
     }
     const lib = split(library);
     const srv = split(server);
@@ -449,6 +478,7 @@ async function main(): Promise<void> {
             turnsPerThread: TURNS,
             turnsAtOnce: MAX_TURNS,
             abbaBlocks: ROUNDS,
+            serverProcess: SERVER_PER_BLOCK ? 'a fresh one per server block' : 'one for the whole run',
           },
           turnLatency: {
             library: lib,
