@@ -252,6 +252,21 @@ describe('sanitizeChartSvg', () => {
     expect(sanitizeChartSvg('<svg><text>ok</text><script>alert(1)')).toBe('<svg><text>ok</text>');
     expect(sanitizeChartSvg('<svg><SCRIPT type="a>b">alert(1)</SCRIPT></svg>')).toBe('<svg></svg>');
   });
+
+  it('rewrites a tag whose handler, link or url() hides behind a newline, a tab or upper case (the quick check lets only plain tags through)', () => {
+    expect(sanitizeChartSvg('<g\nonload="x()"><path\tOnMouseOver="y()" d="M0"/></g>')).toBe(
+      '<g><path d="M0"/></g>',
+    );
+    expect(sanitizeChartSvg('<a\nXLINK:HREF="https://e/"><rect FILL="URL(http://e/p)"/></a>')).toBe(
+      '<a><rect FILL="none"/></a>',
+    );
+    // Plain tags, as vega draws 5 000 points, are kept byte for byte.
+    const plain =
+      '<path transform="translate(1,2)" d="M2,0A2,2,0,1,1,-2,0" fill="#4c78a8" stroke-width="2"/>';
+    expect(sanitizeChartSvg(`<g class="mark-symbol role-mark">${plain.repeat(3)}</g>`)).toBe(
+      `<g class="mark-symbol role-mark">${plain.repeat(3)}</g>`,
+    );
+  });
 });
 
 describe('chart titles and labels round-trip exactly (sanitize structure, not the user text)', () => {
