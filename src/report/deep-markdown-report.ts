@@ -17,7 +17,12 @@ import {
 } from './deep-run.ts';
 import type { DeepVisual, PreparedDeepReport } from './deep-run.ts';
 import type { ReportAsset } from './markdown-report.ts';
-import { escapeMarkdownText, fencedBlock, neutralizeMarkdown } from './markdown-text.ts';
+import {
+  escapeMarkdownText,
+  fencedBlock,
+  neutralizeInlineMarkdown,
+  neutralizeMarkdown,
+} from './markdown-text.ts';
 import { formatUtcTime } from './report-format.ts';
 
 /**
@@ -94,10 +99,10 @@ export function renderDeepMarkdownReport(report: PreparedDeepReport): DeepMarkdo
       out.push(
         '**What it could not answer**',
         '',
-        ...summary.cannotAnswer.map((line) => `- ${neutralizeMarkdown(line)}`),
+        ...summary.cannotAnswer.map((line) => `- ${neutralizeInlineMarkdown(line)}`),
         '',
       );
-    if (summary.limits !== null) out.push(`*${neutralizeMarkdown(summary.limits)}*`, '');
+    if (summary.limits !== null) out.push(`*${neutralizeInlineMarkdown(summary.limits)}*`, '');
   }
   out.push('## Brief', '');
   if (record.brief === null) {
@@ -160,7 +165,7 @@ export function renderDeepMarkdownReport(report: PreparedDeepReport): DeepMarkdo
       .filter((number) => !number.verified)
       .map((number) => escapeMarkdownText(number.text));
     out.push(
-      `- ${anchor(evidenceAnchor(item.id))}**${item.id}** ${neutralizeMarkdown(item.claim.replace(/\s*\n\s*/g, ' '))} — from [${item.subAnalysisId}](#${subAnchor(item.subAnalysisId)}), printed by ${outputs || 'no output'}${unverified.length === 0 ? '' : `; not found there: ${unverified.join(', ')}`}`,
+      `- ${anchor(evidenceAnchor(item.id))}**${item.id}** ${neutralizeInlineMarkdown(item.claim)} — from [${item.subAnalysisId}](#${subAnchor(item.subAnalysisId)}), printed by ${outputs || 'no output'}${unverified.length === 0 ? '' : `; not found there: ${unverified.join(', ')}`}`,
     );
   }
   out.push('', '## Sub-analyses', '');

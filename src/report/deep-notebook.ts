@@ -1,7 +1,7 @@
 import type { EvidenceItem } from '../deep/deep-schema.ts';
 import { subOutcomeText } from './deep-run.ts';
 import type { DeepSubView, PreparedDeepReport } from './deep-run.ts';
-import { neutralizeMarkdown } from './markdown-text.ts';
+import { neutralizeInlineMarkdown, neutralizeMarkdown } from './markdown-text.ts';
 import type { Notebook, NotebookCell } from './notebook-schema.ts';
 import {
   CellIds,
@@ -36,7 +36,7 @@ export function renderDeepNotebook(report: PreparedDeepReport): Notebook {
     '',
     `Datalyst deep analysis \`${record.runId}\`, ${record.model.offline ? 'made by the built-in offline analyst (no language model was used)' : `model \`${record.model.id}\``}.`,
     '',
-    `It ended **${record.termination.reason}**: ${neutralizeMarkdown(record.termination.detail)}`,
+    `It ended **${record.termination.reason}**: ${neutralizeInlineMarkdown(record.termination.detail)}`,
     '',
     'The sections below cite evidence (`EV1`…); each evidence item cites the outputs of a sub-analysis (`S1:E4`: output E4 of sub-analysis S1), whose cells follow under "Sub-analyses". Each sub-analysis ran in a kernel of its own; run this notebook in a folder that holds a copy of the workspace.',
   ];
@@ -48,11 +48,11 @@ export function renderDeepNotebook(report: PreparedDeepReport): Notebook {
       '',
       ...record.brief.questions.map(
         (entry, index) =>
-          `${index + 1}. ${neutralizeMarkdown(entry.question)}${entry.tables.length > 0 ? ` (tables: ${entry.tables.map((table) => neutralizeMarkdown(table)).join(', ')})` : ''}`,
+          `${index + 1}. ${neutralizeInlineMarkdown(entry.question)}${entry.tables.length > 0 ? ` (tables: ${entry.tables.map((table) => neutralizeInlineMarkdown(table)).join(', ')})` : ''}`,
       ),
     ];
     if (record.brief.goodAnswer.trim() !== '')
-      brief.push('', `**A good answer:** ${neutralizeMarkdown(record.brief.goodAnswer)}`);
+      brief.push('', `**A good answer:** ${neutralizeInlineMarkdown(record.brief.goodAnswer)}`);
     cells.push(markdownCell(ids.next('brief'), brief.join('\n')));
   }
   if (record.ask !== null)
@@ -61,9 +61,9 @@ export function renderDeepNotebook(report: PreparedDeepReport): Notebook {
   const evidenceById = new Map(record.evidence.map((item) => [item.id, item]));
   for (const view of report.sections) {
     const { section } = view;
-    const text = [`## ${neutralizeMarkdown(section.title)}`, ''];
+    const text = [`## ${neutralizeInlineMarkdown(section.title)}`, ''];
     if (section.error !== null)
-      text.push(`*Not written by the writer: ${neutralizeMarkdown(section.error)}*`, '');
+      text.push(`*Not written by the writer: ${neutralizeInlineMarkdown(section.error)}*`, '');
     text.push(neutralizeMarkdown(section.markdown, { demoteHeadings: 2 }));
     const cited = view.evidenceIds.flatMap((id) => evidenceById.get(id) ?? []);
     if (cited.length > 0) text.push('', '**Evidence**', '', ...cited.map(evidenceLine));
@@ -100,9 +100,9 @@ function evidenceLine(item: EvidenceItem): string {
   const outputs = item.outputs.length > 0 ? ` (${item.outputs.join(', ')})` : '';
   const flag =
     unverified.length > 0
-      ? ` *(not found in its outputs: ${unverified.map((text) => neutralizeMarkdown(text)).join(', ')})*`
+      ? ` *(not found in its outputs: ${unverified.map((text) => neutralizeInlineMarkdown(text)).join(', ')})*`
       : '';
-  return `- **${item.id}**${outputs}: ${neutralizeMarkdown(item.claim)}${flag}`;
+  return `- **${item.id}**${outputs}: ${neutralizeInlineMarkdown(item.claim)}${flag}`;
 }
 
 /** One sub-analysis: its heading, its outcome, its reasoning and cells. Returns the last execution count used. */
@@ -115,12 +115,12 @@ function subAnalysisCells(
 ): number {
   const { record } = sub;
   const heading = [
-    `## ${record.id}: ${neutralizeMarkdown(record.question)}`,
+    `## ${record.id}: ${neutralizeInlineMarkdown(record.question)}`,
     '',
-    `Outcome: **${neutralizeMarkdown(subOutcomeText(record))}**. ${neutralizeMarkdown(record.detail)}`,
+    `Outcome: **${neutralizeInlineMarkdown(subOutcomeText(record))}**. ${neutralizeInlineMarkdown(record.detail)}`,
   ];
   if (record.evidenceIds.length > 0) heading.push('', `Evidence: ${record.evidenceIds.join(', ')}.`);
-  if (sub.traceNote !== null) heading.push('', `*${neutralizeMarkdown(sub.traceNote)}*`);
+  if (sub.traceNote !== null) heading.push('', `*${neutralizeInlineMarkdown(sub.traceNote)}*`);
   cells.push(markdownCell(ids.next(`${record.id}-heading`), heading.join('\n')));
   if (sub.records === null) return count;
   const visuals = visualsOf(report, record.id);

@@ -27,22 +27,21 @@ export interface NeutralizeOptions {
  */
 export function neutralizeMarkdown(text: string, options: NeutralizeOptions = {}): string {
   const demote = options.demoteHeadings ?? 0;
-  const out: string[] = [];
+  /** The output's lines: fences and code as they are, the rest (`live`) to be neutralized. */
+  const lines: { text: string; live: boolean }[] = [];
   let fence: string | null = null;
-  /** Indexes in `out` of the heading lines outside fences. */
-  const headings: number[] = [];
   for (const line of text.split('\n')) {
     if (fence !== null) {
       // Closed by any line CommonMark would close it with (and by a few more: the rest is then neutralized).
       const close = /^\s{0,3}(`{3,}|~{3,})(.*)$/.exec(line);
       const marker = close?.[1];
       if (marker !== undefined && marker[0] === fence[0] && marker.length >= fence.length) {
-        out.push(fence);
+        lines.push({ text: fence, live: false });
         fence = null;
         const rest = close?.[2]?.trim() ?? '';
-        if (rest !== '') out.push(neutralizeLine(rest));
+        if (rest !== '') lines.push({ text: rest, live: true });
       } else {
-        out.push(line);
+        lines.push({ text: line, live: false });
       }
       continue;
     }
@@ -51,34 +50,80 @@ export function neutralizeMarkdown(text: string, options: NeutralizeOptions = {}
     const info = open?.[2] ?? '';
     if (marker !== undefined && !(marker[0] === '`' && info.includes('`'))) {
       fence = marker;
-      out.push(`${marker}${info}`);
+      lines.push({ text: `${marker}${info}`, live: false });
       continue;
     }
-    const neutral = neutralizeLine(line);
-    if (atxHeading.test(neutral)) headings.push(out.length);
-    out.push(
-      demote > 0
-        ? neutral.replace(
-            atxHeading,
-            (_match, indent: string, hashes: string) =>
-              `${indent}${'#'.repeat(Math.min(6, hashes.length + demote))}`,
-          )
-        : neutral,
-    );
+    lines.push({ text: line, live: true });
   }
-  if (fence !== null) out.push(fence);
-  if (options.nestHeadingsUnder !== undefined) nestAtxHeadings(out, headings, options.nestHeadingsUnder);
-  return out.join('\n');
+  if (fence !== null) lines.push({ text: fence, live: false });
+  return neutralizeLines(lines, demote, options.nestHeadingsUnder)
+    .map((line) => line.text)
+    .join('\n');
+}
+
+/**
+ * Model-written text for the middle of a line (after `**E1** `, inside
+ * `*…*`, a list item's text), inert there: one line (its line breaks become
+ * spaces), with no fence, since a fence opens only at the start of a line and
+ * its code lines would then be read as Markdown, raw HTML included. Every `<`
+ * is defused, in code spans too: beside other text on the line, a backtick
+ * at either end could join a run there and pair the spans differently.
+ */
+export function neutralizeInlineMarkdown(text: string): string {
+  return withoutTrailingEscape(neutralizeLine(text.replace(/\s*(?:\r\n?|\n)\s*/g, ' '), false));
+}
+
+/**
+ * A backslash at the very end would escape the first character of what a
+ * caller writes after the text (a backtick of its code span, the `*` that
+ * ends its emphasis). Written as a character reference, it cannot.
+ */
+function withoutTrailingEscape(line: string): string {
+  return /(?:^|[^\\])(?:\\\\)*\\$/.test(line) ? `${line.slice(0, -1)}&#92;` : line;
+}
+
+/** The live lines neutralized (headings demoted or nested), fences and code as they are. */
+function neutralizeLines(
+  lines: readonly { text: string; live: boolean }[],
+  demote: number,
+  nestHeadingsUnder: number | undefined,
+): { text: string; live: boolean }[] {
+  const out: { text: string; live: boolean }[] = [];
+  /** Indexes in `out` of the heading lines outside fences. */
+  const headings: number[] = [];
+  for (const line of lines) {
+    if (!line.live) {
+      out.push(line);
+      continue;
+    }
+    const neutral = neutralizeLine(line.text);
+    if (atxHeading.test(neutral)) headings.push(out.length);
+    out.push({
+      text:
+        demote > 0
+          ? neutral.replace(
+              atxHeading,
+              (_match, indent: string, hashes: string) =>
+                `${indent}${'#'.repeat(Math.min(6, hashes.length + demote))}`,
+            )
+          : neutral,
+      live: true,
+    });
+  }
+  if (nestHeadingsUnder !== undefined) nestAtxHeadings(out, headings, nestHeadingsUnder);
+  return out;
 }
 
 /** Renumbers, in place, the ATX headings at `indexes` of `lines` (lines outside fences). */
-function nestAtxHeadings(lines: string[], indexes: readonly number[], under: number): void {
+function nestAtxHeadings(lines: { text: string }[], indexes: readonly number[], under: number): void {
   const levels = nestedHeadingLevels(
-    indexes.map((index) => atxHeading.exec(lines[index] ?? '')?.[2]?.length ?? 1),
+    indexes.map((index) => atxHeading.exec(lines[index]?.text ?? '')?.[2]?.length ?? 1),
     under,
   );
   indexes.forEach((index, position) => {
-    lines[index] = (lines[index] ?? '').replace(
+    const line = lines[index];
+    if (line === undefined) return;
+    line.text = line.text.replace(
       atxHeading,
       (_match, indent: string) => `${indent}${'#'.repeat(levels[position] ?? under + 1)}`,
     );
@@ -89,12 +134,30 @@ function nestAtxHeadings(lines: string[], indexes: readonly number[], under: num
 const destination = String.raw`(?:[^()\s]|\([^()\s]*\))*`;
 const linkRest = String.raw`(?:[^()]|\([^()]*\))*`;
 
-function neutralizeLine(line: string): string {
+/**
+ * One line outside fences, on a line of its own, inert: raw HTML defused,
+ * unsafe links reduced, images made links. With `keepCodeSpans`, a `<`
+ * inside a code span stays `<` (a code span shows it as text; `&lt;` would
+ * show as `&lt;`) when the line's spans are read alike by any renderer
+ * (`closesItsCodeSpans`), checked on the line as written. Otherwise every
+ * `<` is defused, and a line whose backticks could pair with another line's
+ * has them written `&#96;`, so that it leaves no code span open.
+ */
+function neutralizeLine(line: string, keepCodeSpans = true): string {
   const definition = /^(\s{0,3}\[[^\]]+\]:\s*)(\S+)(.*)$/.exec(line);
   if (definition && !isSafeLink(definition[2] ?? '')) return `${definition[1] ?? ''}#unsafe-link-removed`;
+  if (keepCodeSpans && line.includes('`')) {
+    const kept = rewriteLinksAndImages(defuseHtml(line, true));
+    // A GFM table splits its row at every `|`, inside code spans too: a cell could begin mid-span.
+    if (closesItsCodeSpans(kept) && !kept.includes('|') && defuseHtml(kept, true) === kept) return kept;
+  }
+  const defused = rewriteLinksAndImages(line.replace(/</g, '&lt;'));
+  return closesItsCodeSpans(defused) ? defused : defused.replace(/`/g, '&#96;');
+}
+
+function rewriteLinksAndImages(line: string): string {
   return (
     line
-      .replace(/</g, '&lt;')
       .replace(
         new RegExp(`!\\[([^\\]]*)\\]\\(\\s*(${destination})${linkRest}\\)`, 'g'),
         (_match, alt: string, url: string) =>
@@ -109,6 +172,50 @@ function neutralizeLine(line: string): string {
         isSafeLink(url) ? match : '](#unsafe-link-removed)',
       )
   );
+}
+
+/** A line's backtick runs: where each starts and how long it is. */
+function backtickRuns(line: string): { start: number; length: number }[] {
+  return Array.from(line.matchAll(/`+/g), (match) => ({ start: match.index, length: match[0].length }));
+}
+
+/**
+ * Whether every backtick run of `line` closes on the line itself, with no
+ * backslash before a backtick: then every renderer pairs them as
+ * `defuseHtml` does, and the line leaves no code span open for the next
+ * line or for text written after it (an opener left open would pair with a
+ * backtick there; an escape shifts the pairing).
+ */
+function closesItsCodeSpans(line: string): boolean {
+  if (line.includes('\\`')) return false;
+  const runs = backtickRuns(line);
+  for (let index = 0; index < runs.length; index += 1) {
+    const length = runs[index]?.length;
+    const closer = runs.findIndex((run, at) => at > index && run.length === length);
+    if (closer === -1) return false;
+    index = closer;
+  }
+  return true;
+}
+
+/** `line` with every `<` that could open HTML written `&lt;`; with `keepCodeSpans`, those inside a code span stay. */
+function defuseHtml(line: string, keepCodeSpans: boolean): string {
+  if (!keepCodeSpans || !line.includes('`')) return line.replace(/</g, '&lt;');
+  const runs = backtickRuns(line);
+  let out = '';
+  let from = 0;
+  for (let index = 0; index < runs.length; index += 1) {
+    const opener = runs[index] as { start: number; length: number };
+    const closerIndex = runs.findIndex((run, at) => at > index && run.length === opener.length);
+    const closer = runs[closerIndex];
+    // An opener left open is text: the rest of the line is defused (and codeSpansReadAlike refuses the line).
+    if (closer === undefined) break;
+    const end = closer.start + closer.length;
+    out += line.slice(from, opener.start).replace(/</g, '&lt;') + line.slice(opener.start, end);
+    from = end;
+    index = closerIndex;
+  }
+  return out + line.slice(from).replace(/</g, '&lt;');
 }
 
 /** Plain text (data values, output ids, paths) in running Markdown text or a table cell. */

@@ -1,6 +1,6 @@
 import type { ExecutionRecord, StepRecord } from '../trace/schema.ts';
 import { escapeHtml } from './html-escape.ts';
-import { escapeMarkdownText, neutralizeMarkdown } from './markdown-text.ts';
+import { escapeMarkdownText, neutralizeInlineMarkdown, neutralizeMarkdown } from './markdown-text.ts';
 import { cleanOutputText } from '../trace/output-text.ts';
 import { chartKey, figureKey, missingVisualNote } from './prepared-report.ts';
 import type { PreparedReport } from './prepared-report.ts';
@@ -157,7 +157,7 @@ export function executionCells(
     cells.push(
       markdownCell(
         ids.next('note'),
-        `*The cell above is not re-run: in the run it ended with \`${execution.result.status}\`${execution.result.statusDetail ? ` (${neutralizeMarkdown(execution.result.statusDetail)})` : ''}.*`,
+        `*The cell above is not re-run: in the run it ended with \`${execution.result.status}\`${execution.result.statusDetail ? ` (${neutralizeInlineMarkdown(execution.result.statusDetail)})` : ''}.*`,
       ),
     );
   }
@@ -295,7 +295,7 @@ function stepTitle(step: StepRecord): string {
 }
 
 export function firstLine(text: string): string {
-  return neutralizeMarkdown(text.trim().split('\n')[0]?.trim().slice(0, 140) || 'Analysis');
+  return neutralizeInlineMarkdown(text.trim().split('\n')[0]?.trim().slice(0, 140) || 'Analysis');
 }
 
 /** Stable, readable, unique ids: `E3`, `analyze-2`, ... */

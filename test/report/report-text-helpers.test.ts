@@ -5,6 +5,7 @@ import {
   escapeMarkdownText,
   fencedBlock,
   inlineCodeMarkdown,
+  neutralizeInlineMarkdown,
   neutralizeMarkdown,
 } from '../../src/report/markdown-text.ts';
 import MarkdownIt from 'markdown-it';
@@ -146,6 +147,99 @@ describe('neutralizeMarkdown fences a renderer does not see as fences', () => {
   it('closes a fence the text left open, so the report after it is not code', () => {
     expect(live('```\ncode')).toMatch(/<\/code><\/pre>\s*$/);
     expect(neutralizeMarkdown('```\ncode').split('\n').at(-1)).toBe('```');
+  });
+});
+
+describe('neutralizeMarkdown and code spans', () => {
+  // The most permissive renderer: raw HTML on, GFM tables on.
+  const commonMark = new MarkdownIt({ html: true });
+  const rendered = (markdown: string): string => commonMark.render(markdown);
+
+  it('shows `<` inside inline code as `<`, not `&lt;`', () => {
+    const html = rendered(neutralizeMarkdown('Rows with `df[df.price < 0]` and <b>this</b>.'));
+    expect(html).toContain('<code>df[df.price &lt; 0]</code>');
+    expect(html).not.toContain('&amp;lt;');
+    expect(html).not.toContain('<b>');
+  });
+
+  const attacks: Record<string, string> = {
+    'a span across lines': 'text `start\nx` <img src=x onerror=alert(1)> `',
+    'an opener left open before a blank line': 'a `x\n\n<img src=x onerror=alert(1)> `y`',
+    'an escaped opener': 'a \\`<img src=x onerror=alert(1)>` b`',
+    'a table row split inside a span': '| a | b |\n| - | - |\n| `x | <img src=x onerror=alert(1)>` | y |',
+    'an image whose destination holds a backtick': '![a](u`) `<img src=x onerror=alert(1)>` `',
+    'a link around a span': '[`<img src=x onerror=alert(1)>`](javascript:alert(1)) `ok`',
+    'a heading': '## `<script>alert(1)</script>` #',
+  };
+  for (const [name, text] of Object.entries(attacks)) {
+    it(`lets no raw HTML through: ${name}`, () => {
+      const html = rendered(neutralizeMarkdown(text));
+      expect(html).not.toMatch(/<(?:img|script)\b/);
+      expect(html).not.toContain('javascript:');
+    });
+  }
+
+  it('lets no raw HTML through when texts are written one after another on a line (neutralizeInlineMarkdown)', () => {
+    // Callers put several texts on one line (a finding, then its source); a fence there is no fence.
+    const pieces = [
+      'ends with \\',
+      '`<img src=x onerror=alert(1)>` tail',
+      'a `x',
+      'y` <img src=x onerror=alert(1)> `',
+      '```\n<img src=x onerror=alert(1)>\n```',
+    ];
+    for (const first of pieces)
+      for (const second of pieces) {
+        const html = rendered(`- ${neutralizeInlineMarkdown(first)}${neutralizeInlineMarkdown(second)}`);
+        expect(html, `${first} + ${second}`).not.toMatch(/<img\b/);
+      }
+  });
+});
+
+describe('neutralizeMarkdown on random text made of the pieces that shift code spans', () => {
+  const commonMark = new MarkdownIt({ html: true });
+  const pieces = [
+    '`',
+    '``',
+    '\\',
+    '<img src=x onerror=alert(1)>',
+    '|',
+    '\n',
+    '\n\n',
+    'a',
+    ' ',
+    '[x](',
+    ')',
+    '![',
+    '- ',
+    '    ',
+    '&',
+  ];
+  // A small deterministic generator (mulberry32): the same texts on every run.
+  let seed = 2026;
+  const random = (): number => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const text = (): string =>
+    Array.from(
+      { length: 1 + Math.floor(random() * 12) },
+      () => pieces[Math.floor(random() * pieces.length)],
+    ).join('');
+
+  it('never lets raw HTML through, alone or written after another neutralized text', () => {
+    for (let round = 0; round < 3000; round += 1) {
+      const first = text();
+      const second = text();
+      for (const markdown of [
+        neutralizeMarkdown(first),
+        `- ${neutralizeInlineMarkdown(first)}${neutralizeInlineMarkdown(second)}`,
+        `${neutralizeMarkdown(first)}\n\n**E1** ${neutralizeInlineMarkdown(second)} — from *${neutralizeInlineMarkdown(first)}*`,
+      ])
+        expect(commonMark.render(markdown), JSON.stringify([first, second])).not.toMatch(/<img\b/);
+    }
   });
 });
 
