@@ -100,6 +100,14 @@ const split = (samples: readonly Sample[]) => ({
   followUps: summary(samples.filter((sample) => sample.turn > 0).map((sample) => sample.ms)),
 });
 
+/** What every block prints: its latencies, where first questions spent their time, its errors and wall time. */
+const blockSummary = (result: { latencies: Sample[]; errors: number; wallMs: number }) => ({
+  ...split(result.latencies),
+  firstQuestionPhases: phaseSplit(result.latencies),
+  errors: result.errors,
+  wallS: round(result.wallMs / 1000),
+});
+
 const ratio = (a: number, b: number): number => Math.round((a / b) * 100) / 100;
 
 class Semaphore {
@@ -422,10 +430,7 @@ async function main(): Promise<void> {
           errors += result.errors;
           phases.push({
             kind,
-            ...split(result.latencies),
-            firstQuestionPhases: phaseSplit(result.latencies),
-            errors: result.errors,
-            wallS: round(result.wallMs / 1000),
+            ...blockSummary(result),
             cpuS: { benchProcess: benchCpuS(), machine: (await machineCpu(machineBefore.ticks)).busyCoreS },
             machineBusy: (await machineCpu(machineBefore.ticks)).busyFraction,
           });
@@ -439,10 +444,7 @@ async function main(): Promise<void> {
           idle = result.idle ?? idle;
           phases.push({
             kind,
-            ...split(result.latencies),
-            firstQuestionPhases: phaseSplit(result.latencies),
-            errors: result.errors,
-            wallS: round(result.wallMs / 1000),
+            ...blockSummary(result),
             peakRssMb: result.rssMb,
             cpuS: {
               benchProcess: benchCpuS(),
