@@ -1,7 +1,6 @@
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createOfflineAnalyst, openThread, resumeThread } from '../../src/agent/index.ts';
 import {
   createDockerBackend,
@@ -10,6 +9,7 @@ import {
   type SandboxSession,
 } from '../../src/sandbox/index.ts';
 import { readTrace } from '../../src/trace/reader.ts';
+import { useTempDirs } from '../support/temp-dirs.ts';
 
 /**
  * Regression: the library listed a run folder inside its workspace
@@ -19,10 +19,7 @@ import { readTrace } from '../../src/trace/reader.ts';
  * its own output out; now the library does too.
  */
 
-const temporary: string[] = [];
-afterAll(async () => {
-  await Promise.all(temporary.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const tempDirs = useTempDirs();
 
 /** Every file the kernel can reach: its working directory, and the inputs mount. */
 const listEverything = [
@@ -35,8 +32,7 @@ describe('a thread whose run folder lies inside its workspace', () => {
   it.each(['volume', 'bind'] as const)(
     'records only the data files as inputs, and the kernel never sees the run folder (%s)',
     async (inputTransfer) => {
-      const workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-outdir-inside-'));
-      temporary.push(workspaceDir);
+      const workspaceDir = await tempDirs.make('datalyst-outdir-inside-');
       // Readable by the sandbox user, so that a bind mount is possible.
       await chmod(workspaceDir, 0o755);
       await writeFile(

@@ -1,7 +1,6 @@
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   analyze,
   createOfflineAnalyst,
@@ -17,6 +16,7 @@ import type { SandboxOptions } from '../../src/sandbox/index.ts';
 import { readTrace } from '../../src/trace/reader.ts';
 import { createFakeSandbox, printed } from './support/fake-session.ts';
 import { writeRecordedRun } from '../fixtures/traces/recorded-run.ts';
+import { useTempDirs } from '../support/temp-dirs.ts';
 
 /**
  * Regression: a run folder (outDir) inside the workspace was listed as data
@@ -25,14 +25,10 @@ import { writeRecordedRun } from '../fixtures/traces/recorded-run.ts';
  * workspace changed. The real sandbox's side is in the .docker test beside this.
  */
 
-const temporary: string[] = [];
-afterAll(async () => {
-  await Promise.all(temporary.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const tempDirs = useTempDirs();
 
 async function workspace(): Promise<{ root: string; workspaceDir: string }> {
-  const root = await mkdtemp(path.join(os.tmpdir(), 'datalyst-run-inside-'));
-  temporary.push(root);
+  const root = await tempDirs.make('datalyst-run-inside-');
   const workspaceDir = path.join(root, 'ws');
   await mkdir(workspaceDir);
   await writeFile(path.join(workspaceDir, 'sales.csv'), 'region,revenue\nnorth,1234\n');

@@ -1,12 +1,12 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { analyze, createOfflineAnalyst, openThread, rerunAnalysis } from '../../src/agent/index.ts';
 import { deepAnalyze } from '../../src/deep/index.ts';
 import { ConfigError, DatalystError } from '../../src/errors/index.ts';
 import { createFakeSandbox, printed, testProfile } from './support/fake-session.ts';
 import { writeRecordedRun } from '../fixtures/traces/recorded-run.ts';
+import { useTempDirs } from '../support/temp-dirs.ts';
 
 /**
  * Regression: the library's outDir did not have to be new or empty.
@@ -16,16 +16,12 @@ import { writeRecordedRun } from '../fixtures/traces/recorded-run.ts';
  * written and before any sandbox opens.
  */
 
-const temporary: string[] = [];
-afterAll(async () => {
-  await Promise.all(temporary.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const tempDirs = useTempDirs();
 
 const userTrace = '{"mine": "not a Datalyst trace"}\n';
 
 async function workspace(): Promise<{ root: string; workspaceDir: string }> {
-  const root = await mkdtemp(path.join(os.tmpdir(), 'datalyst-outdir-'));
-  temporary.push(root);
+  const root = await tempDirs.make('datalyst-outdir-');
   const workspaceDir = path.join(root, 'ws');
   await mkdir(workspaceDir);
   await writeFile(path.join(workspaceDir, 'sales.csv'), 'region,revenue\nnorth,1234\n');

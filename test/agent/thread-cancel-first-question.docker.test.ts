@@ -1,13 +1,13 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/agent/events.ts';
 import type { LanguageModel, ModelRequest } from '../../src/agent/language-model.ts';
 import { createOfflineAnalyst, offlineAnalystTurn } from '../../src/agent/offline-analyst/index.ts';
 import { openThread } from '../../src/agent/thread/index.ts';
 import { readTrace } from '../../src/trace/reader.ts';
 import { splitTurns } from '../../src/trace/turns.ts';
+import { useTempDirs } from '../support/temp-dirs.ts';
 
 /**
  * The first-time user's report: in `datalyst chat` with the offline analyst,
@@ -16,14 +16,10 @@ import { splitTurns } from '../../src/trace/turns.ts';
  * real sandbox and kernel.
  */
 
-const temporary: string[] = [];
-afterAll(async () => {
-  await Promise.all(temporary.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const tempDirs = useTempDirs();
 
 async function temporaryDir(prefix: string): Promise<string> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
-  temporary.push(dir);
+  const dir = await tempDirs.make(prefix);
   return dir;
 }
 

@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
-import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { copyFile, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/agent/events.ts';
 import { createOpenAIChatModel } from '../../src/agent/openai-chat-model.ts';
 import { openThread } from '../../src/agent/thread/index.ts';
 import { readTrace } from '../../src/trace/reader.ts';
 import { startFakeOpenAIServer } from '../support/fake-openai-server.ts';
+import { useTempDirs } from '../support/temp-dirs.ts';
 
 /**
  * Regression (a thread that began without files never analysed anything):
@@ -18,14 +18,10 @@ import { startFakeOpenAIServer } from '../support/fake-openai-server.ts';
  */
 
 const personCsv = path.resolve('workspace-examples/student-loan/person.csv');
-const temporary: string[] = [];
-afterAll(async () => {
-  await Promise.all(temporary.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const tempDirs = useTempDirs();
 
 async function folder(prefix: string): Promise<string> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
-  temporary.push(dir);
+  const dir = await tempDirs.make(prefix);
   return dir;
 }
 

@@ -1,9 +1,8 @@
 import { spawn } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { cp, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/agent/events.ts';
 import { createOpenAIChatModel } from '../../src/agent/openai-chat-model.ts';
 import { openThread, resumeThread } from '../../src/agent/thread/index.ts';
@@ -12,17 +11,14 @@ import { readTrace } from '../../src/trace/reader.ts';
 import { splitTurns } from '../../src/trace/turns.ts';
 import { startFakeOpenAIServer, type ScriptEntry } from '../support/fake-openai-server.ts';
 import { executeInRunner } from '../support/notebook-runner.ts';
+import { useTempDirs } from '../support/temp-dirs.ts';
 
 /** Threads through the real sandbox: one kernel across questions, the report and notebook of all of them, resume after SIGKILL. */
 
-const temporary: string[] = [];
-afterAll(async () => {
-  await Promise.all(temporary.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const tempDirs = useTempDirs();
 
 async function workspace(): Promise<string> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-thread-ws-'));
-  temporary.push(dir);
+  const dir = await tempDirs.make('datalyst-thread-ws-');
   const rows = [
     'month,region,revenue',
     '1,North,10',
@@ -37,8 +33,7 @@ async function workspace(): Promise<string> {
 }
 
 async function runsDir(): Promise<string> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-thread-runs-'));
-  temporary.push(dir);
+  const dir = await tempDirs.make('datalyst-thread-runs-');
   return dir;
 }
 

@@ -1,7 +1,6 @@
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   analyze,
   createOfflineAnalyst,
@@ -11,6 +10,7 @@ import {
 } from '../../src/agent/index.ts';
 import { ConfigError, DatalystError } from '../../src/errors/index.ts';
 import { createFakeSandbox, printed, testProfile } from './support/fake-session.ts';
+import { useTempDirs } from '../support/temp-dirs.ts';
 
 /**
  * Regression: a misspelt option was ignored and the run went on with the
@@ -19,14 +19,10 @@ import { createFakeSandbox, printed, testProfile } from './support/fake-session.
  * sandbox or run folder.
  */
 
-const temporary: string[] = [];
-afterAll(async () => {
-  await Promise.all(temporary.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const tempDirs = useTempDirs();
 
 async function folders(): Promise<{ root: string; workspaceDir: string; outDir: string }> {
-  const root = await mkdtemp(path.join(os.tmpdir(), 'datalyst-unknown-option-'));
-  temporary.push(root);
+  const root = await tempDirs.make('datalyst-unknown-option-');
   await writeFile(path.join(root, 'sales.csv'), 'region,revenue\nnorth,1234\n');
   return { root, workspaceDir: root, outDir: path.join(root, 'run') };
 }

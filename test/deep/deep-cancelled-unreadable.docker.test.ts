@@ -1,10 +1,10 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createOfflineAnalyst } from '../../src/agent/index.ts';
 import { deepAnalyze, readDeepRecord, type DeepEvent } from '../../src/deep/index.ts';
 import { renderDeepRunFolder } from '../../src/report/index.ts';
+import { useTempDirs } from '../support/temp-dirs.ts';
 
 /**
  * Regression: the deep report's list of files that could not be read came
@@ -13,15 +13,11 @@ import { renderDeepRunFolder } from '../../src/report/index.ts';
  * sub-analysis) had found them. deep.json now records them with the profile.
  */
 
-const temporary: string[] = [];
-afterAll(async () => {
-  await Promise.all(temporary.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const tempDirs = useTempDirs();
 
 describe('a deep run cancelled right after the workspace profile', () => {
   it('names the unreadable file in deep.json and in the HTML and Markdown reports', async () => {
-    const root = await mkdtemp(path.join(os.tmpdir(), 'datalyst-deep-cancel-unreadable-'));
-    temporary.push(root);
+    const root = await tempDirs.make('datalyst-deep-cancel-unreadable-');
     const workspaceDir = path.join(root, 'ws');
     await mkdir(workspaceDir);
     await writeFile(path.join(workspaceDir, 'sales.csv'), 'region,revenue\nnorth,1234\nsouth,567\n');

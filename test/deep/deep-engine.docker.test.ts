@@ -1,8 +1,8 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { hostname, tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import Docker from 'dockerode';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createOpenAIChatModel } from '../../src/agent/index.ts';
 import { deepAnalyze, readDeepRecord, type DeepEvent, type DeepRecord } from '../../src/deep/index.ts';
 import { notebookSchema, renderDeepRunFolder } from '../../src/report/index.ts';
@@ -25,6 +25,7 @@ import {
   text,
   type DeepScript,
 } from './support/scripted-deep-model.ts';
+import { useTempDirs } from '../support/temp-dirs.ts';
 
 /**
  * The deep engine through real sandboxes (the run's own warm pool) and a
@@ -33,14 +34,10 @@ import {
  * the deadline's forced report and a cancel that leaves no container.
  */
 
-const temporary: string[] = [];
-afterAll(async () => {
-  await Promise.all(temporary.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const tempDirs = useTempDirs();
 
 async function tempDir(prefix: string): Promise<string> {
-  const dir = await mkdtemp(path.join(tmpdir(), prefix));
-  temporary.push(dir);
+  const dir = await tempDirs.make(prefix);
   return dir;
 }
 

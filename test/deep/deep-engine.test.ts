@@ -1,7 +1,7 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { LanguageModel, ModelChunk, ModelRequest } from '../../src/agent/index.ts';
 import {
   checkCitations,
@@ -17,17 +17,14 @@ import {
 import { ConfigError } from '../../src/errors/index.ts';
 import type { ExecutionRecord } from '../../src/trace/index.ts';
 import { createFakeSandbox, printed, testProfile } from '../agent/support/fake-session.ts';
+import { useTempDirs } from '../support/temp-dirs.ts';
 
 /** The engine's bookkeeping with in-process roles and sandboxes: budgets, gaps, endings, the bank. */
 
-const temporary: string[] = [];
-afterAll(async () => {
-  await Promise.all(temporary.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const tempDirs = useTempDirs();
 
 async function folders(): Promise<{ workspaceDir: string; outDir: string }> {
-  const root = await mkdtemp(path.join(os.tmpdir(), 'datalyst-deep-unit-'));
-  temporary.push(root);
+  const root = await tempDirs.make('datalyst-deep-unit-');
   const workspaceDir = path.join(root, 'ws');
   await import('node:fs/promises').then((fs) => fs.mkdir(workspaceDir));
   await writeFile(path.join(workspaceDir, 'sales.csv'), 'region,revenue\nnorth,1234\n');

@@ -1,10 +1,11 @@
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createOfflineAnalyst } from '../../src/agent/index.ts';
 import { deepAnalyze, type DeepAnalyzeOptions } from '../../src/deep/index.ts';
 import { ConfigError } from '../../src/errors/index.ts';
+import { useTempDirs } from '../support/temp-dirs.ts';
 
 /**
  * Regression: deepAnalyze had no check of its own options. A misspelt one
@@ -12,15 +13,11 @@ import { ConfigError } from '../../src/errors/index.ts';
  * through the run ("openThread() has no option …"), after the folder was
  * claimed and the workspace profiled.
  */
-const temporary: string[] = [];
-afterAll(async () => {
-  await Promise.all(temporary.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const tempDirs = useTempDirs();
 
 describe('deepAnalyze options', () => {
   it('a misspelt option is refused at once, naming deepAnalyze() and the right spelling; nothing is written', async () => {
-    const root = await mkdtemp(path.join(os.tmpdir(), 'datalyst-deep-options-'));
-    temporary.push(root);
+    const root = await tempDirs.make('datalyst-deep-options-');
     const workspaceDir = path.join(root, 'ws');
     await mkdir(workspaceDir);
     await writeFile(path.join(workspaceDir, 'sales.csv'), 'region,revenue\nnorth,1\n');

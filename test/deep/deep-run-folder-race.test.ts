@@ -1,7 +1,6 @@
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   rerunAnalysis,
   type LanguageModel,
@@ -12,6 +11,7 @@ import { deepAnalyze, readDeepRecord, type DeepRoles } from '../../src/deep/inde
 import { ConfigError, DatalystError } from '../../src/errors/index.ts';
 import { createFakeSandbox, printed } from '../agent/support/fake-session.ts';
 import { writeRecordedRun } from '../fixtures/traces/recorded-run.ts';
+import { useTempDirs } from '../support/temp-dirs.ts';
 
 /**
  * Regression: deepAnalyze checked that its run folder was new or empty, then
@@ -20,14 +20,10 @@ import { writeRecordedRun } from '../fixtures/traces/recorded-run.ts';
  * deep.json exclusively: one run goes on, the other gets the check's refusal.
  */
 
-const temporary: string[] = [];
-afterAll(async () => {
-  await Promise.all(temporary.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const tempDirs = useTempDirs();
 
 async function folders(): Promise<{ root: string; workspaceDir: string }> {
-  const root = await mkdtemp(path.join(os.tmpdir(), 'datalyst-deep-race-'));
-  temporary.push(root);
+  const root = await tempDirs.make('datalyst-deep-race-');
   const workspaceDir = path.join(root, 'ws');
   await mkdir(workspaceDir);
   await writeFile(path.join(workspaceDir, 'sales.csv'), 'region,revenue\nnorth,1234\n');

@@ -1,5 +1,4 @@
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { cp, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentEvent, TurnResult } from '../../src/agent/events.ts';
@@ -9,6 +8,7 @@ import type { Thread } from '../../src/agent/thread/index.ts';
 import { renderRunFolder } from '../../src/report/index.ts';
 import type { TerminationReason } from '../../src/trace/schema.ts';
 import { numbersMissingFrom } from './support/answer-numbers.ts';
+import { useTempDirs } from '../support/temp-dirs.ts';
 
 /**
  * The offline analyst's follow-ups in a thread, through the real sandbox: what
@@ -20,11 +20,7 @@ import { numbersMissingFrom } from './support/answer-numbers.ts';
  */
 
 const examples = path.resolve(import.meta.dirname, '../../workspace-examples');
-const temporary: string[] = [];
-
-afterAll(async () => {
-  await Promise.all(temporary.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const tempDirs = useTempDirs();
 
 interface Reply {
   answer: string;
@@ -40,9 +36,8 @@ async function threadOn(
   files: Record<string, string>,
   askMode: 'pause' | 'reply' = 'pause',
 ): Promise<{ thread: Thread; outputs: string[] }> {
-  const workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-follow-up-ws-'));
-  const runs = await mkdtemp(path.join(os.tmpdir(), 'datalyst-follow-up-runs-'));
-  temporary.push(workspaceDir, runs);
+  const workspaceDir = await tempDirs.make('datalyst-follow-up-ws-');
+  const runs = await tempDirs.make('datalyst-follow-up-runs-');
   for (const [name, source] of Object.entries(files)) {
     if (source.includes('\n')) await writeFile(path.join(workspaceDir, name), source);
     else await cp(source, path.join(workspaceDir, name));
@@ -108,8 +103,7 @@ describe('a follow-up that names no column or table', () => {
     ({ thread } = await threadOn({ 'orders.csv': path.join(examples, 'sales', 'orders.csv') }));
     declined = await ask(thread, 'Why did sales fall?');
     // The report as it stands while the question back waits for its reply.
-    const outDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-follow-up-report-'));
-    temporary.push(outDir);
+    const outDir = await tempDirs.make('datalyst-follow-up-report-');
     await renderRunFolder(thread.outDir, { outDir, formats: ['md', 'html'] });
     report.md = await readFile(path.join(outDir, 'report.md'), 'utf8');
     report.html = await readFile(path.join(outDir, 'report.html'), 'utf8');

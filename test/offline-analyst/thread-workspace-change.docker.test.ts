@@ -1,11 +1,11 @@
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { copyFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AgentEvent, TurnResult } from '../../src/agent/events.ts';
 import { createOfflineAnalyst } from '../../src/agent/offline-analyst/index.ts';
 import { openThread } from '../../src/agent/thread/index.ts';
 import type { Thread } from '../../src/agent/thread/index.ts';
+import { useTempDirs } from '../support/temp-dirs.ts';
 
 /**
  * Regressions, through the real sandbox: the offline analyst in a thread
@@ -16,15 +16,11 @@ import type { Thread } from '../../src/agent/thread/index.ts';
  */
 
 const examples = path.resolve(import.meta.dirname, '../../workspace-examples');
-const temporary: string[] = [];
-afterAll(async () => {
-  await Promise.all(temporary.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const tempDirs = useTempDirs();
 
 async function emptyThread(): Promise<{ thread: Thread; workspaceDir: string }> {
-  const workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-offline-change-ws-'));
-  const runs = await mkdtemp(path.join(os.tmpdir(), 'datalyst-offline-change-runs-'));
-  temporary.push(workspaceDir, runs);
+  const workspaceDir = await tempDirs.make('datalyst-offline-change-ws-');
+  const runs = await tempDirs.make('datalyst-offline-change-runs-');
   const thread = await openThread({
     workspaceDir,
     outDir: path.join(runs, 'thread'),

@@ -1,10 +1,10 @@
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConfigError, DatalystError } from '../../src/errors/index.ts';
 import { renderReport, renderRunFolder } from '../../src/report/index.ts';
 import { makeSyntheticTrace } from '../fixtures/traces/synthetic-trace.ts';
+import { useTempDirs } from '../support/temp-dirs.ts';
 
 /**
  * Regression: `renderRunFolder(d, { format: ['md'] })` wrote all four formats
@@ -12,14 +12,10 @@ import { makeSyntheticTrace } from '../fixtures/traces/synthetic-trace.ts';
  * Both are ConfigErrors now, before anything is written.
  */
 
-const temporary: string[] = [];
-afterAll(async () => {
-  await Promise.all(temporary.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const tempDirs = useTempDirs();
 
 async function runFolder(): Promise<string> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'datalyst-render-options-'));
-  temporary.push(dir);
+  const dir = await tempDirs.make('datalyst-render-options-');
   const trace = makeSyntheticTrace({ rounds: 1, charts: 0 });
   await writeFile(
     path.join(dir, 'trace.jsonl'),
