@@ -24,6 +24,21 @@ export function checkListenSecurity(host: string, apiKey: string | null): void {
   }
 }
 
+/**
+ * Refuses a public URL (`--public-url`, already parsed) off this machine without a key: it says clients come
+ * from elsewhere through a proxy, and a proxy that sends the upstream's own `Host` (nginx's default) and no
+ * `Origin` passes the keyless server's browser guard, which would serve them all.
+ */
+export function checkPublicUrlSecurity(publicUrl: string, apiKey: string | null): void {
+  const hostname = new URL(publicUrl).hostname.replace(/^\[(.*)\]$/, '$1');
+  if (needsApiKey(hostname) && apiKey === null) {
+    throw new ConfigError(
+      `--public-url ${publicUrl} is reached from other machines, which needs an API key, and none is set.`,
+      'Set DATALYST_SERVER_API_KEY (or --api-key-file) to a long random secret (the proxy passes the Authorization header on), or leave --public-url out to serve only this machine.',
+    );
+  }
+}
+
 const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
 
 /**

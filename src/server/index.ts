@@ -2,7 +2,7 @@
 export { createServerApp, startServer } from './server.ts';
 export type { DatalystServer, ServerOptions } from './server.ts';
 export type { EngineOptions } from './thread-engine.ts';
-export { checkListenSecurity, needsApiKey } from './auth.ts';
+export { checkListenSecurity, checkPublicUrlSecurity, needsApiKey } from './auth.ts';
 export { parsePublicUrl } from './route-context.ts';
 export { ListenError, checkListenAddress, listenErrorOf } from './listen-address.ts';
 export { DataDirInUseError, checkDataDirFree } from './data-dir-lock.ts';

@@ -5,7 +5,7 @@ import { DatalystError } from '../errors/index.ts';
 import type { Health } from './api-schemas.ts';
 import { DataQuota } from './data-quota.ts';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
-import { checkListenSecurity, createKeyCheck } from './auth.ts';
+import { checkListenSecurity, checkPublicUrlSecurity, createKeyCheck } from './auth.ts';
 import { checkBrowserRequest } from './browser-guard.ts';
 import { FileStore } from './file-store.ts';
 import { checkListenAddress, listenErrorOf } from './listen-address.ts';
@@ -106,7 +106,7 @@ async function buildLockedApp(
   const host = options.host ?? '127.0.0.1';
   const apiKey = options.apiKey ?? null;
   checkListenSecurity(host, apiKey);
-  if (options.publicUrl !== undefined) parsePublicUrl(options.publicUrl);
+  if (options.publicUrl !== undefined) checkPublicUrlSecurity(parsePublicUrl(options.publicUrl), apiKey);
   // Before anything in the folder is read or changed: recovery would mark another live server's running turns interrupted.
   const lock = await lockDataDir(
     options.dataDir,

@@ -86,4 +86,12 @@ describe('`datalyst serve` with a bad key setting refuses before Docker is check
     expect(run.stderr).not.toContain('Docker');
     expect(run.stdout).toBe('');
   });
+
+  it('a --public-url off this machine without an API key: refused before Docker is checked', async () => {
+    const run = await serve(['--public-url', 'https://data.example.com']);
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toContain('needs an API key');
+    expect(run.stderr).not.toContain('Docker');
+    expect(run.stdout).toBe('');
+  });
 });

@@ -24,6 +24,8 @@ async function complete(
   return { threadId, urls: message?.files.map((file) => file.url) ?? [], eventsUrl: turn.events_url };
 }
 
+const apiKey = 'k'.repeat(40);
+
 describe('the URLs in answers behind a TLS proxy', () => {
   let server: TestServer | null = null;
   afterEach(async () => {
@@ -33,8 +35,8 @@ describe('the URLs in answers behind a TLS proxy', () => {
 
   // File URLs were built from the request's scheme and Host: behind a TLS proxy, http:// links to its inside.
   it('start with --public-url (path kept) whatever the request said', async () => {
-    server = await startTestServer({ publicUrl: 'https://data.example.com/datalyst/' });
-    const { threadId, urls, eventsUrl } = await complete(server);
+    server = await startTestServer({ publicUrl: 'https://data.example.com/datalyst/', apiKey });
+    const { threadId, urls, eventsUrl } = await complete(server, { authorization: `Bearer ${apiKey}` });
     const base = `https://data.example.com/datalyst/v1/threads/${threadId}/turns/1`;
     expect(urls).toEqual([`${base}/artifacts/out.csv`, `${base}/report?format=html`]);
     expect(eventsUrl).toBe(`${base}/events`);
@@ -70,5 +72,26 @@ describe('the URLs in answers behind a TLS proxy', () => {
     await expect(startTestServer({ publicUrl: 'ftp://data.example.com' })).rejects.toMatchObject({
       code: 'CONFIG_INVALID',
     });
+  });
+
+  // A public URL says clients reach the server from elsewhere, through a proxy: one that sends the upstream's
+  // own Host (nginx's default, 127.0.0.1:<port>) and no Origin passed the keyless browser guard, so
+  // `serve --public-url https://…` without a key (the help's own example) served every file to anyone.
+  it('off loopback without an API key is refused before the server starts (CONFIG_INVALID)', async () => {
+    await expect(startTestServer({ publicUrl: 'https://data.example.com' })).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: expect.stringContaining('API key') as unknown,
+    });
+    // A loopback public URL (a proxy on this machine, under a path) needs none.
+    for (const publicUrl of [
+      'http://127.0.0.1:8300/datalyst',
+      'http://localhost:8300',
+      'http://[::1]:8300',
+    ]) {
+      server = await startTestServer({ publicUrl });
+      expect((await fetch(`${server.url}/v1/files`)).status).toBe(200);
+      await server.close();
+      server = null;
+    }
   });
 });

@@ -29,7 +29,8 @@ DATALYST_SERVER_API_KEY or --api-key-file; clients send it as a bearer token.
 
 Behind a TLS proxy, --public-url gives the address clients use, so that the
 download URLs in answers work for them (X-Forwarded-* headers are not read:
-any client could send them).
+any client could send them). A public URL off this machine needs an API key
+too: the proxy passes the clients' Authorization header on.
 
 Reports come as html, md, ipynb, json or pdf (?format=); PDF is printed by
 headless Chromium (DATALYST_CHROMIUM, default /usr/bin/chromium).
@@ -39,7 +40,7 @@ Examples:
   $ datalyst serve --port 8300 --data-dir /srv/datalyst
   $ DATALYST_SERVER_API_KEY=$(openssl rand -hex 32) datalyst serve --host 0.0.0.0
   $ datalyst serve --base-url http://localhost:8000/v1 --model DeepAnalyze-8B
-  $ datalyst serve --public-url https://data.example.com   # behind a TLS proxy
+  $ DATALYST_SERVER_API_KEY=… datalyst serve --public-url https://data.example.com   # behind a TLS proxy
 
 ${exitCodeHelpFor([
   [ExitCode.answered, 'stopped by Ctrl-C (running turns cancelled, their sandboxes removed)'],
@@ -128,15 +129,21 @@ async function runServe(context: CliContext, options: ServeCommandOptions): Prom
   });
   let pool: WarmPool | null = null;
   try {
-    const { checkDataDirFree, checkListenAddress, checkListenSecurity, parsePublicUrl, startServer } =
-      await import('../../server/index.ts');
+    const {
+      checkDataDirFree,
+      checkListenAddress,
+      checkListenSecurity,
+      checkPublicUrlSecurity,
+      parsePublicUrl,
+      startServer,
+    } = await import('../../server/index.ts');
     const dataDir = path.resolve(context.cwd, options.dataDir);
     // A missing or weak key (or a key file others may read), a port in use, or a data folder another server
     // holds is said at once, before Docker is checked and a warm container started for nothing (startServer
     // checks the key again and takes the folder's lock for real).
     const apiKey = await readApiKey(options, context.cwd);
     checkListenSecurity(options.host, apiKey);
-    if (options.publicUrl !== undefined) parsePublicUrl(options.publicUrl);
+    if (options.publicUrl !== undefined) checkPublicUrlSecurity(parsePublicUrl(options.publicUrl), apiKey);
     await checkListenAddress(options.host, options.port);
     await checkDataDirFree(dataDir);
     const configFile = await loadConfigFile(options.config ?? context.env.configPath, context.cwd);
