@@ -121,6 +121,16 @@ export class ReportCache {
     return file;
   }
 
+  /**
+   * Settles when every render that is under way for the run folder `runDir` now has ended, however it ended:
+   * a deleted thread's report still being written (a PDF prints for up to 2 minutes) recreates its folder.
+   */
+  async settled(runDir: string): Promise<void> {
+    const prefix = `${runDir}${path.sep}`;
+    const renders = [...this.#pending].filter(([key]) => key.startsWith(prefix)).map(([, render]) => render);
+    await Promise.allSettled(renders);
+  }
+
   async #ensure(request: ReportRequest, formats: readonly ReportFormat[], file: string): Promise<void> {
     // The marker holds the version that rendered the files: after an upgrade a kept report is rendered again.
     const marker = path.join(request.outDir, `.rendered-${formats.join('-')}`);

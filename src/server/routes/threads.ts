@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -59,6 +59,13 @@ export function registerThreadRoutes(app: FastifyInstance, context: RouteContext
   app.delete('/v1/threads/:threadId', async (request) => {
     const { threadId } = parseWith(threadParams, request.params, 'path');
     await threads.delete(threadId);
+    // A report of the thread still being written (a PDF prints for up to 2 minutes) recreates the folder as
+    // it writes, out of the API's reach: removed again once it is done.
+    const threadDir = threads.store.threadDir(threadId);
+    void context.reports
+      .settled(threads.store.runDir(threadId))
+      .then(() => rm(threadDir, { recursive: true, force: true }))
+      .catch((error: unknown) => request.log.error({ err: error, threadId }, 'deleted thread not removed'));
     return { id: threadId, object: 'thread' as const, deleted: true as const };
   });
 
