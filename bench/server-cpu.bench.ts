@@ -33,6 +33,7 @@ import { performance } from 'node:perf_hooks';
 import { createOfflineAnalyst, openThread } from '../src/index.ts';
 import {
   QUESTIONS,
+  followTurn,
   csv,
   processCpuMs,
   quantile,
@@ -238,31 +239,6 @@ function startServerRound(dataDir: string, checkout: string): Promise<ServeProce
   });
 }
 
-/** Reads a turn's SSE stream to turn-done; its status. */
-async function followTurn(eventsUrl: string): Promise<string> {
-  const response = await fetch(eventsUrl);
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) throw new Error('the event stream ended before turn-done');
-    buffer += decoder.decode(value, { stream: true });
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) !== -1) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const data = block.split('\n').find((line) => line.startsWith('data: '));
-      if (data === undefined) continue;
-      const event = JSON.parse(data.slice(6)) as { type: string; status?: string };
-      if (event.type === 'turn-done') {
-        await reader.cancel();
-        return event.status ?? '';
-      }
-    }
-  }
-}
-
 async function serverRound(csvPath: string, dataDir: string, checkout: string) {
   const server = await startServerRound(dataDir, checkout);
   const post = async (url: string, body: unknown) =>
@@ -284,7 +260,7 @@ async function serverRound(csvPath: string, dataDir: string, checkout: string) {
         question: QUESTIONS[turn % QUESTIONS.length],
       });
       if (response.status !== 202) throw new Error(`POST turn: ${response.status} ${await response.text()}`);
-      const status = await followTurn(((await response.json()) as { events_url: string }).events_url);
+      const { status } = await followTurn(((await response.json()) as { events_url: string }).events_url);
       if (status !== 'finished') throw new Error(`server turn ended ${status}`);
     };
     for (let index = 0; index < WARM_THREADS; index += 1) {

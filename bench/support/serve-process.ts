@@ -77,3 +77,34 @@ export async function startServe(
     },
   };
 }
+
+/** Reads a turn's SSE stream to `turn-done`; returns when `turn-running` and `turn-done` arrived. */
+export async function followTurn(
+  eventsUrl: string,
+): Promise<{ runningAt: number; doneAt: number; status: string; seenAt: Map<string, number> }> {
+  const seenAt = new Map<string, number>();
+  const response = await fetch(eventsUrl);
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let runningAt = Number.NaN;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) throw new Error('the event stream ended before turn-done');
+    buffer += decoder.decode(value, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) !== -1) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const data = block.split('\n').find((line) => line.startsWith('data: '));
+      if (data === undefined) continue;
+      const event = JSON.parse(data.slice(6)) as { type: string; status?: string };
+      if (event.type === 'turn-running') runningAt = performance.now();
+      if (!seenAt.has(event.type)) seenAt.set(event.type, performance.now());
+      if (event.type === 'turn-done') {
+        await reader.cancel();
+        return { runningAt, doneAt: performance.now(), status: event.status ?? '', seenAt };
+      }
+    }
+  }
+}
