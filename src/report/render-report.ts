@@ -120,8 +120,9 @@ async function renderFormats(
   const artifactPaths = report.view.artifacts.map((artifact) => artifact.path).filter(isSafeRelativePath);
   if (artifactsDir !== join(outDir, 'artifacts'))
     await copyArtifacts(artifactPaths, artifactsDir, join(outDir, 'artifacts'));
+  // Every format that shows the images a cell saved as files: the PDF is the HTML printed.
   const artifactImages =
-    formats.has('html') || formats.has('md')
+    formats.has('html') || formats.has('pdf') || formats.has('md')
       ? await readEmbeddableImages(artifactPaths, join(outDir, 'artifacts'))
       : new Map();
 

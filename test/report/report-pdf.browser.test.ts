@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -94,5 +94,38 @@ describe('report.pdf printed by Chromium', () => {
     expect(Number(width)).toBeLessThan(300);
     expect(Number(height)).toBeLessThan(300);
     expect((await pageTexts(join(root, 'points.pdf'))).join('')).toContain('Fifty points');
+  });
+
+  // The images a cell saved as files (plt.savefig) were read only for html and md: report.pdf alone (as
+  // `datalyst serve` prints it, ?format=pdf) printed the HTML without them.
+  it('holds the images the cells saved as files when it is printed alone', async () => {
+    const trace = makeSyntheticTrace({ rounds: 2, charts: 0, figures: 1 });
+    const figure = trace.records.flatMap((record) =>
+      record.type === 'execution' ? record.result.figures : [],
+    )[0];
+    const png = Buffer.from(figure?.dataBase64 ?? '', 'base64');
+    const records = [
+      ...trace.records,
+      {
+        type: 'artifact' as const,
+        at: '2025-03-01T09:30:00.000Z',
+        outputId: 'E2',
+        path: 'plots/revenue.png',
+        sizeBytes: png.length,
+        sha256: 'a'.repeat(64),
+      },
+    ];
+    const imagesIn = async (formats: Array<'html' | 'pdf'>): Promise<number> => {
+      const outDir = join(root, `saved-image-${formats.join('-')}`);
+      await mkdir(join(outDir, 'artifacts', 'plots'), { recursive: true });
+      await writeFile(join(outDir, 'artifacts', 'plots', 'revenue.png'), png);
+      await renderReport({ ...trace, records }, { outDir, formats });
+      const { stdout } = await execa('pdfimages', ['-list', join(outDir, 'report.pdf')]);
+      return stdout.split('\n').filter((row) => row.trim().split(/\s+/)[2] === 'image').length;
+    };
+    const withHtml = await imagesIn(['html', 'pdf']);
+    // The figure and the saved image.
+    expect(withHtml).toBeGreaterThanOrEqual(2);
+    expect(await imagesIn(['pdf'])).toBe(withHtml);
   });
 });
