@@ -30,7 +30,8 @@ export function neutralizeMarkdown(text: string, options: NeutralizeOptions = {}
   /** The output's lines: fences and code as they are, the rest (`live`) to be neutralized. */
   const lines: { text: string; live: boolean }[] = [];
   let fence: string | null = null;
-  for (const line of text.split('\n')) {
+  // A lone \r ends a line for CommonMark as \n does: a fence it closes, or a link definition it ends, must be seen here.
+  for (const line of text.split(/\r\n?|\n/)) {
     if (fence !== null) {
       // Closed by any line CommonMark would close it with (and by a few more: the rest is then neutralized).
       const close = /^\s{0,3}(`{3,}|~{3,})(.*)$/.exec(line);
@@ -70,7 +71,9 @@ export function neutralizeMarkdown(text: string, options: NeutralizeOptions = {}
  * at either end could join a run there and pair the spans differently.
  */
 export function neutralizeInlineMarkdown(text: string): string {
-  return withoutTrailingEscape(neutralizeLine(text.replace(/\s*(?:\r\n?|\n)\s*/g, ' '), false));
+  // Whitespace runs, not `\s*\n\s*`: that pattern tried every start of a long run of spaces (quadratic).
+  const oneLine = text.replace(/\s+/g, (run) => (/[\r\n]/.test(run) ? ' ' : run));
+  return withoutTrailingEscape(neutralizeLine(oneLine, false));
 }
 
 /**
@@ -130,21 +133,22 @@ function nestAtxHeadings(lines: { text: string }[], indexes: readonly number[], 
   });
 }
 
-// A link destination may hold one level of balanced parentheses: javascript:alert(1).
+// A link destination may hold one level of balanced parentheses: javascript:alert(1). Matched atomically
+// (a lookahead and a backreference): backtracking into it before linkRest took quadratic time.
 const destination = String.raw`(?:[^()\s]|\([^()\s]*\))*`;
 const linkRest = String.raw`(?:[^()]|\([^()]*\))*`;
 
 /**
  * One line outside fences, on a line of its own, inert: raw HTML defused,
  * unsafe links reduced, images made links. With `keepCodeSpans`, a `<`
- * inside a code span stays `<` (a code span shows it as text; `&lt;` would
- * show as `&lt;`) when the line's spans are read alike by any renderer
+ * inside a code span that can begin no HTML stays `<` (a code span shows it
+ * as text; `&lt;` would show as `&lt;`) when the line's spans close on it
  * (`closesItsCodeSpans`), checked on the line as written. Otherwise every
  * `<` is defused, and a line whose backticks could pair with another line's
  * has them written `&#96;`, so that it leaves no code span open.
  */
 function neutralizeLine(line: string, keepCodeSpans = true): string {
-  const definition = /^(\s{0,3}\[[^\]]+\]:\s*)(\S+)(.*)$/.exec(line);
+  const definition = /^(\s{0,3}\[[^\]]+\]:\s*)(\S+)/.exec(line);
   if (definition && !isSafeLink(definition[2] ?? '')) return `${definition[1] ?? ''}#unsafe-link-removed`;
   if (keepCodeSpans && line.includes('`')) {
     const kept = rewriteLinksAndImages(defuseHtml(line, true));
@@ -159,17 +163,22 @@ function rewriteLinksAndImages(line: string): string {
   return (
     line
       .replace(
-        new RegExp(`!\\[([^\\]]*)\\]\\(\\s*(${destination})${linkRest}\\)`, 'g'),
+        new RegExp(`!\\[([^\\][]*)\\]\\(\\s*(?=(${destination}))\\2${linkRest}\\)`, 'g'),
         (_match, alt: string, url: string) =>
           isSafeLink(url) && /^https?:/i.test(url)
             ? `[image: ${alt || url}](${url})`
             : `*[image: ${alt || 'omitted'}]*`,
       )
       // Any "![" left makes an image of what follows: the "!" of "!![x](https://…)" before the link just made,
-      // or a reference-style "![x][ref]". Escaped, it is text.
-      .replace(/!\[/g, '\\![')
-      .replace(new RegExp(`\\]\\(\\s*(${destination})${linkRest}\\)`, 'g'), (match, url: string) =>
-        isSafeLink(url) ? match : '](#unsafe-link-removed)',
+      // or a reference-style "![x][ref]". Written as a character reference, it is text whatever comes before it:
+      // a backslash escaping it was itself escaped by one the text put before the "!" ("\![x][ref]").
+      .replace(/!\[/g, '&#33;[')
+      // A `](` the link pattern cannot read (a destination with nested parentheses, which CommonMark allows) is
+      // one whose scheme goes unchecked: written `]&#40;`, it opens no link (a reference is never structure).
+      .replace(
+        new RegExp(`\\]\\(\\s*(?=(${destination}))\\1${linkRest}\\)|\\]\\(`, 'g'),
+        (match, url: string | undefined) =>
+          url === undefined ? ']&#40;' : isSafeLink(url) ? match : '](#unsafe-link-removed)',
       )
   );
 }
@@ -177,6 +186,13 @@ function rewriteLinksAndImages(line: string): string {
 /** A line's backtick runs: where each starts and how long it is. */
 function backtickRuns(line: string): { start: number; length: number }[] {
   return Array.from(line.matchAll(/`+/g), (match) => ({ start: match.index, length: match[0].length }));
+}
+
+/** The index of the run after `index` as long as it, or -1. Looked for from `index` on: from the start it was quadratic. */
+function closerOf(runs: readonly { length: number }[], index: number): number {
+  const length = runs[index]?.length;
+  for (let at = index + 1; at < runs.length; at += 1) if (runs[at]?.length === length) return at;
+  return -1;
 }
 
 /**
@@ -190,15 +206,25 @@ function closesItsCodeSpans(line: string): boolean {
   if (line.includes('\\`')) return false;
   const runs = backtickRuns(line);
   for (let index = 0; index < runs.length; index += 1) {
-    const length = runs[index]?.length;
-    const closer = runs.findIndex((run, at) => at > index && run.length === length);
+    const closer = closerOf(runs, index);
     if (closer === -1) return false;
     index = closer;
   }
   return true;
 }
 
-/** `line` with every `<` that could open HTML written `&lt;`; with `keepCodeSpans`, those inside a code span stay. */
+/**
+ * A `<` that could begin raw HTML (a tag, a comment, a declaration, an HTML
+ * block) or an autolink (`<scheme:…>`, `<name@host>`), in any renderer.
+ */
+const htmlOpening = /<(?=[A-Za-z/!?]|[^\s<>]*@)/g;
+
+/**
+ * `line` with every `<` that could open HTML written `&lt;`; with `keepCodeSpans`, a `<` inside a code span
+ * that can begin nothing (`a < b`, `x <= 3`) stays. One that could is defused there too: a renderer may not
+ * pair the backticks as this does (one in a link's destination or title, a reference label, a URL that
+ * linkify ends is no delimiter), and the "code" is then text, raw HTML included.
+ */
 function defuseHtml(line: string, keepCodeSpans: boolean): string {
   if (!keepCodeSpans || !line.includes('`')) return line.replace(/</g, '&lt;');
   const runs = backtickRuns(line);
@@ -206,12 +232,14 @@ function defuseHtml(line: string, keepCodeSpans: boolean): string {
   let from = 0;
   for (let index = 0; index < runs.length; index += 1) {
     const opener = runs[index] as { start: number; length: number };
-    const closerIndex = runs.findIndex((run, at) => at > index && run.length === opener.length);
+    const closerIndex = closerOf(runs, index);
     const closer = runs[closerIndex];
-    // An opener left open is text: the rest of the line is defused (and codeSpansReadAlike refuses the line).
+    // An opener left open is text: the rest of the line is defused (and closesItsCodeSpans refuses the line).
     if (closer === undefined) break;
     const end = closer.start + closer.length;
-    out += line.slice(from, opener.start).replace(/</g, '&lt;') + line.slice(opener.start, end);
+    out +=
+      line.slice(from, opener.start).replace(/</g, '&lt;') +
+      line.slice(opener.start, end).replace(htmlOpening, '&lt;');
     from = end;
     index = closerIndex;
   }
@@ -243,7 +271,9 @@ export function inlineCodeMarkdown(text: string): string {
 
 /** A fenced code block whose fence no backtick run in the content can close. */
 export function fencedBlock(content: string, language: string): string {
-  const longestRun = Math.max(2, ...Array.from(content.matchAll(/`+/g), (match) => match[0].length));
+  // Not Math.max(...runs): spread as arguments, a long content's runs overflowed the stack.
+  let longestRun = 2;
+  for (const match of content.matchAll(/`+/g)) longestRun = Math.max(longestRun, match[0].length);
   const fence = '`'.repeat(longestRun + 1);
   return `${fence}${language}\n${content.replace(/\n+$/, '')}\n${fence}`;
 }

@@ -89,8 +89,18 @@ describe('neutralizeMarkdown and images that hide', () => {
         '!![x](https://evil.example/t.png) and ![y][pixel]\n[pixel]: https://evil.example/p.png',
       ),
     ).toBe(
-      '\\![image: x](https://evil.example/t.png) and \\![y][pixel]\n[pixel]: https://evil.example/p.png',
+      '&#33;[image: x](https://evil.example/t.png) and &#33;[y][pixel]\n[pixel]: https://evil.example/p.png',
     );
+  });
+
+  it('leaves no image when the text escaped the "!" itself (its backslash escaped the one that escaped "![")', () => {
+    const commonMark = new MarkdownIt({ html: true });
+    for (const markdown of [
+      neutralizeMarkdown('[r]: https://evil.example/p.png\n\n\\![x][r]'),
+      neutralizeMarkdown('\\![x\n](https://evil.example/p.png)'),
+      `- ${neutralizeInlineMarkdown('a \\![x')}${neutralizeInlineMarkdown('](https://evil.example/p.png)')}`,
+    ])
+      expect(commonMark.render(markdown), markdown).not.toMatch(/<img\b/);
   });
 });
 
@@ -214,6 +224,11 @@ describe('neutralizeMarkdown on random text made of the pieces that shift code s
     '- ',
     '    ',
     '&',
+    // Backticks a renderer may not read as delimiters (a link's title or destination, a linkified URL), a lone \r.
+    "'",
+    '](#',
+    'https://e.com/',
+    '\r',
   ];
   // A small deterministic generator (mulberry32): the same texts on every run.
   let seed = 2026;
@@ -239,7 +254,111 @@ describe('neutralizeMarkdown on random text made of the pieces that shift code s
         `${neutralizeMarkdown(first)}\n\n**E1** ${neutralizeInlineMarkdown(second)} — from *${neutralizeInlineMarkdown(first)}*`,
       ])
         expect(commonMark.render(markdown), JSON.stringify([first, second])).not.toMatch(/<img\b/);
+      // Whatever a renderer pairs: no "<" is left outside a fence that could begin HTML.
+      if (!/```|~~~/.test(first))
+        expect(neutralizeMarkdown(first), JSON.stringify(first)).not.toMatch(/<[A-Za-z/!?]/);
     }
+  });
+});
+
+/**
+ * Backticks a renderer does not read as code-span delimiters (in a link's
+ * destination or title, a reference label, a URL that linkify ends with a
+ * backtick) pair the spans otherwise than a line-by-line count does: a `<tag`
+ * kept raw "inside a span" was then raw HTML. A `<` that could begin HTML
+ * or an autolink is now defused inside code spans too; the check below holds
+ * whatever the renderer pairs.
+ */
+describe('neutralizeMarkdown keeps no < that could begin HTML, however a renderer pairs backticks', () => {
+  const renderers = {
+    'markdown-it': new MarkdownIt({ html: true }),
+    'markdown-it with linkify (an editor preview)': new MarkdownIt({ html: true, linkify: true }),
+  };
+  const img = '<img src=x onerror=alert(1)>';
+  const attacks: Record<string, string> = {
+    'a link title holding a backtick': `[a](#x '\`') ${img} \``,
+    'a link title on the next line holding a backtick': `[a](#x\n'\`') ${img} \``,
+    'a link destination holding a backtick': `[a](#\`) ${img} \``,
+    'a safe link whose title holds a backtick': `[a](https://example.com "\`") ${img} \``,
+    'a reference label holding a backtick (commonmark.js, GitHub)': `[\`]: #x '\`'\n\n[b][\`] ${img} \``,
+    'a URL that linkify ends with a backtick': `see https://example.com/\` ${img} \``,
+    'a carriage return before an HTML block inside a span': `a \`x\r<div>${img}\``,
+    'an email autolink inside a span': '`<x@example.com>`',
+  };
+  for (const [name, text] of Object.entries(attacks)) {
+    it(`lets no raw HTML through: ${name}`, () => {
+      const markdown = neutralizeMarkdown(text);
+      expect(markdown).not.toMatch(/<[A-Za-z/!?]|<[^\s<>]*@/);
+      for (const [renderer, md] of Object.entries(renderers))
+        expect(md.render(markdown), renderer).not.toMatch(/<(?:img|div|a href="mailto)\b/);
+    });
+  }
+
+  it('still shows a < that can begin nothing as < in a code span', () => {
+    const html = renderers['markdown-it'].render(
+      neutralizeMarkdown('`a < b`, `x <= 3`, `y <- 2`, `List<int>`'),
+    );
+    expect(html).toContain('<code>a &lt; b</code>');
+    expect(html).toContain('<code>x &lt;= 3</code>');
+    expect(html).toContain('<code>y &lt;- 2</code>');
+    expect(html).toContain('<code>List&amp;lt;int&gt;</code>');
+  });
+});
+
+describe('neutralizeMarkdown and links it cannot read', () => {
+  // A destination with nested parentheses (CommonMark allows them balanced, at any depth) was not matched by
+  // the link pattern, so its scheme was never checked: `javascript:` went through as a link.
+  it('writes the `](` of a link whose destination it cannot check as text', () => {
+    for (const text of [
+      '[x](javascript:a((1)))',
+      '![x](javascript:a((1)))',
+      'see [x](javascript:a((((1)))) now',
+    ]) {
+      const out = neutralizeMarkdown(text);
+      expect(out).not.toContain('](');
+      // As a renderer that filters no URL (commonmark.js) renders it.
+      const unfiltered = new MarkdownIt({ html: true });
+      unfiltered.validateLink = () => true;
+      expect(unfiltered.render(out)).not.toContain('href="javascript');
+    }
+    // Links it can check are kept as links.
+    expect(neutralizeMarkdown('[ok](https://a.org/a_(b))')).toBe('[ok](https://a.org/a_(b))');
+  });
+});
+
+/** A carriage return alone is a line ending to CommonMark: it closed a fence, or ended a link definition, that neutralizeMarkdown did not see. */
+describe('neutralizeMarkdown and carriage returns', () => {
+  const commonMark = new MarkdownIt({ html: true });
+  it('lets no raw HTML through after a fence a carriage return closes', () => {
+    const text = '```\nfoo\r```\r<img src=x onerror=alert(1)>\n```';
+    expect(commonMark.render(neutralizeMarkdown(text))).not.toMatch(/<img\b/);
+  });
+
+  it('removes an unsafe link definition ended by a carriage return or U+2028', () => {
+    for (const text of ['[a]: javascript:alert(1)\r\n\n[a]', '[a]: javascript:alert(1)\u2028\n\n[a]'])
+      expect(neutralizeMarkdown(text), JSON.stringify(text)).not.toContain('javascript:');
+  });
+});
+
+describe('neutralizing a megabyte of text takes linear time', () => {
+  const size = 1_000_000;
+  const inputs: Record<string, string> = {
+    'single backticks (each span looked for its closer from the start of the line)': 'a`'.repeat(size / 2),
+    'spaces (the line-break pattern tried every start)': ' '.repeat(size),
+    'a link left open': `](${'a'.repeat(size)}`,
+    'images left open': '!['.repeat(size / 2),
+    'a link definition ended by U+2028': `[a]: ${'x'.repeat(size)}\u2028`,
+  };
+  // Linear, each takes well under a second; quadratic, each took minutes, past the time limit. No time is
+  // asserted (tests assert no wall-clock times): the limit only stops a pattern that went quadratic again.
+  for (const [name, text] of Object.entries(inputs))
+    it(name, { timeout: 60_000 }, () => {
+      expect(neutralizeMarkdown(text).length).toBeGreaterThan(0);
+      expect(neutralizeInlineMarkdown(text).length).toBeGreaterThan(0);
+    });
+
+  it('chooses a fence for content with a megabyte of backtick runs', () => {
+    expect(fencedBlock('`a'.repeat(size / 2), '').startsWith('```\n')).toBe(true);
   });
 });
 
