@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChartPool, notebookSchema, renderReport, renderRunFolder } from '../../src/report/index.ts';
-import { makeSyntheticTrace } from '../fixtures/traces/synthetic-trace.ts';
+import { makeSyntheticTrace, withSavedImage } from '../fixtures/traces/synthetic-trace.ts';
 import { sequenceSpec } from '../support/chart-specs.ts';
 
 let root = '';
@@ -215,21 +215,7 @@ describe('renderRunFolder', () => {
   it('re-renders a run folder from a partial trace.jsonl and embeds image artifacts', async () => {
     const runDir = join(root, 'run-folder');
     const trace = makeSyntheticTrace({ outcome: 'incomplete', rounds: 2, charts: 1, figures: 1 });
-    const figure = trace.records.flatMap((record) =>
-      record.type === 'execution' ? record.result.figures : [],
-    )[0];
-    const png = Buffer.from(figure?.dataBase64 ?? '', 'base64');
-    const records = [
-      ...trace.records,
-      {
-        type: 'artifact',
-        at: '2025-03-01T09:30:00.000Z',
-        outputId: 'E2',
-        path: 'plots/revenue.png',
-        sizeBytes: png.length,
-        sha256: 'a'.repeat(64),
-      },
-    ];
+    const { records, png } = withSavedImage(trace);
     await cp(
       join(import.meta.dirname, '../fixtures/traces/student-loan/SOURCE.md'),
       join(runDir, 'artifacts', 'notes.md'),

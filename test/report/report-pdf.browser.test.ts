@@ -5,7 +5,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatalystError } from '../../src/errors/index.ts';
 import { renderReport } from '../../src/report/index.ts';
-import { makeSyntheticTrace } from '../fixtures/traces/synthetic-trace.ts';
+import { makeSyntheticTrace, withSavedImage } from '../fixtures/traces/synthetic-trace.ts';
 import { runDatalyst } from '../cli/support/cli-harness.ts';
 import { pointSpec } from '../support/chart-specs.ts';
 
@@ -100,21 +100,7 @@ describe('report.pdf printed by Chromium', () => {
   // `datalyst serve` prints it, ?format=pdf) printed the HTML without them.
   it('holds the images the cells saved as files when it is printed alone', async () => {
     const trace = makeSyntheticTrace({ rounds: 2, charts: 0, figures: 1 });
-    const figure = trace.records.flatMap((record) =>
-      record.type === 'execution' ? record.result.figures : [],
-    )[0];
-    const png = Buffer.from(figure?.dataBase64 ?? '', 'base64');
-    const records = [
-      ...trace.records,
-      {
-        type: 'artifact' as const,
-        at: '2025-03-01T09:30:00.000Z',
-        outputId: 'E2',
-        path: 'plots/revenue.png',
-        sizeBytes: png.length,
-        sha256: 'a'.repeat(64),
-      },
-    ];
+    const { records, png } = withSavedImage(trace);
     const imagesIn = async (formats: Array<'html' | 'pdf'>): Promise<number> => {
       const outDir = join(root, `saved-image-${formats.join('-')}`);
       await mkdir(join(outDir, 'artifacts', 'plots'), { recursive: true });
