@@ -75,20 +75,27 @@ describe('the reaper', () => {
     const image = process.env['DATALYST_IMAGE'] ?? (await runnerImageTag());
     // A PID that no process has: the largest possible one.
     const gonePid = 4_194_304;
+    // The containers name a host of their own and this pass reaps as that host, two minutes ahead: every other
+    // reaper (the periodic ones earlier test files started in this process, other processes' at start) sees
+    // another machine's containers with their deadlines to come and keeps them. It had removed one between its
+    // creation and this pass now and then, which then did not report it. (Sandboxes' deadlines are hours away.)
+    const host = `reaper-test-${process.pid}-${Date.now()}`;
     const now = Date.now();
+    const passAtMs = now + 120_000;
+    const later = now + 3_600_000;
     const variants = {
-      ownerGoneRunning: { pid: gonePid, host: hostname(), deadline: now + 3_600_000, start: true },
-      ownerGoneCreated: { pid: gonePid, host: hostname(), deadline: now + 3_600_000, start: false },
-      deadlinePassed: { pid: process.pid, host: hostname(), deadline: now - 1, start: true },
+      ownerGoneRunning: { pid: gonePid, host, deadline: later, start: true },
+      ownerGoneCreated: { pid: gonePid, host, deadline: later, start: false },
+      deadlinePassed: { pid: process.pid, host, deadline: passAtMs - 1, start: true },
       pidReused: {
         pid: process.pid,
-        host: hostname(),
-        deadline: now + 3_600_000,
+        host,
+        deadline: later,
         start: false,
         startedMs: 1,
       },
-      liveOwner: { pid: process.pid, host: hostname(), deadline: now + 3_600_000, start: true },
-      otherHost: { pid: gonePid, host: 'another-machine', deadline: now + 3_600_000, start: false },
+      liveOwner: { pid: process.pid, host, deadline: later, start: true },
+      otherHost: { pid: gonePid, host: 'another-machine', deadline: later, start: false },
     };
     const ids = new Map<string, string>();
     try {
@@ -108,7 +115,7 @@ describe('the reaper', () => {
         if (variant.start) await container.start();
         ids.set(name, container.id);
       }
-      const report = await reapOrphanedContainers();
+      const report = await reapOrphanedContainers({ hostName: host, nowMs: passAtMs });
       const removed = new Map(report.removed.map((entry) => [entry.containerId, entry.reason]));
       expect(report.failed).toEqual([]);
       expect(removed.get(ids.get('ownerGoneRunning') ?? '')).toBe('owner-gone');
