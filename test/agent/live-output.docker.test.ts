@@ -13,11 +13,6 @@ import { useTempDirs } from '../support/temp-dirs.ts';
 
 const tempDirs = useTempDirs();
 
-async function folder(prefix: string): Promise<string> {
-  const dir = await tempDirs.make(prefix);
-  return dir;
-}
-
 const code = (text: string) => ({ type: 'text' as const, text: `<Code>\n${text}\n</Code>` });
 
 describe('live cell output through the real sandbox', () => {
@@ -29,11 +24,11 @@ describe('live cell output through the real sandbox', () => {
       ],
     });
     try {
-      const workspaceDir = await folder('datalyst-live-ws-');
+      const workspaceDir = await tempDirs.make('datalyst-live-ws-');
       await writeFile(path.join(workspaceDir, 'a.csv'), 'x\n1\n');
       const thread = await openThread({
         workspaceDir,
-        outDir: path.join(await folder('datalyst-live-runs-'), 'run'),
+        outDir: path.join(await tempDirs.make('datalyst-live-runs-'), 'run'),
         model: createOpenAIChatModel({ baseUrl: server.baseUrl, model: 'fake-model' }),
       });
       const events: AgentEvent[] = [];
@@ -59,9 +54,9 @@ describe('live cell output through the real sandbox', () => {
       ],
     });
     try {
-      const workspaceDir = await folder('datalyst-live-ws-');
+      const workspaceDir = await tempDirs.make('datalyst-live-ws-');
       await writeFile(path.join(workspaceDir, 'a.csv'), 'x\n1\n');
-      const outDir = path.join(await folder('datalyst-live-runs-'), 'run');
+      const outDir = path.join(await tempDirs.make('datalyst-live-runs-'), 'run');
       const thread = await openThread({
         workspaceDir,
         outDir,

@@ -18,11 +18,6 @@ import { useTempDirs } from '../support/temp-dirs.ts';
 
 const tempDirs = useTempDirs();
 
-async function temporaryDir(prefix: string): Promise<string> {
-  const dir = await tempDirs.make(prefix);
-  return dir;
-}
-
 const stillWorking = 'still working';
 
 /**
@@ -53,10 +48,10 @@ function analystWithSlowFirstCell(): LanguageModel {
 }
 
 it('after the first question is cancelled mid-cell, the offline analyst answers the next question', async () => {
-  const workspaceDir = await temporaryDir('datalyst-cancel-ws-');
+  const workspaceDir = await tempDirs.make('datalyst-cancel-ws-');
   const rows = ['month,region,revenue', '1,North,10', '1,South,20', '2,North,30', '2,South,5', '3,North,7'];
   await writeFile(path.join(workspaceDir, 'sales.csv'), `${rows.join('\n')}\n`);
-  const outDir = path.join(await temporaryDir('datalyst-cancel-runs-'), 'thread');
+  const outDir = path.join(await tempDirs.make('datalyst-cancel-runs-'), 'thread');
   const thread = await openThread({ workspaceDir, outDir, model: analystWithSlowFirstCell() });
   try {
     const controller = new AbortController();

@@ -20,11 +20,6 @@ import { useTempDirs } from '../support/temp-dirs.ts';
 const personCsv = path.resolve('workspace-examples/student-loan/person.csv');
 const tempDirs = useTempDirs();
 
-async function folder(prefix: string): Promise<string> {
-  const dir = await tempDirs.make(prefix);
-  return dir;
-}
-
 describe('a thread that began without files, through the real sandbox', () => {
   it('analyses a CSV added to its workspace after the sandbox is released; the trace and the model are told', async () => {
     const server = await startFakeOpenAIServer({
@@ -37,8 +32,8 @@ describe('a thread that began without files, through the real sandbox', () => {
       ],
     });
     try {
-      const workspaceDir = await folder('datalyst-thread-empty-ws-');
-      const outDir = path.join(await folder('datalyst-thread-empty-runs-'), 'run');
+      const workspaceDir = await tempDirs.make('datalyst-thread-empty-ws-');
+      const outDir = path.join(await tempDirs.make('datalyst-thread-empty-runs-'), 'run');
       const thread = await openThread({
         workspaceDir,
         outDir,

@@ -36,11 +36,6 @@ import { useTempDirs } from '../support/temp-dirs.ts';
 
 const tempDirs = useTempDirs();
 
-async function tempDir(prefix: string): Promise<string> {
-  const dir = await tempDirs.make(prefix);
-  return dir;
-}
-
 async function containersOfThisProcess(): Promise<string[]> {
   const containers = await new Docker().listContainers({
     all: true,
@@ -196,7 +191,7 @@ describe('deep analysis through real sandboxes', () => {
     const server = await startFakeOpenAIServer({ script: [], whenExhausted: { type: 'error', status: 500 } });
     // Every request is answered by what it is (the order depends on which sub-analysis is faster).
     for (let index = 0; index < 40; index += 1) server.enqueue(deepScript(script));
-    const outDir = path.join(await tempDir('datalyst-deep-runs-'), 'deep');
+    const outDir = path.join(await tempDirs.make('datalyst-deep-runs-'), 'deep');
     const events: DeepEvent[] = [];
     try {
       const result = await deepAnalyze({
@@ -333,7 +328,7 @@ describe('deep analysis through real sandboxes', () => {
     };
     const server = await startFakeOpenAIServer({ script: [] });
     for (let index = 0; index < 20; index += 1) server.enqueue(deepScript(script));
-    const outDir = path.join(await tempDir('datalyst-deep-deadline-'), 'deep');
+    const outDir = path.join(await tempDirs.make('datalyst-deep-deadline-'), 'deep');
     const events: DeepEvent[] = [];
     try {
       const result = await deepAnalyze({
@@ -400,7 +395,7 @@ describe('deep analysis through real sandboxes', () => {
     };
     const server = await startFakeOpenAIServer({ script: [] });
     for (let index = 0; index < 20; index += 1) server.enqueue(deepScript(script));
-    const outDir = path.join(await tempDir('datalyst-deep-crash-'), 'deep');
+    const outDir = path.join(await tempDirs.make('datalyst-deep-crash-'), 'deep');
     try {
       const result = await deepAnalyze({
         instruction: 'Revenue and costs.',
@@ -454,7 +449,7 @@ describe('deep analysis through real sandboxes', () => {
     };
     const server = await startFakeOpenAIServer({ script: [] });
     for (let index = 0; index < 10; index += 1) server.enqueue(deepScript(script));
-    const outDir = path.join(await tempDir('datalyst-deep-cancel-'), 'deep');
+    const outDir = path.join(await tempDirs.make('datalyst-deep-cancel-'), 'deep');
     const controller = new AbortController();
     try {
       const running = deepAnalyze({
