@@ -31,10 +31,10 @@ afterEach(async () => {
   for (const stop of stopChildren.splice(0)) await stop();
 });
 
-async function containersOwnedBy(pid: number): Promise<string[]> {
+async function containersOwnedBy(pid: number, host = hostname()): Promise<string[]> {
   const containers = await docker.listContainers({
     all: true,
-    filters: { label: [`${containerLabels.ownerPid}=${pid}`, `${containerLabels.ownerHost}=${hostname()}`] },
+    filters: { label: [`${containerLabels.ownerPid}=${pid}`, `${containerLabels.ownerHost}=${host}`] },
   });
   return containers.map((container) => `${container.Id.slice(0, 12)} ${container.State}`);
 }
@@ -43,12 +43,18 @@ const heldSchema = z.object({ pid: z.number(), sessions: z.array(z.string()), cr
 
 /** Starts a Node process holding `count` sessions (plus one never-started container). */
 async function startHolder(count: number, ...extra: string[]) {
+  return startHolderWith({}, count, ...extra);
+}
+
+/** startHolder with environment variables for the holder (HOLDER_CREATED_HOST). */
+async function startHolderWith(env: Record<string, string>, count: number, ...extra: string[]) {
   // node --import tsx, not the tsx CLI: the CLI runs the script in a child, and a
   // SIGKILL of the CLI would leave that child (and its sessions) alive.
   const child = execa(process.execPath, ['--import', 'tsx', holdSessions, String(count), ...extra], {
     buffer: false,
     reject: false,
     stderr: 'pipe',
+    env,
   });
   stopChildren.push(() => {
     child.kill('SIGKILL');
@@ -139,12 +145,17 @@ describe('the reaper', () => {
   });
 
   it('after a SIGKILLed owner, a new process finds and removes every leftover: 0 remain', async () => {
-    const { child, held } = await startHolder(3);
-    expect(await containersOwnedBy(held.pid)).toHaveLength(4);
+    // The never-started container names a machine of this test's own, so the periodic reapers that run in this
+    // process and others (each reaps its own machine's owner-gone containers) cannot take it before the next
+    // process does: they had now and then, and the test then failed. The sessions name this machine.
+    const host = `reaper-test-${process.pid}-${Date.now()}`;
+    const { child, held } = await startHolderWith({ HOLDER_CREATED_HOST: host }, 3);
+    expect(await containersOwnedBy(held.pid)).toHaveLength(3);
+    expect(await containersOwnedBy(held.pid, host)).toHaveLength(1);
     child.kill('SIGKILL');
     await child;
-    // The next Datalyst process reaps on start.
-    const next = await execa(process.execPath, ['--import', 'tsx', reapOnStart]);
+    // The next Datalyst process reaps on start (here, then also as the machine the never-started one names).
+    const next = await execa(process.execPath, ['--import', 'tsx', reapOnStart, host]);
     const { report } = z
       .object({
         report: z.object({ removed: z.array(z.object({ containerId: z.string(), reason: z.string() })) }),
@@ -154,6 +165,7 @@ describe('the reaper', () => {
     // the owner); the never-started one can only go through the reaper.
     expect(report.removed.map((entry) => entry.containerId)).toContain(held.created);
     expect(await containersOwnedBy(held.pid)).toEqual([]);
+    expect(await containersOwnedBy(held.pid, host)).toEqual([]);
   });
 });
 
