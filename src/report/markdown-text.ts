@@ -147,9 +147,8 @@ const linkRest = String.raw`(?:[^()]|\([^()]*\))*`;
  * `<` is defused, and a line whose backticks could pair with another line's
  * has them written `&#96;`, so that it leaves no code span open.
  */
-function neutralizeLine(line: string, keepCodeSpans = true): string {
-  const definition = /^(\s{0,3}\[[^\]]+\]:\s*)(\S+)/.exec(line);
-  if (definition && !isSafeLink(definition[2] ?? '')) return `${definition[1] ?? ''}#unsafe-link-removed`;
+function neutralizeLine(text: string, keepCodeSpans = true): string {
+  const line = inertLinkDefinition(text);
   if (keepCodeSpans && line.includes('`')) {
     const kept = rewriteLinksAndImages(defuseHtml(line, true));
     // A GFM table splits its row at every `|`, inside code spans too: a cell could begin mid-span.
@@ -157,6 +156,37 @@ function neutralizeLine(line: string, keepCodeSpans = true): string {
   }
   const defused = rewriteLinksAndImages(line.replace(/</g, '&lt;'));
   return closesItsCodeSpans(defused) ? defused : defused.replace(/`/g, '&#96;');
+}
+
+/**
+ * Where a link reference definition can begin: at the start of a line, after
+ * indentation and the markers of block quotes and list items it sits in.
+ */
+const definitionStart = /^((?:[ \t]*(?:>|(?:[-+*]|\d{1,9}[.)])(?=[ \t]|$)))*[ \t]*)\[/;
+
+/**
+ * A line that could begin a link reference definition, made harmless. One
+ * whose destination is on the line keeps it when it is safe and has it
+ * replaced otherwise. Any other has its `[` escaped (`\\[` shows as `[`): a
+ * label may run on to the next lines and the destination may be the next
+ * line's (`[x]:` / `javascript:alert(1)`), in a block quote or a list item
+ * too, where no line-by-line check sees it, and a renderer that does not
+ * check link schemes itself (pandoc, commonmark.js) made a live
+ * `javascript:` link of `[click][x]`. A line that begins with an inline link
+ * (`[text](`) is left to the link rewrite.
+ */
+function inertLinkDefinition(line: string): string {
+  const start = definitionStart.exec(line);
+  if (start === null) return line;
+  const prefix = start[1] ?? '';
+  const rest = line.slice(prefix.length);
+  const definition = /^(\[[^\][\\]+\]:[ \t]*)(\S+)/.exec(rest);
+  if (definition !== null) {
+    const [whole, label = '', url = ''] = definition;
+    return isSafeLink(url) ? line : `${prefix}${label}#unsafe-link-removed${rest.slice(whole.length)}`;
+  }
+  if (/^\[[^\][]*\]\(/.test(rest)) return line;
+  return `${prefix}\\${rest}`;
 }
 
 function rewriteLinksAndImages(line: string): string {

@@ -326,6 +326,47 @@ describe('neutralizeMarkdown and links it cannot read', () => {
   });
 });
 
+describe('neutralizeMarkdown and link definitions a line does not show whole', () => {
+  // A definition's destination may be on the next line, its label may run over lines, and it may sit in a
+  // block quote or a list item. The line-by-line check saw none of these: a renderer that filters no URL
+  // (pandoc, commonmark.js) made a live javascript: link of the reference below.
+  const unfiltered = new MarkdownIt({ html: true });
+  unfiltered.validateLink = () => true;
+  const attacks = [
+    '[x]:\njavascript:alert(1)\n\n[click][x]',
+    '[x]:\n  <javascript:alert(1)>\n\n[click][x]',
+    '[a\nb]: javascript:alert(1)\n\n[click][a b]',
+    '> [x]: javascript:alert(1)\n\n[click][x]',
+    '> [x]:\njavascript:alert(1)\n\n[click][x]',
+    '- [x]: javascript:alert(1)\n\n[click][x]',
+    '1. [x]: javascript:alert(1)\n\n[click][x]',
+    '> - [x]:\n>   javascript:alert(1)\n\n[click][x]',
+    '- a\n\n  [x]:\n  javascript:alert(1)\n\n[click][x]',
+    '[x]: javascript:alert(1) "title"\n\n[click][x]',
+  ];
+  for (const attack of attacks)
+    it(`makes no javascript: link of ${JSON.stringify(attack)}`, () => {
+      const html = unfiltered.render(neutralizeMarkdown(attack));
+      expect(html).not.toMatch(/href="[^"]*javascript/i);
+      expect(html).toContain('click');
+    });
+
+  it('lets no raw HTML through in a label it does not take for a definition', () => {
+    const html = unfiltered.render(neutralizeMarkdown('[a[<img src=x onerror=alert(1)>]: javascript:x'));
+    expect(html).not.toMatch(/<img\b/);
+    expect(html).not.toMatch(/href="[^"]*javascript/i);
+  });
+
+  it('keeps safe definitions, links at the start of a line, and shows an escaped `[` as `[`', () => {
+    expect(neutralizeMarkdown('[x]: https://a.org\n\nsee [x]')).toBe('[x]: https://a.org\n\nsee [x]');
+    expect(neutralizeMarkdown('- [x]: https://a.org')).toBe('- [x]: https://a.org');
+    expect(neutralizeMarkdown('[text](https://a.org) and more')).toBe('[text](https://a.org) and more');
+    expect(unfiltered.render(neutralizeMarkdown('[1] the source\n> [2] another'))).toBe(
+      '<p>[1] the source</p>\n<blockquote>\n<p>[2] another</p>\n</blockquote>\n',
+    );
+  });
+});
+
 /** A carriage return alone is a line ending to CommonMark: it closed a fence, or ended a link definition, that neutralizeMarkdown did not see. */
 describe('neutralizeMarkdown and carriage returns', () => {
   const commonMark = new MarkdownIt({ html: true });
@@ -348,6 +389,8 @@ describe('neutralizing a megabyte of text takes linear time', () => {
     'a link left open': `](${'a'.repeat(size)}`,
     'images left open': '!['.repeat(size / 2),
     'a link definition ended by U+2028': `[a]: ${'x'.repeat(size)}\u2028`,
+    'block quote and list markers before no definition': '> - 1. '.repeat(size / 7),
+    'a label left open': `[${'a'.repeat(size)}`,
   };
   // Linear, each takes well under a second; quadratic, each took minutes, past the time limit. No time is
   // asserted (tests assert no wall-clock times): the limit only stops a pattern that went quadratic again.
