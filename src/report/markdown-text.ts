@@ -158,16 +158,30 @@ function neutralizeLine(text: string, keepCodeSpans = true): string {
   return closesItsCodeSpans(defused) ? defused : defused.replace(/`/g, '&#96;');
 }
 
+/** A block-quote or list-item marker, with the indentation before it (sticky: matched where the last one ended). */
+const containerMarker = /[ \t]*(?:>|(?:[-+*]|\d{1,9}[.)])(?=[ \t]|$))/y;
+
 /**
- * Where a link reference definition can begin: at the start of a line, after
- * indentation and the markers of block quotes and list items it sits in.
+ * Where a link reference definition can begin: after indentation and the
+ * markers of the block quotes and list items it sits in. A loop, not one
+ * pattern with a repeated group: V8 keeps backtracking state for each
+ * repetition, and a line of a few megabytes of `>` overflowed its stack.
  */
-const definitionStart = /^((?:[ \t]*(?:>|(?:[-+*]|\d{1,9}[.)])(?=[ \t]|$)))*[ \t]*)\[/;
+function definitionStartIndex(line: string): number {
+  let at = 0;
+  for (;;) {
+    containerMarker.lastIndex = at;
+    if (!containerMarker.test(line)) break;
+    at = containerMarker.lastIndex;
+  }
+  while (line[at] === ' ' || line[at] === '\t') at += 1;
+  return at;
+}
 
 /**
  * A line that could begin a link reference definition, made harmless. One
  * whose destination is on the line keeps it when it is safe and has it
- * replaced otherwise. Any other has its `[` escaped (`\\[` shows as `[`): a
+ * replaced otherwise. Any other has its `[` escaped (`\[` shows as `[`): a
  * label may run on to the next lines and the destination may be the next
  * line's (`[x]:` / `javascript:alert(1)`), in a block quote or a list item
  * too, where no line-by-line check sees it, and a renderer that does not
@@ -176,16 +190,17 @@ const definitionStart = /^((?:[ \t]*(?:>|(?:[-+*]|\d{1,9}[.)])(?=[ \t]|$)))*[ \t
  * (`[text](`) is left to the link rewrite.
  */
 function inertLinkDefinition(line: string): string {
-  const start = definitionStart.exec(line);
-  if (start === null) return line;
-  const prefix = start[1] ?? '';
-  const rest = line.slice(prefix.length);
+  const at = definitionStartIndex(line);
+  if (line[at] !== '[') return line;
+  const prefix = line.slice(0, at);
+  const rest = line.slice(at);
   const definition = /^(\[[^\][\\]+\]:[ \t]*)(\S+)/.exec(rest);
   if (definition !== null) {
     const [whole, label = '', url = ''] = definition;
     return isSafeLink(url) ? line : `${prefix}${label}#unsafe-link-removed${rest.slice(whole.length)}`;
   }
-  if (/^\[[^\][]*\]\(/.test(rest)) return line;
+  // The label's end read as CommonMark does: `[a\](x]:` is a definition whose label is `a\](x`, not a link.
+  if (/^\[(?:[^\][\\]|\\.)*\]\(/.test(rest)) return line;
   return `${prefix}\\${rest}`;
 }
 

@@ -343,6 +343,10 @@ describe('neutralizeMarkdown and link definitions a line does not show whole', (
     '> - [x]:\n>   javascript:alert(1)\n\n[click][x]',
     '- a\n\n  [x]:\n  javascript:alert(1)\n\n[click][x]',
     '[x]: javascript:alert(1) "title"\n\n[click][x]',
+    // An escaped `]` does not end the label: `[a\](x]:` is a definition, not a link whose text is `a\`.
+    '[a\\](x]: javascript:alert(1)\n\nsee [click][a\\](x]',
+    '> [a\\](https://a.org)x]: javascript:alert(1)\n\nsee [click][a\\](https://a.org)x]',
+    '[a\\](\nx]:\njavascript:alert(1)\n\nsee [click][a\\]( x]',
   ];
   for (const attack of attacks)
     it(`makes no javascript: link of ${JSON.stringify(attack)}`, () => {
@@ -350,6 +354,12 @@ describe('neutralizeMarkdown and link definitions a line does not show whole', (
       expect(html).not.toMatch(/href="[^"]*javascript/i);
       expect(html).toContain('click');
     });
+
+  it('reads block-quote markers of a line of several megabytes without overflowing the stack', () => {
+    // One pattern with a repeated group kept backtracking state per `>`: 3.4 MB of them threw a RangeError.
+    for (const line of ['>'.repeat(4_000_000) + '[x]:', '1) '.repeat(3_000_000)])
+      expect(neutralizeMarkdown(line).length).toBeGreaterThan(0);
+  });
 
   it('lets no raw HTML through in a label it does not take for a definition', () => {
     const html = unfiltered.render(neutralizeMarkdown('[a[<img src=x onerror=alert(1)>]: javascript:x'));
