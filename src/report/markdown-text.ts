@@ -148,7 +148,13 @@ const linkRest = String.raw`(?:[^()]|\([^()]*\))*`;
  * has them written `&#96;`, so that it leaves no code span open.
  */
 function neutralizeLine(text: string, keepCodeSpans = true): string {
-  const line = inertLinkDefinition(text);
+  // Checked again on the finished line: a rewrite can put a `[` where a definition begins (the image
+  // `![a\](https://a.org)]: javascript:…` became `[image: a\](https://a.org)]: javascript:…`, a definition).
+  return inertLinkDefinition(defusedLine(inertLinkDefinition(text), keepCodeSpans));
+}
+
+/** neutralizeLine's work but for link definitions. */
+function defusedLine(line: string, keepCodeSpans: boolean): string {
   if (keepCodeSpans && line.includes('`')) {
     const kept = rewriteLinksAndImages(defuseHtml(line, true));
     // A GFM table splits its row at every `|`, inside code spans too: a cell could begin mid-span.

@@ -347,6 +347,9 @@ describe('neutralizeMarkdown and link definitions a line does not show whole', (
     '[a\\](x]: javascript:alert(1)\n\nsee [click][a\\](x]',
     '> [a\\](https://a.org)x]: javascript:alert(1)\n\nsee [click][a\\](https://a.org)x]',
     '[a\\](\nx]:\njavascript:alert(1)\n\nsee [click][a\\]( x]',
+    // An image made a link puts a `[` where a definition begins, after the check had run.
+    '![a\\](https://a.org)]: javascript:alert(1)\n\nsee ![a\\](https://a.org)] and [click][image: a\\](https://a.org)]',
+    '- ![a\\](https://a.org)]:\n  javascript:alert(1)\n\nsee [click][image: a\\](https://a.org)]',
   ];
   for (const attack of attacks)
     it(`makes no javascript: link of ${JSON.stringify(attack)}`, () => {
