@@ -148,13 +148,7 @@ const linkRest = String.raw`(?:[^()]|\([^()]*\))*`;
  * has them written `&#96;`, so that it leaves no code span open.
  */
 function neutralizeLine(text: string, keepCodeSpans = true): string {
-  // Checked again on the finished line: a rewrite can put a `[` where a definition begins (the image
-  // `![a\](https://a.org)]: javascript:…` became `[image: a\](https://a.org)]: javascript:…`, a definition).
-  return inertLinkDefinition(defusedLine(inertLinkDefinition(text), keepCodeSpans));
-}
-
-/** neutralizeLine's work but for link definitions. */
-function defusedLine(line: string, keepCodeSpans: boolean): string {
+  const line = inertLinkDefinition(text);
   if (keepCodeSpans && line.includes('`')) {
     const kept = rewriteLinksAndImages(defuseHtml(line, true));
     // A GFM table splits its row at every `|`, inside code spans too: a cell could begin mid-span.
@@ -214,7 +208,9 @@ function rewriteLinksAndImages(line: string): string {
   return (
     line
       .replace(
-        new RegExp(`!\\[([^\\][]*)\\]\\(\\s*(?=(${destination}))\\2${linkRest}\\)`, 'g'),
+        // The alt text read as CommonMark does: in `![a\](https://a.org)]` the `\]` is no end, so that is no
+        // image (made `[image: a\](https://a.org)]`, it began a link definition after inertLinkDefinition had run).
+        new RegExp(`!\\[((?:[^\\][\\\\]|\\\\.)*)\\]\\(\\s*(?=(${destination}))\\2${linkRest}\\)`, 'g'),
         (_match, alt: string, url: string) =>
           isSafeLink(url) && /^https?:/i.test(url)
             ? `[image: ${alt || url}](${url})`
