@@ -32,6 +32,13 @@ export interface ChartPoolOptions {
    * rendered again by another process draws nothing. Default: memory only.
    */
   cacheDir?: string;
+  /**
+   * Scheduling niceness of the workers (1–19; higher gives way to other work
+   * sooner), for charts drawn in the background: on a machine whose cores the
+   * kernels keep busy they draw in the time nobody else wants. Default: this
+   * process's.
+   */
+  niceness?: number;
 }
 
 export interface ChartJobOptions {
@@ -130,6 +137,7 @@ export class ChartPool {
   readonly chartTimeoutMs: number;
   readonly memoryMb: number;
   readonly idleTimeoutMs: number | null;
+  readonly niceness: number;
   /**
    * Charts handed to a worker (a chart drawn again after its worker died
    * counts again), charts served from the cache instead, and PNGs made from
@@ -157,6 +165,7 @@ export class ChartPool {
     this.chartTimeoutMs = options.chartTimeoutMs ?? 30_000;
     this.memoryMb = options.memoryMb ?? 512;
     this.idleTimeoutMs = options.idleTimeoutMs ?? null;
+    this.niceness = Math.min(19, Math.max(0, Math.floor(options.niceness ?? 0)));
     this.drawn = options.cache === true ? new Map() : null;
     if (options.cacheDir !== undefined) this.persistTo(options.cacheDir);
   }
@@ -256,6 +265,7 @@ export class ChartPool {
     this.killsOnExit = false;
     if (this.idleTimer) clearTimeout(this.idleTimer);
     if (shared === this) shared = null;
+    if (background === this) background = null;
     const closedError = new Error('The chart pool was closed.');
     const unfinished = [...this.queue.splice(0), ...[...this.slots].flatMap(chartsOf)];
     for (const entry of unfinished) this.settle(entry, () => entry.reject(closedError));
@@ -317,7 +327,7 @@ export class ChartPool {
       process.on('exit', this.killOnExit);
       this.killsOnExit = true;
     }
-    const child = fork(bootstrapPath, [workerEntryUrl], {
+    const child = fork(bootstrapPath, [workerEntryUrl, String(this.niceness)], {
       execArgv: [
         `--max-old-space-size=${this.memoryMb}`,
         `--max-semi-space-size=${SEMI_SPACE_MB}`,
@@ -529,11 +539,26 @@ export class ChartPool {
 }
 
 let shared: ChartPool | null = null;
+let background: ChartPool | null = null;
 
 /** The pool reports use by default: one per process, its workers ended after 10 s without charts. */
 export function sharedChartPool(): ChartPool {
   shared ??= new ChartPool({ idleTimeoutMs: 10_000 });
   return shared;
+}
+
+/**
+ * The pool for charts nobody is waiting for yet (the server draws each chart
+ * as its cell ends, for the web UI's first view): its workers run at
+ * niceness 10, so on a machine whose cores the kernels keep busy they take
+ * what the turns leave (~10 % of a core against one busy process) instead of
+ * a share equal to a kernel's. Niceness 10 and not 19: a chart's 30 s limit
+ * counts from when a worker takes it, and at 19 (~1.5 %) a 0.5 s chart
+ * would reach it. One per process, its workers ended after 10 s without charts.
+ */
+export function backgroundChartPool(): ChartPool {
+  background ??= new ChartPool({ idleTimeoutMs: 10_000, niceness: 10 });
+  return background;
 }
 
 /** What a worker's environment keeps of this process's: nothing secret, only what Node and fonts need. */

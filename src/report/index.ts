@@ -28,7 +28,7 @@ export { renderNotebook } from './notebook.ts';
 export { notebookSchema } from './notebook-schema.ts';
 export type { Notebook, NotebookCell, NotebookOutput } from './notebook-schema.ts';
 export { DEFAULT_MAX_CHART_ROWS, MAX_CHART_SVG_BYTES } from './rendered-chart.ts';
-export { ChartPool, chartCacheKey, sharedChartPool } from './chart-pool.ts';
+export { ChartPool, backgroundChartPool, chartCacheKey, sharedChartPool } from './chart-pool.ts';
 export { ChartDiskCache } from './chart-disk-cache.ts';
 export type { ChartPoolOptions, ChartJobOptions } from './chart-pool.ts';
 export type { RenderedChart } from './rendered-chart.ts';

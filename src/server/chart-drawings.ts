@@ -1,9 +1,10 @@
 import path from 'node:path';
-import { ChartDiskCache, chartCacheKey, sharedChartPool } from '../report/index.ts';
+import { ChartDiskCache, backgroundChartPool, chartCacheKey, sharedChartPool } from '../report/index.ts';
+import type { ChartPool } from '../report/index.ts';
 import type { RenderedChart } from '../report/index.ts';
 import type { ThreadService } from './thread-service.ts';
 
-/** Runs whose charts are being drawn now, by run folder and spec: a chart asked for twice is drawn once. */
+/** Charts being drawn now, by run folder and spec: a chart asked for twice is drawn once. */
 const drawing = new Map<string, Promise<RenderedChart>>();
 
 /**
@@ -21,18 +22,26 @@ const specKey = (spec: unknown): string | null => chartCacheKey(spec);
  * its cell displays it (`prefetchCharts`), so that the web UI's first view of
  * a thread — even after a restart, or once the idle workers have stopped —
  * reads the charts from disk instead of starting the workers and drawing them
- * all then.
+ * all then. Those drawings are the background pool's (`priority`); a view that
+ * asks for a chart still being drawn there waits for it (on a machine the
+ * turns keep busy, ~10 times as long as at full priority) rather than draw
+ * it twice.
  */
-export function drawThreadChart(runDir: string, spec: unknown): Promise<RenderedChart> {
+export function drawThreadChart(
+  runDir: string,
+  spec: unknown,
+  priority: 'view' | 'background' = 'view',
+): Promise<RenderedChart> {
+  const pool: ChartPool = priority === 'view' ? sharedChartPool() : backgroundChartPool();
   const key = specKey(spec);
-  if (key === null) return sharedChartPool().render(spec, { png: false });
+  if (key === null) return pool.render(spec, { png: false });
   const id = `${runDir}\n${key}`;
   const running = drawing.get(id);
   if (running !== undefined) return running;
   const disk = new ChartDiskCache(path.join(runDir, '.chart-cache'));
   const chart = disk.read(key, false).then(async (kept) => {
     if (kept !== null) return kept;
-    const drawn = await sharedChartPool().render(spec, { png: false });
+    const drawn = await pool.render(spec, { png: false });
     disk.write(key, drawn);
     await disk.flush();
     return drawn;
@@ -42,9 +51,9 @@ export function drawThreadChart(runDir: string, spec: unknown): Promise<Rendered
   return chart;
 }
 
-/** Draws a cell's charts in the background as it ends (never slows or fails the turn). */
+/** Draws a cell's charts in the background as it ends (never slows or fails the turn, nor takes its CPU). */
 export function prefetchCharts(runDir: string, charts: readonly { spec: unknown }[]): void {
-  for (const chart of charts) void drawThreadChart(runDir, chart.spec).catch(() => undefined);
+  for (const chart of charts) void drawThreadChart(runDir, chart.spec, 'background').catch(() => undefined);
 }
 
 type ChartSpecs = Map<string, unknown>;

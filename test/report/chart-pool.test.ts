@@ -235,6 +235,34 @@ describe('ChartPool', () => {
     expect(environment).toEqual({ PATH: '/usr/bin', HOME: '/home/me' });
   });
 
+  it('with a niceness, runs every thread of its workers at it (those that rasterize included), and the default pool does not', async () => {
+    // Linux keeps a niceness per thread: field 19 of /proc/<pid>/task/<tid>/stat.
+    const nicenessOfThreads = async (pid: number): Promise<number[]> => {
+      const threads = await readdir(`/proc/${pid}/task`);
+      return Promise.all(
+        threads.map(async (thread) => {
+          const stat = await readFile(`/proc/${pid}/task/${thread}/stat`, 'utf8');
+          return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+        }),
+      );
+    };
+    const background = new ChartPool({ size: 1, niceness: 10 });
+    try {
+      // With a PNG: the rasterizing threads have started by the time it is drawn.
+      const chart = await background.render(pointSpec(200));
+      expect(chart.error).toBeNull();
+      const [pid] = background.workerPids();
+      const niceness = await nicenessOfThreads(pid ?? 0);
+      expect(niceness.length).toBeGreaterThan(1);
+      expect(new Set(niceness)).toEqual(new Set([10]));
+    } finally {
+      await background.close();
+    }
+    await pool.render(pointSpec(10));
+    const defaults = await Promise.all(pool.workerPids().map(nicenessOfThreads));
+    expect(new Set(defaults.flat())).toEqual(new Set([0]));
+  });
+
   it('rejects what is still waiting when closed', async () => {
     const closing = new ChartPool({ size: 1 });
     const waiting = expect(closing.render(pointSpec(10))).rejects.toThrow('closed');

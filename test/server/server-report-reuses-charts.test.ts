@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { backgroundChartPool, sharedChartPool } from '../../src/report/index.ts';
 import { ReportCache } from '../../src/server/report-cache.ts';
 import {
   askOnNewThread,
@@ -31,10 +32,14 @@ describe("the server's report after a turn", () => {
   it('draws no chart again: every format comes from the charts the server drew as the cell displayed them', async () => {
     const server = await startTestServer();
     current.push(server);
+    const drawnBefore = { view: sharedChartPool().stats.drawn, background: backgroundChartPool().stats.drawn };
     const threadId = await finishedChartTurn(server);
     // The web UI's view of the chart: drawn when the cell displayed it, read back from the run folder.
     const chart = await fetch(`${server.url}/v1/threads/${threadId}/turns/1/charts/chart-1`);
     expect(chart.status).toBe(200);
+    // Drawn once, by the background pool (its workers give way to the kernels), not again for the view.
+    expect(backgroundChartPool().stats.drawn - drawnBefore.background).toBe(1);
+    expect(sharedChartPool().stats.drawn - drawnBefore.view).toBe(0);
     const runDir = server.server.threads.store.runDir(threadId);
 
     const reports = new ReportCache();
