@@ -63,6 +63,8 @@ class DeepRun {
   private subAnalysesStarted = 0;
   private budgetSpent = false;
   private readonly running = new Set<Promise<unknown>>();
+  /** Threads of ended sub-analyses still closing (their sandboxes going). */
+  private readonly releasing = new Set<Promise<unknown>>();
   private failure: DatalystError | null = null;
   /** What each sub-analysis sees of the run. */
   private readonly subAnalysisHost: SubAnalysisHost;
@@ -113,6 +115,10 @@ class DeepRun {
       addUsage: (usage) => this.addUsage(usage),
       emit: (event) => this.emit(event),
       save: () => this.save(),
+      release: (closing) => {
+        this.releasing.add(closing);
+        void closing.finally(() => this.releasing.delete(closing));
+      },
     };
   }
 
@@ -160,6 +166,7 @@ class DeepRun {
         this.research.abort(new CancelledError(new Error('The deep run ended.')));
         await Promise.allSettled([...this.running]);
       }
+      await Promise.allSettled([...this.releasing]);
       await this.sessions.close();
     }
     this.record.termination = termination;

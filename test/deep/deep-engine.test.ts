@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { LanguageModel, ModelChunk, ModelRequest } from '../../src/agent/index.ts';
 import {
   checkCitations,
@@ -124,6 +124,39 @@ describe('the deep engine', () => {
     );
     expect(sandbox.sessions.every((session) => session.closed)).toBe(true);
     expect(record?.usage.promptTokens).toBeGreaterThan(0);
+  });
+
+  it("starts the next sub-analysis while the last one's sandbox is still going, and ends once every one has gone", async () => {
+    const { workspaceDir, outDir } = await folders();
+    let letGo = (): void => undefined;
+    const sandbox = createFakeSandbox({
+      run: () => printed('1234\n'),
+      closing: new Promise<void>((resolve) => (letGo = resolve)),
+    });
+    const started: string[] = [];
+    let ended = false;
+    const running = deepAnalyze({
+      instruction: 'Report on revenue.',
+      workspaceDir,
+      outDir,
+      model: subAnalyst,
+      roles: roles(),
+      createSandbox: sandbox.factory,
+      concurrency: 1,
+      onEvent: (event) => {
+        if (event.type === 'sub-analysis-start') started.push(event.subQuestion.id);
+      },
+    }).finally(() => (ended = true));
+    // One at a time, and no sandbox has gone yet: S2 ran all the same.
+    await vi.waitFor(() => expect(started).toEqual(['S1', 'S2']));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(sandbox.sessions.some((session) => session.closed)).toBe(false);
+    expect(ended).toBe(false);
+    letGo();
+    const { record } = await running;
+    expect(record.termination.reason).toBe('answered');
+    expect(sandbox.sessions.length).toBe(2);
+    expect(sandbox.sessions.every((session) => session.closed)).toBe(true);
   });
 
   it('sends sub-analysts after the planner gaps within the budget; the rest are skipped and the ending says so', async () => {

@@ -85,6 +85,8 @@ export interface FakeSessionOptions {
   image?: string | null;
   /** close() rejects with this (after marking the session closed). */
   closeError?: Error;
+  /** close() waits for this before it marks the session closed (a container that takes its time to go). */
+  closing?: Promise<void>;
   /** What profileWorkspace returns (a function: asked at each call, as the workspace may change). Default `testProfile`. */
   profile?: WorkspaceProfile | (() => WorkspaceProfile);
 }
@@ -179,9 +181,10 @@ export function createFakeSandbox(options: FakeSessionOptions = {}): FakeSandbox
         }
         return Promise.resolve(found);
       },
-      close() {
+      async close() {
+        await options.closing;
         closed = true;
-        return options.closeError === undefined ? Promise.resolve() : Promise.reject(options.closeError);
+        if (options.closeError !== undefined) throw options.closeError;
       },
       [Symbol.asyncDispose]() {
         closed = true;
