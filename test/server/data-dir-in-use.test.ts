@@ -53,6 +53,21 @@ async function snapshot(dir: string): Promise<Record<string, string>> {
   return files;
 }
 
+/** The folder's snapshot once a turn log holds an `execution-start` and nothing has changed for 200 ms. */
+async function settledSnapshot(dir: string): Promise<Record<string, string>> {
+  let last: Record<string, string> | null = null;
+  for (let attempt = 0; attempt < 200; attempt += 1) {
+    const now = await snapshot(dir);
+    const cellRunning = Object.entries(now).some(
+      ([file, text]) => file.endsWith('events.jsonl') && text.includes('"execution-start"'),
+    );
+    if (cellRunning && last !== null && JSON.stringify(now) === JSON.stringify(last)) return now;
+    last = cellRunning ? now : null;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`the folder ${dir} never settled with a cell running`);
+}
+
 /** A pid that was alive a moment ago and is gone now (its process exited and was reaped). */
 function deadPid(): number {
   const pid = spawnSync(process.execPath, ['-e', '']).pid;
@@ -165,7 +180,10 @@ describe('startServer on a data folder another server uses', () => {
     const first = await serve(dir);
     const threadId = await askOnNewThread(first.url, 'a slow question');
     await waitForTurnStatus(first.url, threadId, 1, 'running');
-    const before = await snapshot(dir);
+    // Compared once the turn waits in its slow cell and has written all it will until then: 'running' comes
+    // before the model's reply, and the turn log writes its lines up to 50 ms late (TURN_LOG_FLUSH_MS). On a
+    // busy machine the folder was taken while they were still coming, and the comparison below failed.
+    const before = await settledSnapshot(dir);
 
     const attempt = startTestServer({ dataDir: dir });
     await expect(attempt).rejects.toMatchObject({
