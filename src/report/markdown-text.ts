@@ -180,28 +180,26 @@ function definitionStartIndex(line: string): number {
 
 /**
  * A line that could begin a link reference definition, made harmless. One
- * whose destination is on the line keeps it when it is safe and has it
- * replaced otherwise. Any other has its `[` escaped (`\[` shows as `[`): a
- * label may run on to the next lines and the destination may be the next
- * line's (`[x]:` / `javascript:alert(1)`), in a block quote or a list item
- * too, where no line-by-line check sees it, and a renderer that does not
- * check link schemes itself (pandoc, commonmark.js) made a live
- * `javascript:` link of `[click][x]`. A line that begins with an inline link
+ * whose safe destination is on the line is kept. Any other has its `[`
+ * escaped (`\[` shows as `[`), and is text: a label may run on to the next
+ * lines and the destination may be the next line's (`[x]:` /
+ * `javascript:alert(1)`), in a block quote or a list item too, where no
+ * line-by-line check sees it, and a renderer that does not check link
+ * schemes itself (pandoc, commonmark.js) made a live `javascript:` link of
+ * `[click][x]`. Escaped rather than rewritten, a line that only looks like
+ * one reads as written: `[1]: Smith et al.` was shown as
+ * `[1]: #unsafe-link-removed et al.`. A line that begins with an inline link
  * (`[text](`) is left to the link rewrite.
  */
 function inertLinkDefinition(line: string): string {
   const at = definitionStartIndex(line);
   if (line[at] !== '[') return line;
-  const prefix = line.slice(0, at);
   const rest = line.slice(at);
-  const definition = /^(\[[^\][\\]+\]:[ \t]*)(\S+)/.exec(rest);
-  if (definition !== null) {
-    const [whole, label = '', url = ''] = definition;
-    return isSafeLink(url) ? line : `${prefix}${label}#unsafe-link-removed${rest.slice(whole.length)}`;
-  }
+  const definition = /^\[[^\][\\]+\]:[ \t]*(\S+)/.exec(rest);
+  if (definition !== null && isSafeLink(definition[1] ?? '')) return line;
   // The label's end read as CommonMark does: `[a\](x]:` is a definition whose label is `a\](x`, not a link.
   if (/^\[(?:[^\][\\]|\\.)*\]\(/.test(rest)) return line;
-  return `${prefix}\\${rest}`;
+  return `${line.slice(0, at)}\\${rest}`;
 }
 
 function rewriteLinksAndImages(line: string): string {

@@ -73,7 +73,7 @@ describe('neutralizeMarkdown', () => {
     expect(neutralizeMarkdown(text).split('\n')).toEqual([
       '&lt;img src=x onerror=alert(1)> [ok](https://a.org) [bad](#unsafe-link-removed)',
       '[image: p](https://a.org/p.png) *[image: q]*',
-      '[ref]: #unsafe-link-removed',
+      '\\[ref]: javascript:alert(1)',
       '```html',
       '<b>code</b>',
       '```',
@@ -351,6 +351,17 @@ describe('neutralizeMarkdown and link definitions a line does not show whole', (
     '![a\\](https://a.org)]: javascript:alert(1)\n\nsee ![a\\](https://a.org)] and [click][image: a\\](https://a.org)]',
     '- ![a\\](https://a.org)]:\n  javascript:alert(1)\n\nsee [click][image: a\\](https://a.org)]',
   ];
+  it('shows a line that only looks like one as written', () => {
+    // `[1]: Smith et al.` was shown `[1]: #unsafe-link-removed et al.`: its "destination" is not http, https or mailto.
+    for (const line of ['[1]: Smith et al. (2020)', '> [2]: see table 3', '[x]: javascript:alert(1)']) {
+      const text = line.replace(/^> /, '');
+      expect(unfiltered.render(neutralizeMarkdown(line))).toContain(`<p>${text}</p>`);
+    }
+    // A safe definition stays one.
+    expect(unfiltered.render(neutralizeMarkdown('[a]: https://a.org\n\nsee [a]'))).toContain(
+      '<a href="https://a.org">a</a>',
+    );
+  });
   for (const attack of attacks)
     it(`makes no javascript: link of ${JSON.stringify(attack)}`, () => {
       const html = unfiltered.render(neutralizeMarkdown(attack));
@@ -388,9 +399,15 @@ describe('neutralizeMarkdown and carriage returns', () => {
     expect(commonMark.render(neutralizeMarkdown(text))).not.toMatch(/<img\b/);
   });
 
-  it('removes an unsafe link definition ended by a carriage return or U+2028', () => {
-    for (const text of ['[a]: javascript:alert(1)\r\n\n[a]', '[a]: javascript:alert(1)\u2028\n\n[a]'])
-      expect(neutralizeMarkdown(text), JSON.stringify(text)).not.toContain('javascript:');
+  it('makes text of an unsafe link definition ended by a carriage return or U+2028', () => {
+    // A renderer that filters no URL (pandoc, commonmark.js): the line must be no definition.
+    const unfiltered = new MarkdownIt({ html: true });
+    unfiltered.validateLink = () => true;
+    for (const text of ['[a]: javascript:alert(1)\r\n\n[a]', '[a]: javascript:alert(1)\u2028\n\n[a]']) {
+      const html = unfiltered.render(neutralizeMarkdown(text));
+      expect(html, JSON.stringify(text)).not.toMatch(/<a\b/);
+      expect(html, JSON.stringify(text)).toContain('[a]: javascript:alert(1)');
+    }
   });
 });
 
