@@ -32,7 +32,10 @@ describe("the server's report after a turn", () => {
   it('draws no chart again: every format comes from the charts the server drew as the cell displayed them', async () => {
     const server = await startTestServer();
     current.push(server);
-    const drawnBefore = { view: sharedChartPool().stats.drawn, background: backgroundChartPool().stats.drawn };
+    const drawnBefore = {
+      view: sharedChartPool().stats.drawn,
+      background: backgroundChartPool().stats.drawn,
+    };
     const threadId = await finishedChartTurn(server);
     // The web UI's view of the chart: drawn when the cell displayed it, read back from the run folder.
     const chart = await fetch(`${server.url}/v1/threads/${threadId}/turns/1/charts/chart-1`);
