@@ -17,6 +17,16 @@ export interface NeutralizeOptions {
 }
 
 /**
+ * A fence's info string cut to a language name: pandoc reads ```{=html} as a
+ * raw HTML block (its content live) and ``` {onclick=…} as attributes of the
+ * `<pre>`.
+ */
+function safeInfo(info: string): string {
+  const language = info.trim().split(/\s+/)[0] ?? '';
+  return /^[\w+#.-]+$/.test(language) ? language : '';
+}
+
+/**
  * Model-written markdown, kept as markdown but inert. Fenced code blocks are
  * left as they are, but written so that any CommonMark renderer sees the
  * same fence: the opening and closing fence at column 0 (a fence indented
@@ -51,7 +61,7 @@ export function neutralizeMarkdown(text: string, options: NeutralizeOptions = {}
     const info = open?.[2] ?? '';
     if (marker !== undefined && !(marker[0] === '`' && info.includes('`'))) {
       fence = marker;
-      lines.push({ text: `${marker}${info}`, live: false });
+      lines.push({ text: `${marker}${safeInfo(info)}`, live: false });
       continue;
     }
     lines.push({ text: line, live: true });
@@ -136,7 +146,9 @@ function nestAtxHeadings(lines: { text: string }[], indexes: readonly number[], 
 // A link destination may hold one level of balanced parentheses: javascript:alert(1). Matched atomically
 // (a lookahead and a backreference): backtracking into it before linkRest took quadratic time.
 const destination = String.raw`(?:[^()\s]|\([^()\s]*\))*`;
-const linkRest = String.raw`(?:[^()]|\([^()]*\))*`;
+// No `](` in the rest: `[a](https://a.org [b](javascript:…))` is no link to a renderer (the title is not one),
+// which then reads the inner one; matched whole as one safe link, the inner one went unchecked.
+const linkRest = String.raw`(?:[^()\]]|\](?!\()|\([^()]*\))*`;
 
 /**
  * One line outside fences, on a line of its own, inert: raw HTML defused,
@@ -154,12 +166,16 @@ function neutralizeLine(text: string, keepCodeSpans = true): string {
     // A GFM table splits its row at every `|`, inside code spans too: a cell could begin mid-span.
     if (closesItsCodeSpans(kept) && !kept.includes('|') && defuseHtml(kept, true) === kept) return kept;
   }
-  const defused = rewriteLinksAndImages(line.replace(/</g, '&lt;'));
+  const defused = rewriteLinksAndImages(defuseText(line));
   return closesItsCodeSpans(defused) ? defused : defused.replace(/`/g, '&#96;');
 }
 
-/** A block-quote or list-item marker, with the indentation before it (sticky: matched where the last one ended). */
-const containerMarker = /[ \t]*(?:>|(?:[-+*]|\d{1,9}[.)])(?=[ \t]|$))/y;
+/**
+ * A block-quote or list-item marker, with the indentation before it (sticky: matched where the last one
+ * ended). Pandoc's too: `a.`, `iv)`, `(1)`, `#.`, `(@)` lists and `:`/`~` definition lists. A word that only
+ * looks like one (`Note. [x]: …`) costs an escaped `[`, which shows as `[`.
+ */
+const containerMarker = /[ \t]*(?:>|(?:[-+*:~]|\(?(?:\d{1,9}|[A-Za-z]{1,9}|#|@[\w-]*)[.)])(?=[ \t]|$))/y;
 
 /**
  * Where a link reference definition can begin: after indentation and the
@@ -211,7 +227,9 @@ function rewriteLinksAndImages(line: string): string {
         new RegExp(`!\\[((?:[^\\][\\\\]|\\\\.)*)\\]\\(\\s*(?=(${destination}))\\2${linkRest}\\)`, 'g'),
         (_match, alt: string, url: string) =>
           isSafeLink(url) && /^https?:/i.test(url)
-            ? `[image: ${alt || url}](${url})`
+            ? // A URL as the label has its brackets escaped: `https://a.org/]:javascript:…` ended the label at
+              // `]:`, and a line beginning `[image: https://a.org/]:` is a link definition.
+              `[image: ${alt || url.replace(/[[\]\\]/g, '\\$&')}](${url})`
             : `*[image: ${alt || 'omitted'}]*`,
       )
       // Any "![" left makes an image of what follows: the "!" of "!![x](https://…)" before the link just made,
@@ -271,7 +289,7 @@ const htmlOpening = /<(?=[A-Za-z/!?]|[^\s<>]*@)/g;
  * linkify ends is no delimiter), and the "code" is then text, raw HTML included.
  */
 function defuseHtml(line: string, keepCodeSpans: boolean): string {
-  if (!keepCodeSpans || !line.includes('`')) return line.replace(/</g, '&lt;');
+  if (!keepCodeSpans || !line.includes('`')) return defuseText(line);
   const runs = backtickRuns(line);
   let out = '';
   let from = 0;
@@ -283,12 +301,25 @@ function defuseHtml(line: string, keepCodeSpans: boolean): string {
     if (closer === undefined) break;
     const end = closer.start + closer.length;
     out +=
-      line.slice(from, opener.start).replace(/</g, '&lt;') +
-      line.slice(opener.start, end).replace(htmlOpening, '&lt;');
+      defuseText(line.slice(from, opener.start)) + line.slice(opener.start, end).replace(htmlOpening, '&lt;');
     from = end;
     index = closerIndex;
   }
-  return out + line.slice(from).replace(/</g, '&lt;');
+  return out + defuseText(line.slice(from));
+}
+
+/**
+ * A `{` not escaped that begins pandoc attributes (`{#id}`, `{.class}`, `{key=value}`, `{=html}`): after a
+ * link, a heading, a span, a div fence or a code span, pandoc's own markdown writes them into the HTML
+ * (`onclick=…`), and `{=html}` makes the code span before it raw HTML. Looked for outside code spans only,
+ * where pandoc reads them (inside one a `{` is code). The brace is matched first and the backslashes before
+ * it looked at after: looked back for from every position, a megabyte of backslashes took quadratic time.
+ */
+const attributeOpening = /\{(?<=(?:^|[^\\])(?:\\\\)*\{)(?=[ \t]*(?:[=#.-]|[A-Za-z_][\w.:-]*[ \t]*=))/g;
+
+/** Text outside code spans with nothing that can begin HTML: every `<` and every attribute `{` escaped. */
+function defuseText(text: string): string {
+  return text.replace(/</g, '&lt;').replace(attributeOpening, '\\{');
 }
 
 /** Plain text (data values, output ids, paths) in running Markdown text or a table cell. */
