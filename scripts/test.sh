@@ -8,7 +8,7 @@ source scripts/lib.sh
 bash scripts/setup.sh
 # Browser tests drive Debian's Chromium with playwright-core (no browser download).
 apt_install chromium fonts-dejavu-core poppler-utils
-# report.md is read back by pandoc's own markdown, whose extensions (attributes, raw blocks) are checked too.
+# report.md is read back by pandoc (-f gfm, -f commonmark), a renderer that checks no link scheme itself.
 apt_install pandoc
 # The local (unisolated) backend's tests run the kernel with Debian's own Python.
 apt_install python3 python3-pandas python3-matplotlib python3-openpyxl python3-altair

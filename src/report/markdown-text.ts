@@ -17,16 +17,6 @@ export interface NeutralizeOptions {
 }
 
 /**
- * A fence's info string cut to a language name: pandoc reads ```{=html} as a
- * raw HTML block (its content live) and ``` {onclick=…} as attributes of the
- * `<pre>`.
- */
-function safeInfo(info: string): string {
-  const language = info.trim().split(/\s+/)[0] ?? '';
-  return /^[\w+#.-]+$/.test(language) ? language : '';
-}
-
-/**
  * Model-written markdown, kept as markdown but inert. Fenced code blocks are
  * left as they are, but written so that any CommonMark renderer sees the
  * same fence: the opening and closing fence at column 0 (a fence indented
@@ -61,7 +51,7 @@ export function neutralizeMarkdown(text: string, options: NeutralizeOptions = {}
     const info = open?.[2] ?? '';
     if (marker !== undefined && !(marker[0] === '`' && info.includes('`'))) {
       fence = marker;
-      lines.push({ text: `${marker}${safeInfo(info)}`, live: false });
+      lines.push({ text: `${marker}${info}`, live: false });
       continue;
     }
     lines.push({ text: line, live: true });
@@ -166,16 +156,12 @@ function neutralizeLine(text: string, keepCodeSpans = true): string {
     // A GFM table splits its row at every `|`, inside code spans too: a cell could begin mid-span.
     if (closesItsCodeSpans(kept) && !kept.includes('|') && defuseHtml(kept, true) === kept) return kept;
   }
-  const defused = rewriteLinksAndImages(defuseText(line));
+  const defused = rewriteLinksAndImages(line.replace(/</g, '&lt;'));
   return closesItsCodeSpans(defused) ? defused : defused.replace(/`/g, '&#96;');
 }
 
-/**
- * A block-quote or list-item marker, with the indentation before it (sticky: matched where the last one
- * ended). Pandoc's too: `a.`, `iv)`, `(1)`, `#.`, `(@)` lists and `:`/`~` definition lists. A word that only
- * looks like one (`Note. [x]: …`) costs an escaped `[`, which shows as `[`.
- */
-const containerMarker = /[ \t]*(?:>|(?:[-+*:~]|\(?(?:\d{1,9}|[A-Za-z]{1,9}|#|@[\w-]*)[.)])(?=[ \t]|$))/y;
+/** A block-quote or list-item marker, with the indentation before it (sticky: matched where the last one ended). */
+const containerMarker = /[ \t]*(?:>|(?:[-+*]|\d{1,9}[.)])(?=[ \t]|$))/y;
 
 /**
  * Where a link reference definition can begin: after indentation and the
@@ -289,7 +275,7 @@ const htmlOpening = /<(?=[A-Za-z/!?]|[^\s<>]*@)/g;
  * linkify ends is no delimiter), and the "code" is then text, raw HTML included.
  */
 function defuseHtml(line: string, keepCodeSpans: boolean): string {
-  if (!keepCodeSpans || !line.includes('`')) return defuseText(line);
+  if (!keepCodeSpans || !line.includes('`')) return line.replace(/</g, '&lt;');
   const runs = backtickRuns(line);
   let out = '';
   let from = 0;
@@ -301,25 +287,12 @@ function defuseHtml(line: string, keepCodeSpans: boolean): string {
     if (closer === undefined) break;
     const end = closer.start + closer.length;
     out +=
-      defuseText(line.slice(from, opener.start)) + line.slice(opener.start, end).replace(htmlOpening, '&lt;');
+      line.slice(from, opener.start).replace(/</g, '&lt;') +
+      line.slice(opener.start, end).replace(htmlOpening, '&lt;');
     from = end;
     index = closerIndex;
   }
-  return out + defuseText(line.slice(from));
-}
-
-/**
- * A `{` not escaped that begins pandoc attributes (`{#id}`, `{.class}`, `{key=value}`, `{=html}`): after a
- * link, a heading, a span, a div fence or a code span, pandoc's own markdown writes them into the HTML
- * (`onclick=…`), and `{=html}` makes the code span before it raw HTML. Looked for outside code spans only,
- * where pandoc reads them (inside one a `{` is code). The brace is matched first and the backslashes before
- * it looked at after: looked back for from every position, a megabyte of backslashes took quadratic time.
- */
-const attributeOpening = /\{(?<=(?:^|[^\\])(?:\\\\)*\{)(?=[ \t]*(?:[=#.-]|[A-Za-z_][\w.:-]*[ \t]*=))/g;
-
-/** Text outside code spans with nothing that can begin HTML: every `<` and every attribute `{` escaped. */
-function defuseText(text: string): string {
-  return text.replace(/</g, '&lt;').replace(attributeOpening, '\\{');
+  return out + line.slice(from).replace(/</g, '&lt;');
 }
 
 /** Plain text (data values, output ids, paths) in running Markdown text or a table cell. */
