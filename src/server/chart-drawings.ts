@@ -1,6 +1,5 @@
 import path from 'node:path';
 import { ChartDiskCache, backgroundChartPool, chartCacheKey, sharedChartPool } from '../report/index.ts';
-import type { ChartPool } from '../report/index.ts';
 import type { RenderedChart } from '../report/index.ts';
 import type { ThreadService } from './thread-service.ts';
 
@@ -32,7 +31,7 @@ export function drawThreadChart(
   spec: unknown,
   priority: 'view' | 'background' = 'view',
 ): Promise<RenderedChart> {
-  const pool: ChartPool = priority === 'view' ? sharedChartPool() : backgroundChartPool();
+  const pool = priority === 'view' ? sharedChartPool() : backgroundChartPool();
   const key = specKey(spec);
   if (key === null) return pool.render(spec, { png: false });
   const id = `${runDir}\n${key}`;
