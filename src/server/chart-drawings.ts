@@ -17,8 +17,9 @@ const specKey = (spec: unknown): string | null => chartCacheKey(spec);
 /**
  * A chart of a thread drawn to sanitized SVG (no PNG) by the report's chart
  * workers, kept in the thread's run folder (`.chart-cache/`, checked and
- * sanitized again when read back). The server draws each chart as soon as
- * its cell displays it (`prefetchCharts`), so that the web UI's first view of
+ * sanitized again when read back). The server draws each chart once its
+ * cell has displayed it and a turn slot is free (`prefetchCharts`, in
+ * spare-time.ts's spare time), so that the web UI's first view of
  * a thread — even after a restart, or once the idle workers have stopped —
  * reads the charts from disk instead of starting the workers and drawing them
  * all then. Those drawings are the background pool's (`priority`); a view that
@@ -50,9 +51,12 @@ export function drawThreadChart(
   return chart;
 }
 
-/** Draws a cell's charts in the background as it ends (never slows or fails the turn, nor takes its CPU). */
-export function prefetchCharts(runDir: string, charts: readonly { spec: unknown }[]): void {
-  for (const chart of charts) void drawThreadChart(runDir, chart.spec, 'background').catch(() => undefined);
+/**
+ * Draws a cell's charts in the background pool, ahead of any view (never fails; given to the server's
+ * spare time as the cell ends, so it neither slows the turn nor takes its CPU).
+ */
+export async function prefetchCharts(runDir: string, charts: readonly { spec: unknown }[]): Promise<void> {
+  await Promise.allSettled(charts.map((chart) => drawThreadChart(runDir, chart.spec, 'background')));
 }
 
 type ChartSpecs = Map<string, unknown>;

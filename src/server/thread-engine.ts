@@ -57,6 +57,8 @@ export interface OpenEngineThreadOptions {
   workspaceDir: string;
   /** The thread's run folder; a trace already there is resumed. */
   runDir: string;
+  /** Where work ahead of need goes (drawing charts before a view asks): the server's spare time. Default: run at once. */
+  whenSpare?: (task: () => Promise<unknown>) => void;
 }
 
 /** Opens the thread, or resumes it when its run folder already holds a trace. */
@@ -83,6 +85,7 @@ export async function openEngineThread(
     ? await resumeThread(thread.runDir, { ...options, workspaceDir: thread.workspaceDir })
     : await openThread({ ...options, workspaceDir: thread.workspaceDir, outDir: thread.runDir });
   const grounder = new AnswerGrounder(thread.runDir, hasTrace);
+  const whenSpare = thread.whenSpare ?? ((task) => void task());
   return {
     async *ask(question, signal) {
       let result: TurnResult | null = null;
@@ -91,10 +94,11 @@ export async function openEngineThread(
       for await (const libraryEvent of library.ask(question, { signal })) {
         const event = await withAttachHint(libraryEvent, thread.workspaceDir);
         if (event.type === 'turn-end') result = event.result;
-        // Charts are drawn as they appear, into the run folder: the UI's first view then draws none (issue #14).
+        // Charts are drawn once they appear, into the run folder: the UI's first view then draws none (issue #14).
         if (event.type === 'execution-end') {
           grounder.add(event.outputId, event.result);
-          prefetchCharts(thread.runDir, event.result.charts);
+          const { charts } = event.result;
+          if (charts.length > 0) whenSpare(() => prefetchCharts(thread.runDir, charts));
           // Figures go to the run folder; the event names them (no base64 in SSE or the turn log).
           yield await storeFigures(thread.runDir, event);
           continue;

@@ -13,6 +13,7 @@ import type { ThreadRecord, ThreadStore, TurnRecord } from './thread-store.ts';
 import { TextDeltaBatch } from './text-delta-batch.ts';
 import { endPartialLine, lastTurnEvent, readTurnLog, TurnLog, type UnnumberedTurnEvent } from './turn-log.ts';
 import type { TurnQueue } from './turn-queue.ts';
+import { SpareTime } from './spare-time.ts';
 
 export interface ThreadServiceOptions {
   /** Where failed turns and sandbox failures are logged. */
@@ -72,13 +73,23 @@ export class ThreadService {
   readonly #live = new Map<string, LiveThread>();
   /** Ids of threads whose record is being changed; a second change waits. */
   readonly #locks = new Map<string, Promise<unknown>>();
+  /** Work ahead of need (charts drawn before a view asks), done while a turn slot is free. */
+  readonly #spare: SpareTime;
 
   constructor(options: ThreadServiceOptions) {
     this.#options = options;
+    const { queue } = options;
+    this.#spare = new SpareTime(() => queue.hasFreeSlot);
+    queue.onSlotFreed(() => this.#spare.slotFreed());
   }
 
   get store(): ThreadStore {
     return this.#options.store;
+  }
+
+  /** Tasks of work ahead of need (charts to draw) waiting for a free turn slot. */
+  get spareTasksWaiting(): number {
+    return this.#spare.waiting;
   }
 
   /**
@@ -213,6 +224,8 @@ export class ThreadService {
         await live.turn.done;
       }
       await this.#release(id);
+      // A chart being drawn into the run folder would make it again after the folder is removed.
+      await this.#spare.drop(id);
       await this.#options.store.delete(id);
       this.#options.quota?.invalidate();
     });
@@ -356,6 +369,7 @@ export class ThreadService {
    * threads stay open in their traces, so the next server resumes them.
    */
   async shutdown(): Promise<void> {
+    this.#spare.clear();
     const live = [...this.#live.values()];
     const turns = live.flatMap((entry) => (entry.turn === null ? [] : [entry.turn]));
     for (const turn of turns) turn.controller.abort(new CancelledError());
@@ -386,7 +400,11 @@ export class ThreadService {
       const resumed =
         (live.engine === null && record.index > 1) || (live.engine !== null && !live.engine.sandboxOpen);
       live.engine ??= await openEngineThread(
-        { workspaceDir: store.workspaceDir(thread.id), runDir: store.runDir(thread.id) },
+        {
+          workspaceDir: store.workspaceDir(thread.id),
+          runDir: store.runDir(thread.id),
+          whenSpare: (task) => this.#spare.add(thread.id, task),
+        },
         this.#options.engine,
       );
       turn.log.append({ type: 'turn-running', resumed, started_at: startedAt });

@@ -23,6 +23,7 @@ export class TurnQueue {
   readonly #options: TurnQueueOptions;
   #running = 0;
   readonly #waiting: Waiter[] = [];
+  readonly #slotFreed = new Set<() => void>();
 
   constructor(options: TurnQueueOptions) {
     this.#options = options;
@@ -34,6 +35,16 @@ export class TurnQueue {
 
   get queued(): number {
     return this.#waiting.length;
+  }
+
+  /** True while fewer turns run than may (and so none waits). */
+  get hasFreeSlot(): boolean {
+    return this.#running < this.#options.maxRunning;
+  }
+
+  /** `listener` is called each time a turn ends and no turn waits for its slot. */
+  onSlotFreed(listener: () => void): void {
+    this.#slotFreed.add(listener);
   }
 
   /**
@@ -91,6 +102,8 @@ export class TurnQueue {
       if (next !== undefined) {
         this.#running += 1;
         next.start();
+      } else {
+        for (const listener of this.#slotFreed) listener();
       }
     };
     const cancel = (): void => {
