@@ -9,6 +9,7 @@ import { formatCellOutput } from '../../src/sandbox/index.ts';
 import { readTrace } from '../../src/trace/reader.ts';
 import type { TraceRecord } from '../../src/trace/schema.ts';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../support/fake-openai-server.ts';
+import { differenceBeyondTiedModes } from '../support/tied-modes.ts';
 import { loadStudentLoanTrajectory, studentLoanDataDir } from './support/student-loan.ts';
 
 /**
@@ -57,15 +58,21 @@ it('reaches the recorded <Answer> in eight rounds', () => {
   expect(result.answer).toBe(recordedAnswer);
 });
 
-it('reproduces all seven recorded <Execute> outputs exactly', () => {
+it('reproduces all seven recorded <Execute> outputs exactly (a tied mode aside)', () => {
   const executions = trace.filter((record) => record.type === 'execution');
   expect(executions).toHaveLength(7);
   executions.forEach((execution, index) => {
     if (execution.result.status === 'cancelled') throw new Error(`E${index + 1} was cancelled`);
     const result = { ...execution.result, status: execution.result.status };
-    expect(formatCellOutput(result).trim(), `cell E${index + 1}`).toBe(
-      trajectory.executeOutputs[index]?.trim(),
-    );
+    // Exactly, but for describe()'s `top` of a tied mode, which depends on the CPU (tied-modes.ts).
+    expect(
+      differenceBeyondTiedModes(
+        formatCellOutput(result).trim(),
+        trajectory.executeOutputs[index]?.trim() ?? '',
+        studentLoanDataDir,
+      ),
+      `cell E${index + 1}`,
+    ).toBeNull();
     expect(execution.executeText.startsWith(formatCellOutput(result).trimEnd())).toBe(true);
   });
 });

@@ -7,6 +7,7 @@ import { renderReport } from '../../src/report/index.ts';
 import type { Notebook } from '../../src/report/index.ts';
 import { createSandbox, runnerImageTag } from '../../src/sandbox/index.ts';
 import { executeInRunner } from '../support/notebook-runner.ts';
+import { differenceBeyondTiedModes } from '../support/tied-modes.ts';
 import type { CellResult } from '../../src/sandbox/index.ts';
 import { readTrace } from '../../src/trace/reader.ts';
 import { TRACE_VERSION } from '../../src/trace/schema.ts';
@@ -70,9 +71,15 @@ describe('analysis.ipynb re-executed in the runner image', () => {
     );
     expect(executions).toHaveLength(7);
     for (const execution of executions) {
-      expect(cellText(executed, execution.outputId, 'stdout'), execution.outputId).toBe(
-        execution.result.stdout.text.trim(),
-      );
+      // describe()'s `top` of a tied mode depends on the CPU (tied-modes.ts).
+      expect(
+        differenceBeyondTiedModes(
+          cellText(executed, execution.outputId, 'stdout'),
+          execution.result.stdout.text.trim(),
+          join(repoRoot, 'workspace-examples', 'student-loan'),
+        ),
+        execution.outputId,
+      ).toBeNull();
     }
   });
 
