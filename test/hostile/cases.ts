@@ -1259,7 +1259,8 @@ export const hostileCases: HostileCase[] = [
         // Where the failed allocation lands decides which: Python raises, or the C parser dies.
         expectStatus(result, 'memory', 'timeout', 'crashed', 'error');
         if (result.status === 'error') expect(result.error?.name).toBe('MemoryError');
-        else expect(result.stateLost).toBe(true);
+        // A worker that died restarted; at the timeout an interrupt that stopped the parse keeps the kernel (as under runc).
+        else if (result.status !== 'timeout') expect(result.stateLost).toBe(true);
         context.note(oneLine(result.stdout.text, 60));
       },
     },
