@@ -2,11 +2,12 @@ import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { notebookSchema, renderReport, type Notebook } from '../../src/report/index.ts';
+import { notebookSchema, renderReport } from '../../src/report/index.ts';
 import { createSandbox } from '../../src/sandbox/index.ts';
 import { readTrace } from '../../src/trace/reader.ts';
 import { ExitCode } from '../../src/cli/exit-codes.ts';
 import { differenceBeyondTiedModes } from '../support/tied-modes.ts';
+import { cellText } from '../support/notebook-runner.ts';
 import { runDatalyst } from './support/cli-harness.ts';
 
 /**
@@ -56,16 +57,14 @@ describe('datalyst notebook --execute', () => {
     expect(run.stdout).toContain('6 of 7 executed cells gave the recorded outputs; 1 differ.');
     expect(run.stdout).toContain('≠ E1: stdout differs');
     expect(run.exitCode).toBe(ExitCode.notAnswered);
-    const stdoutOf = (notebook: Notebook, id: string) => {
-      const cell = notebook.cells.find((candidate) => candidate.id === id);
-      return cell?.cell_type === 'code'
-        ? cell.outputs
-            .map((output) => (output.output_type === 'stream' ? [output.text].flat().join('') : ''))
-            .join('')
-        : '';
-    };
     const before = notebookSchema.parse(JSON.parse(recorded));
-    expect(differenceBeyondTiedModes(stdoutOf(executed, 'E1'), stdoutOf(before, 'E1'), workspace)).toBeNull();
+    expect(
+      differenceBeyondTiedModes(
+        cellText(executed, 'E1', 'stdout'),
+        cellText(before, 'E1', 'stdout'),
+        workspace,
+      ),
+    ).toBeNull();
   });
 
   it("re-executes a deep analysis's notebook against the workspace its sub-analyses recorded", async () => {

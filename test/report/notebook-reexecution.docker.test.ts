@@ -4,9 +4,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderReport } from '../../src/report/index.ts';
-import type { Notebook } from '../../src/report/index.ts';
 import { createSandbox, runnerImageTag } from '../../src/sandbox/index.ts';
-import { executeInRunner } from '../support/notebook-runner.ts';
+import { cellText, executeInRunner } from '../support/notebook-runner.ts';
 import { differenceBeyondTiedModes } from '../support/tied-modes.ts';
 import type { CellResult } from '../../src/sandbox/index.ts';
 import { readTrace } from '../../src/trace/reader.ts';
@@ -36,25 +35,6 @@ async function copyWorkspace(name: string): Promise<string> {
     filter: (source) => !/README\.md$|instruction\.txt$/.test(source),
   });
   return workDir;
-}
-
-function joined(text: string | string[]): string {
-  return Array.isArray(text) ? text.join('') : text;
-}
-
-function cellText(notebook: Notebook, outputId: string, kind: 'stdout' | 'value'): string {
-  const cell = notebook.cells.find((candidate) => candidate.id === outputId);
-  if (cell?.cell_type !== 'code') throw new Error(`No code cell ${outputId}`);
-  return cell.outputs
-    .map((output) => {
-      if (kind === 'stdout' && output.output_type === 'stream' && output.name === 'stdout')
-        return joined(output.text);
-      if (kind === 'value' && output.output_type === 'execute_result')
-        return joined(output.data['text/plain'] as string | string[]);
-      return '';
-    })
-    .join('')
-    .trim();
 }
 
 describe('analysis.ipynb re-executed in the runner image', () => {

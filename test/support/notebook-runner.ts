@@ -48,3 +48,23 @@ export async function executeInRunner(workDir: string, notebookPath: string): Pr
   );
   return notebookSchema.parse(JSON.parse(await readFile(join(workDir, 'executed.ipynb'), 'utf8')));
 }
+
+function joined(text: string | string[]): string {
+  return Array.isArray(text) ? text.join('') : text;
+}
+
+/** The stdout or the echoed value of the code cell `outputId` of a notebook, trimmed. */
+export function cellText(notebook: Notebook, outputId: string, kind: 'stdout' | 'value'): string {
+  const cell = notebook.cells.find((candidate) => candidate.id === outputId);
+  if (cell?.cell_type !== 'code') throw new Error(`No code cell ${outputId}`);
+  return cell.outputs
+    .map((output) => {
+      if (kind === 'stdout' && output.output_type === 'stream' && output.name === 'stdout')
+        return joined(output.text);
+      if (kind === 'value' && output.output_type === 'execute_result')
+        return joined(output.data['text/plain'] as string | string[]);
+      return '';
+    })
+    .join('')
+    .trim();
+}
