@@ -148,6 +148,7 @@ function perTurnByThread(from: Map<string, number>, to: Map<string, number>): Re
 /** A CPU profile of this process (the library's rounds) when BENCH_CPU_PROFILE_DIR is set. */
 async function startProfile(): Promise<{ stop(name: string): Promise<void> } | null> {
   if (PROFILE_DIR === undefined) return null;
+  await mkdir(PROFILE_DIR, { recursive: true });
   const { Session } = await import('node:inspector/promises');
   const session = new Session();
   session.connect();
