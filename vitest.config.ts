@@ -12,10 +12,6 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: ['test/**/*.docker.test.ts', 'test/**/*.browser.test.ts'],
           testTimeout: 20_000,
-          // The files of a worker share one module graph: importing src/ afresh for each of ~150 files was
-          // most of this project's time (5 min of CI for 2.3 min of tests; 2.3 min in all without it). A unit
-          // test that changes process state (env, timers, a shared pool) puts it back, as it must anyway.
-          isolate: false,
         },
       },
       {
