@@ -148,7 +148,6 @@ function perTurnByThread(from: Map<string, number>, to: Map<string, number>): Re
 /** A CPU profile of this process (the library's rounds) when BENCH_CPU_PROFILE_DIR is set. */
 async function startProfile(): Promise<{ stop(name: string): Promise<void> } | null> {
   if (PROFILE_DIR === undefined) return null;
-  await mkdir(PROFILE_DIR, { recursive: true });
   const { Session } = await import('node:inspector/promises');
   const session = new Session();
   session.connect();
@@ -337,6 +336,8 @@ const splitTurns = (turns: readonly TurnCpu[], pick: (turn: TurnCpu) => number |
 });
 
 async function main(): Promise<void> {
+  // Made once for both writers: this process's library rounds and the server's signal hook (any side first).
+  if (PROFILE_DIR !== undefined) await mkdir(PROFILE_DIR, { recursive: true });
   const root = await mkdtemp(path.join(os.tmpdir(), 'datalyst-bench-server-cpu-'));
   const workspaceDir = path.join(root, 'workspace');
   await mkdir(workspaceDir);
